@@ -1,0 +1,20 @@
+# The two commands of the README. Both set up libtorch first (idempotent, cached per user).
+.PHONY: setup build train test lint
+
+setup:
+	./scripts/setup.sh
+
+build: setup
+	cargo build --release
+
+# Main job: train with defaults (cartpole until the Cassie env lands).
+train: build
+	./target/release/gait train ppo --env cartpole
+
+# Unit + integration tests, in release mode (one build, fast learning tests).
+test: setup
+	cargo test --release
+
+lint: setup
+	cargo fmt --check
+	cargo clippy --release --all-targets -- -D warnings

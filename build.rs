@@ -1,0 +1,45 @@
+//! Embeds an rpath to libtorch's `lib/` so `gait` runs without `LD_LIBRARY_PATH`, and keeps
+//! `libtorch_cuda.so` in DT_NEEDED when present so `--device cuda` works on GPU machines
+//! (`--as-needed` would otherwise drop it, because nothing references its symbols directly).
+//! The lean CPU-only install also ships `libtorch_cuda.so` but not the CUDA libraries it
+//! needs (cusparse, cublas, ...), so it is only forced in when those are installed too.
+use std::path::PathBuf;
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=LIBTORCH");
+    println!("cargo:rerun-if-changed=build.rs");
+    let Some(libtorch) = std::env::var_os("LIBTORCH") else {
+        println!("cargo:warning=LIBTORCH is not set; run scripts/setup.sh (see README)");
+        return;
+    };
+    // Resolve the repo-local `.libtorch` link so the rpath names the real cache dir.
+    let root = PathBuf::from(libtorch);
+    let root = root.canonicalize().unwrap_or(root);
+    let lib = root.join("lib");
+    println!("cargo:rerun-if-changed={}", lib.display());
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib.display());
+    if lib.join("libtorch_cuda.so").exists() && has_cuda_libraries(&root) {
+        println!("cargo:rustc-link-search=native={}", lib.display());
+        println!("cargo:rustc-link-arg=-Wl,--no-as-needed");
+        println!("cargo:rustc-link-arg=-ltorch_cuda");
+        println!("cargo:rustc-link-arg=-Wl,--as-needed");
+    }
+}
+
+/// True when the venv holding `torch/` also holds the CUDA math libraries (the full install).
+fn has_cuda_libraries(torch_root: &std::path::Path) -> bool {
+    fn find(dir: &std::path::Path, depth: u32) -> bool {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return false;
+        };
+        entries.flatten().any(|e| {
+            let path = e.path();
+            let name = e.file_name();
+            name.to_string_lossy().starts_with("libcusparse.so")
+                || (depth > 0 && path.is_dir() && find(&path, depth - 1))
+        })
+    }
+    torch_root
+        .parent()
+        .is_some_and(|site| find(&site.join("nvidia"), 3))
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Idempotent set-up of libtorch for tch 0.26 (PyTorch 2.13.0 wheels from PyPI).
+#
+# * The venv lives in a per-user cache dir so every clone of the project reuses it:
+#   ${GAIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gait}/torch-2.13.0-{cpu,cuda}
+# * Flavour: "cuda" (full wheel, 4.7 GB) when `nvidia-smi` sees a GPU, else "cpu" (lean, 1.3 GB:
+#   torch without deps + the two CUDA runtime libs libtorch_cpu.so links against).
+#   Override with GAIT_TORCH=cpu|cuda.
+# * The repo-local symlink `.libtorch` points at the venv's torch dir; `.cargo/config.toml`
+#   sets LIBTORCH to it (relative), so plain `cargo build/test/run` work after this script.
+# * A marker file is written only after a successful install, so an interrupted install is redone.
+set -euo pipefail
+
+TORCH_VERSION=2.13.0
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cache="${GAIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gait}"
+
+flavour="${GAIT_TORCH:-}"
+if [[ -z "$flavour" ]]; then
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+    flavour=cuda
+  else
+    flavour=cpu
+  fi
+fi
+case "$flavour" in
+  cpu|cuda) ;;
+  *) echo "setup: GAIT_TORCH must be 'cpu' or 'cuda', got '$flavour'" >&2; exit 2 ;;
+esac
+
+venv="$cache/torch-$TORCH_VERSION-$flavour"
+marker="$venv/.gait-installed"
+if [[ ! -f "$marker" ]]; then
+  echo "setup: installing PyTorch $TORCH_VERSION ($flavour) into $venv" >&2
+  mkdir -p "$cache"
+  # A lock so two clones setting up at once do not corrupt the shared venv.
+  exec 9>"$cache/.lock"
+  flock 9
+  if [[ ! -f "$marker" ]]; then
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
+    if [[ "$flavour" == cuda ]]; then
+      "$venv/bin/pip" install --quiet --disable-pip-version-check "torch==$TORCH_VERSION"
+    else
+      "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps \
+        "torch==$TORCH_VERSION" nvidia-cuda-runtime==13.0.96 nvidia-cuda-cupti==13.0.85
+    fi
+    echo "$flavour" >"$marker"
+  fi
+  flock -u 9
+fi
+
+torch_dir="$(ls -d "$venv"/lib/python3*/site-packages/torch | head -n1)"
+if [[ ! -f "$torch_dir/lib/libtorch_cpu.so" ]]; then
+  echo "setup: $torch_dir has no lib/libtorch_cpu.so; delete $venv and rerun" >&2
+  exit 1
+fi
+# Point the repo-local link at it (replace only if it differs, so cargo does not rebuild).
+link="$root/.libtorch"
+if [[ "$(readlink "$link" 2>/dev/null || true)" != "$torch_dir" ]]; then
+  ln -sfn "$torch_dir" "$link"
+fi
+echo "setup: libtorch ready at $torch_dir ($flavour)" >&2

@@ -1,0 +1,262 @@
+//! Trajectory buffer: variable-length trajectories stored back to back, with `traj_idx`
+//! boundaries (`traj_idx[k]..traj_idx[k+1]` is trajectory `k`), as in roadrunner's `Buffer`.
+//!
+//! [`Buffer::end_trajectory`] closes the current trajectory and computes its GAE returns:
+//! `δ_t = r_t + γ V_{t+1} − V_t` with `V_T = terminal_value` (0 if the episode terminated, the
+//! critic's value of the last state if it was cut by the time limit), `gae_t = δ_t + γλ gae_{t+1}`,
+//! `return_t = gae_t + V_t`. Advantages `return − V` are normalized over the whole iteration's
+//! buffer by [`Buffer::normalized_advantages`] (unbiased std + 1e-4, the reference's constant).
+
+use rand::seq::SliceRandom;
+use rand::Rng;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Buffer {
+    obs_dim: usize,
+    act_dim: usize,
+    discount: f64,
+    gae_lambda: f64,
+    pub states: Vec<f32>,
+    pub actions: Vec<f32>,
+    pub rewards: Vec<f32>,
+    pub values: Vec<f32>,
+    /// Filled per trajectory by `end_trajectory`.
+    pub returns: Vec<f32>,
+    /// Trajectory boundaries; starts as `[0]`, one more entry per finished trajectory.
+    pub traj_idx: Vec<usize>,
+    /// Undiscounted return of each finished trajectory.
+    pub ep_returns: Vec<f64>,
+    pub ep_lens: Vec<usize>,
+}
+
+impl Buffer {
+    pub fn new(obs_dim: usize, act_dim: usize, discount: f64, gae_lambda: f64) -> Self {
+        Self {
+            obs_dim,
+            act_dim,
+            discount,
+            gae_lambda,
+            states: Vec::new(),
+            actions: Vec::new(),
+            rewards: Vec::new(),
+            values: Vec::new(),
+            returns: Vec::new(),
+            traj_idx: vec![0],
+            ep_returns: Vec::new(),
+            ep_lens: Vec::new(),
+        }
+    }
+
+    pub fn obs_dim(&self) -> usize {
+        self.obs_dim
+    }
+
+    pub fn act_dim(&self) -> usize {
+        self.act_dim
+    }
+
+    /// Number of stored steps (including an unfinished trajectory).
+    pub fn len(&self) -> usize {
+        self.rewards.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rewards.is_empty()
+    }
+
+    /// Number of finished trajectories.
+    pub fn num_trajs(&self) -> usize {
+        self.traj_idx.len() - 1
+    }
+
+    /// Appends one step to the current trajectory.
+    pub fn push(&mut self, state: &[f32], action: &[f32], reward: f32, value: f32) {
+        debug_assert_eq!(state.len(), self.obs_dim);
+        debug_assert_eq!(action.len(), self.act_dim);
+        self.states.extend_from_slice(state);
+        self.actions.extend_from_slice(action);
+        self.rewards.push(reward);
+        self.values.push(value);
+    }
+
+    /// Closes the current trajectory, computing its returns. No-op for an empty trajectory.
+    pub fn end_trajectory(&mut self, terminal_value: f32) {
+        let start = *self.traj_idx.last().expect("traj_idx starts non-empty");
+        let end = self.len();
+        if end == start {
+            return;
+        }
+        let (gamma, lambda) = (self.discount, self.gae_lambda);
+        let mut returns = vec![0.0f32; end - start];
+        let mut next_value = terminal_value as f64;
+        let mut gae = 0.0f64;
+        for t in (start..end).rev() {
+            let v = self.values[t] as f64;
+            let delta = self.rewards[t] as f64 + gamma * next_value - v;
+            gae = delta + gamma * lambda * gae;
+            returns[t - start] = (gae + v) as f32;
+            next_value = v;
+        }
+        self.returns.extend_from_slice(&returns);
+        self.ep_returns
+            .push(self.rewards[start..end].iter().map(|&r| r as f64).sum());
+        self.ep_lens.push(end - start);
+        self.traj_idx.push(end);
+    }
+
+    /// Appends all finished trajectories of `other` (the reference's `buffer + buffer`).
+    pub fn append(&mut self, other: &Buffer) {
+        assert_eq!(
+            (self.obs_dim, self.act_dim),
+            (other.obs_dim, other.act_dim),
+            "buffer dims"
+        );
+        assert_eq!(
+            self.len(),
+            *self.traj_idx.last().unwrap(),
+            "append after an open trajectory"
+        );
+        let n = *other.traj_idx.last().unwrap();
+        let offset = self.len();
+        self.states
+            .extend_from_slice(&other.states[..n * other.obs_dim]);
+        self.actions
+            .extend_from_slice(&other.actions[..n * other.act_dim]);
+        self.rewards.extend_from_slice(&other.rewards[..n]);
+        self.values.extend_from_slice(&other.values[..n]);
+        self.returns.extend_from_slice(&other.returns[..n]);
+        self.traj_idx
+            .extend(other.traj_idx[1..].iter().map(|i| i + offset));
+        self.ep_returns.extend_from_slice(&other.ep_returns);
+        self.ep_lens.extend_from_slice(&other.ep_lens);
+    }
+
+    /// `(return − value − mean) / (unbiased std + 1e-4)` over every finished step.
+    pub fn normalized_advantages(&self) -> Vec<f32> {
+        let n = self.returns.len();
+        let adv: Vec<f64> = self
+            .returns
+            .iter()
+            .zip(&self.values)
+            .map(|(&r, &v)| r as f64 - v as f64)
+            .collect();
+        let mean = adv.iter().sum::<f64>() / n.max(1) as f64;
+        let var = adv.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / (n.max(2) - 1) as f64;
+        let std = var.sqrt() + 1e-4;
+        adv.iter().map(|a| ((a - mean) / std) as f32).collect()
+    }
+
+    /// Shuffled step indices in chunks of `batch_size`; the last partial chunk is dropped
+    /// (the reference's `drop_last=True` for feed-forward minibatches).
+    pub fn minibatch_indices(&self, batch_size: usize, rng: &mut impl Rng) -> Vec<Vec<i64>> {
+        let mut idx: Vec<i64> = (0..self.returns.len() as i64).collect();
+        idx.shuffle(rng);
+        idx.chunks_exact(batch_size.max(1))
+            .map(<[i64]>::to_vec)
+            .collect()
+    }
+
+    pub fn mean_ep_return(&self) -> Option<f64> {
+        mean(self.ep_returns.iter().copied())
+    }
+
+    pub fn mean_ep_len(&self) -> Option<f64> {
+        mean(self.ep_lens.iter().map(|&l| l as f64))
+    }
+}
+
+fn mean(values: impl ExactSizeIterator<Item = f64>) -> Option<f64> {
+    let n = values.len();
+    (n > 0).then(|| values.sum::<f64>() / n as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn close(a: &[f32], b: &[f64]) {
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            assert!((*x as f64 - y).abs() < 1e-5, "{a:?} vs {b:?}");
+        }
+    }
+
+    /// Three short trajectories with γ = 0.9, λ = 0.8, values and returns computed by hand.
+    #[test]
+    fn gae_returns_match_hand_computation() {
+        let mut b = Buffer::new(1, 1, 0.9, 0.8);
+        // Trajectory 1: terminated (terminal value 0). r = [1, 2], V = [0.5, 1.0].
+        b.push(&[0.0], &[0.0], 1.0, 0.5);
+        b.push(&[0.0], &[0.0], 2.0, 1.0);
+        b.end_trajectory(0.0);
+        // δ1 = 2 + 0 - 1 = 1; gae1 = 1; R1 = 2.
+        // δ0 = 1 + 0.9*1 - 0.5 = 1.4; gae0 = 1.4 + 0.72*1 = 2.12; R0 = 2.62.
+        // Trajectory 2: cut by the time limit, bootstrapped with V(s_T) = 3. r = [0, 1, 0].
+        b.push(&[0.0], &[0.0], 0.0, 2.0);
+        b.push(&[0.0], &[0.0], 1.0, 2.5);
+        b.push(&[0.0], &[0.0], 0.0, 2.0);
+        b.end_trajectory(3.0);
+        // δ2 = 0 + 2.7 - 2 = 0.7; gae2 = 0.7; R2 = 2.7.
+        // δ1 = 1 + 1.8 - 2.5 = 0.3; gae1 = 0.3 + 0.72*0.7 = 0.804; R1 = 3.304.
+        // δ0 = 0 + 2.25 - 2 = 0.25; gae0 = 0.25 + 0.72*0.804 = 0.82888; R0 = 2.82888.
+        // Trajectory 3: single step, terminated. R = r = -1.
+        b.push(&[0.0], &[0.0], -1.0, 0.0);
+        b.end_trajectory(0.0);
+        close(&b.returns, &[2.62, 2.0, 2.82888, 3.304, 2.7, -1.0]);
+        assert_eq!(b.traj_idx, vec![0, 2, 5, 6]);
+        assert_eq!(b.ep_lens, vec![2, 3, 1]);
+        assert_eq!(b.ep_returns, vec![3.0, 1.0, -1.0]);
+        assert_eq!(b.num_trajs(), 3);
+    }
+
+    #[test]
+    fn lambda_one_gives_discounted_returns() {
+        let mut b = Buffer::new(1, 1, 0.5, 1.0);
+        for (r, v) in [(1.0, 7.0), (1.0, -3.0), (1.0, 0.25)] {
+            b.push(&[0.0], &[0.0], r, v);
+        }
+        b.end_trajectory(8.0);
+        // Values cancel out for λ = 1: R_t = Σ γ^k r + γ^(T-t) V_T.
+        close(
+            &b.returns,
+            &[1.0 + 0.5 + 0.25 + 1.0, 1.0 + 0.5 + 2.0, 1.0 + 4.0],
+        );
+    }
+
+    #[test]
+    fn append_offsets_boundaries_and_advantages_are_normalized() {
+        let mut a = Buffer::new(2, 1, 0.99, 0.95);
+        a.push(&[1.0, 2.0], &[0.5], 1.0, 0.0);
+        a.end_trajectory(0.0);
+        let mut b = Buffer::new(2, 1, 0.99, 0.95);
+        for i in 0..3 {
+            b.push(&[i as f32, 0.0], &[0.0], i as f32, 0.1);
+        }
+        b.end_trajectory(0.0);
+        a.append(&b);
+        assert_eq!(a.traj_idx, vec![0, 1, 4]);
+        assert_eq!(a.len(), 4);
+        assert_eq!(a.states.len(), 8);
+        let adv = a.normalized_advantages();
+        let m: f32 = adv.iter().sum::<f32>() / 4.0;
+        let var: f32 = adv.iter().map(|x| (x - m).powi(2)).sum::<f32>() / 3.0;
+        assert!(m.abs() < 1e-5 && (var.sqrt() - 1.0).abs() < 1e-3, "{adv:?}");
+    }
+
+    #[test]
+    fn minibatches_cover_each_step_once_and_drop_the_remainder() {
+        let mut b = Buffer::new(1, 1, 0.99, 1.0);
+        for i in 0..10 {
+            b.push(&[i as f32], &[0.0], 0.0, 0.0);
+        }
+        b.end_trajectory(0.0);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let batches = b.minibatch_indices(3, &mut rng);
+        assert_eq!(batches.len(), 3);
+        let mut all: Vec<i64> = batches.concat();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), 9);
+    }
+}

@@ -1,0 +1,11 @@
+//! PPO: trajectory buffer, sampler actors, the optimizer and the training loop.
+
+mod buffer;
+mod ppo;
+pub mod sampler;
+pub mod seeding;
+pub mod train;
+
+pub use buffer::Buffer;
+pub use ppo::{OptimStats, PPOOptim, PpoHyper};
+pub use sampler::{CollectRequest, Collected, PolicySnapshot, SamplerPool};

@@ -1,0 +1,395 @@
+//! `AlgoSampler` workers: actors that each own one env and one copy of the actor and critic,
+//! like the reference's Ray actors.
+//!
+//! Each worker runs on its own OS thread (so CPU-bound stepping and inference never block the
+//! tokio runtime) with libtorch limited to one intra-op thread, and talks to the driver over
+//! tokio channels. The driver ([`SamplerPool::collect`]) hands out whole-trajectory jobs to
+//! whichever worker is free (Ray `wait` style) until enough steps are collected.
+//!
+//! Determinism, independent of timing and of the number of workers: job `k` of an iteration
+//! always gets the same seed, which seeds both the env reset and the action noise, so its
+//! trajectory is a pure function of (parameters, seed). The training buffer is the shortest
+//! prefix of jobs `0, 1, 2, ...` whose steps reach `num_steps`; jobs past the prefix are
+//! cancelled mid-trajectory (the reference never cancels its stragglers) and discarded.
+
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context, Result};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, StandardNormal};
+use tch::{Device, Tensor};
+use tokio::sync::mpsc;
+
+use super::seeding::{derive, stream};
+use super::Buffer;
+use crate::envs::Env;
+use crate::policies::{Actor, Critic, NetSpec, ParamSnapshot};
+
+/// Parameters broadcast to the workers once per iteration.
+#[derive(Debug)]
+pub struct PolicySnapshot {
+    pub version: u64,
+    pub actor: ParamSnapshot,
+    pub critic: ParamSnapshot,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobKind {
+    /// Stochastic actions, values recorded, truncated trajectories bootstrapped.
+    Train,
+    /// Deterministic actions (the mean), for `Test/*` statistics.
+    Eval,
+}
+
+struct Job {
+    id: u64,
+    kind: JobKind,
+    seed: u64,
+    max_len: usize,
+    policy: Arc<PolicySnapshot>,
+    /// Train jobs with an id above this value stop at their next step.
+    cancel_above: Arc<AtomicU64>,
+}
+
+struct JobOutput {
+    worker: usize,
+    id: u64,
+    kind: JobKind,
+    seed: u64,
+    /// `Ok(None)`: cancelled.
+    result: Result<Option<Trajectory>, String>,
+}
+
+struct Trajectory {
+    buffer: Buffer,
+    steps_per_s: f64,
+}
+
+/// What one iteration's collection asks for.
+#[derive(Debug, Clone)]
+pub struct CollectRequest {
+    pub iteration: u64,
+    pub seed: u64,
+    pub num_steps: usize,
+    pub traj_len: usize,
+    pub num_eval: usize,
+}
+
+/// One iteration's data.
+#[derive(Debug)]
+pub struct Collected {
+    pub train: Buffer,
+    pub eval: Buffer,
+    /// Mean per-trajectory sampling speed of one worker (steps/s), the reference's `avg_eff`.
+    pub worker_steps_per_s: f64,
+}
+
+/// One sampler actor: env + policy copies, living on its own thread.
+struct Worker {
+    id: usize,
+    env: Box<dyn Env>,
+    actor: Actor,
+    critic: Critic,
+    version: Option<u64>,
+    discount: f64,
+    gae_lambda: f64,
+    obs: Vec<f32>,
+    action: Vec<f32>,
+    std: Vec<f32>,
+}
+
+impl Worker {
+    fn sync(&mut self, policy: &PolicySnapshot) -> Result<()> {
+        if self.version != Some(policy.version) {
+            policy.actor.load_into(self.actor.var_store_mut())?;
+            policy.critic.load_into(self.critic.var_store_mut())?;
+            self.version = Some(policy.version);
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, job: &Job) -> Result<Option<Trajectory>> {
+        self.sync(&job.policy)?;
+        let _no_grad = tch::no_grad_guard();
+        let start = Instant::now();
+        let (obs_dim, act_dim) = (self.env.observation_size(), self.env.action_size());
+        let train = job.kind == JobKind::Train;
+        let mut noise = ChaCha8Rng::seed_from_u64(derive(job.seed, &[stream::ACTION_NOISE]));
+        let mut buffer = Buffer::new(obs_dim, act_dim, self.discount, self.gae_lambda);
+        self.env.seed(job.seed);
+        self.obs.clear();
+        self.obs.extend_from_slice(self.env.reset());
+        check_finite(&self.obs, "initial observation")?;
+        let mut done = false;
+        for t in 0..job.max_len {
+            if train && job.id > job.cancel_above.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            let s = Tensor::from_slice(&self.obs);
+            let (mean, std) = self.actor.distribution(&s);
+            mean.copy_data(&mut self.action, act_dim);
+            let value = if train {
+                let std = std.expand([act_dim as i64], false);
+                std.copy_data(&mut self.std, act_dim);
+                for (a, s) in self.action.iter_mut().zip(&self.std) {
+                    let z: f32 = StandardNormal.sample(&mut noise);
+                    *a += s * z;
+                }
+                self.critic.value(&s).double_value(&[0]) as f32
+            } else {
+                0.0
+            };
+            let step = self.env.step(&self.action);
+            let (reward, step_done) = (step.reward, step.done);
+            if !reward.is_finite() {
+                bail!("env returned a non-finite reward ({reward}) at step {t}");
+            }
+            buffer.push(&self.obs, &self.action, reward, value);
+            self.obs.clear();
+            self.obs.extend_from_slice(step.obs);
+            check_finite(&self.obs, "observation").with_context(|| format!("at step {t}"))?;
+            if step_done {
+                done = true;
+                break;
+            }
+        }
+        // Terminated: 0. Cut by the time limit: bootstrap with the critic's value.
+        let terminal = if train && !done {
+            self.critic
+                .value(&Tensor::from_slice(&self.obs))
+                .double_value(&[0]) as f32
+        } else {
+            0.0
+        };
+        buffer.end_trajectory(terminal);
+        let steps_per_s = buffer.len() as f64 / start.elapsed().as_secs_f64().max(1e-9);
+        Ok(Some(Trajectory {
+            buffer,
+            steps_per_s,
+        }))
+    }
+}
+
+fn check_finite(values: &[f32], what: &str) -> Result<()> {
+    match values.iter().position(|v| !v.is_finite()) {
+        Some(i) => bail!(
+            "env returned a non-finite {what} (entry {i} = {})",
+            values[i]
+        ),
+        None => Ok(()),
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
+}
+
+struct WorkerHandle {
+    jobs: mpsc::UnboundedSender<Job>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// The pool of sampler actors.
+pub struct SamplerPool {
+    workers: Vec<WorkerHandle>,
+    results: mpsc::UnboundedReceiver<JobOutput>,
+    obs_dim: usize,
+    act_dim: usize,
+    discount: f64,
+    gae_lambda: f64,
+}
+
+impl SamplerPool {
+    /// Spawns `envs.len()` workers, each owning one of `envs`.
+    pub fn spawn(
+        envs: Vec<Box<dyn Env>>,
+        spec: &NetSpec,
+        discount: f64,
+        gae_lambda: f64,
+    ) -> Result<Self> {
+        anyhow::ensure!(!envs.is_empty(), "at least one sampler worker is needed");
+        let (result_tx, results) = mpsc::unbounded_channel();
+        let mut workers = Vec::with_capacity(envs.len());
+        for (id, env) in envs.into_iter().enumerate() {
+            let (jobs, mut job_rx) = mpsc::unbounded_channel::<Job>();
+            let result_tx = result_tx.clone();
+            let spec = spec.clone();
+            let thread = std::thread::Builder::new()
+                .name(format!("sampler-{id}"))
+                .spawn(move || {
+                    // One intra-op thread per sampler: on small nets more threads only contend.
+                    tch::set_num_threads(1);
+                    let mut worker = Worker {
+                        id,
+                        obs: Vec::with_capacity(env.observation_size()),
+                        action: vec![0.0; env.action_size()],
+                        std: vec![0.0; env.action_size()],
+                        env,
+                        actor: Actor::new(&spec, Device::Cpu),
+                        critic: Critic::new(&spec, Device::Cpu),
+                        version: None,
+                        discount,
+                        gae_lambda,
+                    };
+                    while let Some(job) = job_rx.blocking_recv() {
+                        let result = catch_unwind(AssertUnwindSafe(|| worker.run(&job)))
+                            .map_err(|p| format!("panicked: {}", panic_message(&*p)))
+                            .and_then(|r| r.map_err(|e| format!("{e:#}")));
+                        let output = JobOutput {
+                            worker: worker.id,
+                            id: job.id,
+                            kind: job.kind,
+                            seed: job.seed,
+                            result,
+                        };
+                        if result_tx.send(output).is_err() {
+                            break;
+                        }
+                    }
+                })
+                .context("spawning a sampler thread")?;
+            workers.push(WorkerHandle {
+                jobs,
+                thread: Some(thread),
+            });
+        }
+        Ok(Self {
+            workers,
+            results,
+            obs_dim: spec.obs_dim,
+            act_dim: spec.act_dim,
+            discount,
+            gae_lambda,
+        })
+    }
+
+    pub fn num_workers(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// Collects one iteration: `num_eval` deterministic episodes and at least `num_steps` train
+    /// steps in whole trajectories, reproducibly (see the module docs).
+    pub async fn collect(
+        &mut self,
+        req: &CollectRequest,
+        policy: Arc<PolicySnapshot>,
+    ) -> Result<Collected> {
+        let cancel_above = Arc::new(AtomicU64::new(u64::MAX));
+        let mut idle: Vec<usize> = (0..self.workers.len()).rev().collect();
+        let mut in_flight = 0usize;
+        let (mut next_eval, mut next_train) = (0u64, 0u64);
+        let mut eval_done: BTreeMap<u64, Trajectory> = BTreeMap::new();
+        let mut train_done: BTreeMap<u64, Trajectory> = BTreeMap::new();
+        let (mut prefix_end, mut prefix_steps) = (0u64, 0usize);
+        let mut cutoff: Option<u64> = None;
+        loop {
+            while let Some(&w) = idle.last() {
+                let (kind, id, label) = if next_eval < req.num_eval as u64 {
+                    next_eval += 1;
+                    (JobKind::Eval, next_eval - 1, stream::EVAL_JOB)
+                } else if cutoff.is_none() {
+                    next_train += 1;
+                    (JobKind::Train, next_train - 1, stream::TRAIN_JOB)
+                } else {
+                    break;
+                };
+                let job = Job {
+                    id,
+                    kind,
+                    seed: derive(req.seed, &[label, req.iteration, id]),
+                    max_len: req.traj_len,
+                    policy: Arc::clone(&policy),
+                    cancel_above: Arc::clone(&cancel_above),
+                };
+                self.workers[w]
+                    .jobs
+                    .send(job)
+                    .map_err(|_| anyhow!("sampler worker {w} has stopped"))?;
+                idle.pop();
+                in_flight += 1;
+            }
+            if in_flight == 0 {
+                break;
+            }
+            let out = self
+                .results
+                .recv()
+                .await
+                .context("all sampler workers stopped")?;
+            in_flight -= 1;
+            idle.push(out.worker);
+            let traj = match out.result {
+                Ok(Some(t)) => t,
+                Ok(None) => continue,
+                Err(msg) => bail!(
+                    "sampler worker {} failed on a {:?} trajectory (env seed {}): {msg}",
+                    out.worker,
+                    out.kind,
+                    out.seed
+                ),
+            };
+            match out.kind {
+                JobKind::Eval => {
+                    eval_done.insert(out.id, traj);
+                }
+                JobKind::Train if cutoff.is_none_or(|c| out.id <= c) => {
+                    train_done.insert(out.id, traj);
+                    while cutoff.is_none() {
+                        let Some(t) = train_done.get(&prefix_end) else {
+                            break;
+                        };
+                        prefix_steps += t.buffer.len();
+                        if prefix_steps >= req.num_steps {
+                            cutoff = Some(prefix_end);
+                            cancel_above.store(prefix_end, Ordering::Relaxed);
+                        }
+                        prefix_end += 1;
+                    }
+                }
+                JobKind::Train => {}
+            }
+        }
+        let cutoff = cutoff.context("collection ended before reaching num_steps")?;
+        let mut train = Buffer::new(self.obs_dim, self.act_dim, self.discount, self.gae_lambda);
+        let mut eval = train.clone();
+        let mut speeds = Vec::new();
+        for (_, t) in train_done.range(..=cutoff) {
+            train.append(&t.buffer);
+            speeds.push(t.steps_per_s);
+        }
+        for t in eval_done.values() {
+            eval.append(&t.buffer);
+        }
+        let worker_steps_per_s = speeds.iter().sum::<f64>() / speeds.len().max(1) as f64;
+        Ok(Collected {
+            train,
+            eval,
+            worker_steps_per_s,
+        })
+    }
+}
+
+impl Drop for SamplerPool {
+    fn drop(&mut self) {
+        // Closing the job channels ends each worker loop.
+        let threads: Vec<_> = self
+            .workers
+            .iter_mut()
+            .filter_map(|w| w.thread.take())
+            .collect();
+        self.workers.clear();
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! `gait bench`: throughput numbers anyone can rerun. Output lines are `key=value` so scripts
+//! can grep them (`policy_steps_per_s=`, `samples_per_s=`).
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use tch::Device;
+
+use crate::algos::{Buffer, PPOOptim, PpoHyper};
+use crate::envs::{self, EnvArgs, MirrorIndices};
+use crate::policies::{Arch, NetSpec, Nonlinearity, StdSpec};
+
+#[derive(Debug, clap::Args)]
+pub struct BenchEnvArgs {
+    /// Environment to step.
+    #[arg(long)]
+    pub env: String,
+    /// How long to run.
+    #[arg(long, default_value_t = 5.0)]
+    pub seconds: f64,
+    #[command(flatten)]
+    pub env_args: EnvArgs,
+}
+
+/// Steps one env on this thread with uniform random actions in [-1, 1] (resets included) and
+/// prints `policy_steps_per_s`.
+pub fn bench_env(args: &BenchEnvArgs) -> Result<f64> {
+    let mut env = envs::make(&args.env, &args.env_args)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    let mut action = vec![0.0f32; env.action_size()];
+    env.seed(0);
+    env.reset();
+    let (mut steps, mut episodes) = (0u64, 0u64);
+    let budget = Duration::from_secs_f64(args.seconds.max(0.01));
+    let start = Instant::now();
+    while start.elapsed() < budget {
+        for _ in 0..64 {
+            action
+                .iter_mut()
+                .for_each(|a| *a = rng.gen_range(-1.0..1.0));
+            steps += 1;
+            if env.step(&action).done {
+                episodes += 1;
+                env.reset();
+            }
+        }
+    }
+    let rate = steps as f64 / start.elapsed().as_secs_f64();
+    println!("env={} steps={steps} episodes={episodes}", args.env);
+    println!("policy_steps_per_s={rate:.0}");
+    Ok(rate)
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BenchOptimizeArgs {
+    #[arg(long, value_enum, default_value_t = Arch::Ff)]
+    pub arch: Arch,
+    /// Hidden layer widths, e.g. 256,256.
+    #[arg(long, default_value = "256,256", value_delimiter = ',')]
+    pub layers: Vec<usize>,
+    /// Minibatch size in states.
+    #[arg(long, default_value_t = 64)]
+    pub batch_size: usize,
+    /// Mirror-loss coefficient (0: off).
+    #[arg(long, default_value_t = 0.0)]
+    pub mirror: f64,
+}
+
+const BENCH_STEPS: usize = 50_000;
+const BENCH_TRAJ: usize = 300;
+const BENCH_OBS: usize = 44;
+const BENCH_ACT: usize = 10;
+
+/// Times 3 epochs of PPO updates over a synthetic 50k-step buffer (trajectories of 300,
+/// obs 44, act 10, U[0,1) data as the reference's auto-tune uses) on 1 thread, KL stop off;
+/// prints `samples_per_s` (states passed through an update per second).
+pub fn bench_optimize(args: &BenchOptimizeArgs) -> Result<f64> {
+    anyhow::ensure!(args.batch_size > 0, "--batch-size must be positive");
+    tch::set_num_threads(1);
+    tch::manual_seed(0);
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    let mut buffer = Buffer::new(BENCH_OBS, BENCH_ACT, 0.99, 0.95);
+    let mut u = |n: usize| -> Vec<f32> { (0..n).map(|_| rng.gen::<f32>()).collect() };
+    while buffer.len() < BENCH_STEPS {
+        for _ in 0..BENCH_TRAJ {
+            let (s, a, r) = (u(BENCH_OBS), u(BENCH_ACT), u(2));
+            buffer.push(&s, &a, r[0], r[1]);
+        }
+        buffer.end_trajectory(0.0);
+    }
+    let spec = NetSpec {
+        obs_dim: BENCH_OBS,
+        act_dim: BENCH_ACT,
+        arch: args.arch,
+        layers: args.layers.clone(),
+        nonlinearity: Nonlinearity::Relu,
+        std: StdSpec::Fixed(vec![0.13; BENCH_ACT]),
+    };
+    let hp = PpoHyper {
+        a_lr: 1e-4,
+        c_lr: 1e-4,
+        eps: 1e-6,
+        epochs: 3,
+        batch_size: args.batch_size,
+        clip: 0.2,
+        kl: f64::INFINITY,
+        entropy_coeff: 0.0,
+        grad_clip: 0.05,
+        mirror: args.mirror,
+    };
+    // Swap the two halves of the observation and action (a valid involution).
+    let swap = |n: usize| {
+        let list: Vec<f64> = (0..n).map(|i| ((i + n / 2) % n) as f64).collect();
+        MirrorIndices::new(&list)
+    };
+    let (obs_m, act_m) = (swap(BENCH_OBS)?, swap(BENCH_ACT)?);
+    let mut optim = PPOOptim::new(&spec, hp, Device::Cpu, Some((&obs_m, &act_m)))?;
+    let start = Instant::now();
+    let stats = optim.optimize(&buffer, &mut rng)?;
+    let secs = start.elapsed().as_secs_f64();
+    let samples = (stats.minibatches * args.batch_size) as f64;
+    let rate = samples / secs;
+    println!(
+        "arch={:?} layers={:?} batch_size={} mirror={} minibatches={} seconds={secs:.2}",
+        args.arch, args.layers, args.batch_size, args.mirror, stats.minibatches
+    );
+    println!("samples_per_s={rate:.0}");
+    Ok(rate)
+}

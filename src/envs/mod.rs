@@ -1,0 +1,56 @@
+//! Environments: the [`Env`] trait, the registry that maps `--env NAME` to a constructor, and
+//! the environments themselves.
+//!
+//! An `Env` owns its observation buffer and hands out borrowed slices, so the sampler's hot
+//! loop does not allocate per step.
+
+mod cartpole;
+pub mod mirror;
+mod pendulum;
+mod registry;
+
+pub use cartpole::CartPole;
+pub use mirror::MirrorIndices;
+pub use pendulum::Pendulum;
+pub use registry::{available, make, spec, EnvArgs, EnvSpec, UnknownEnv, ENVS};
+
+/// One named reward component, reported for logs and `gait eval`.
+pub type RewardTerm = (&'static str, f32);
+
+/// What [`Env::step`] returns. Borrowed from the env: copy what you keep before stepping again.
+#[derive(Debug)]
+pub struct Step<'a> {
+    /// The observation after the step.
+    pub obs: &'a [f32],
+    pub reward: f32,
+    /// True when the episode terminated (fell, failed). A trajectory cut by the time limit is
+    /// *not* done: the sampler bootstraps it with the critic's value.
+    pub done: bool,
+    /// Per-term breakdown of `reward` (empty for envs without terms).
+    pub info: &'a [RewardTerm],
+}
+
+/// A continuous-control environment with `f32` observations and actions.
+///
+/// Contract:
+/// * [`Env::seed`] fully determines every later random draw of the env (resets, noise), so a
+///   seeded env replays bit-identically.
+/// * [`Env::reset`] starts a new episode and returns the first observation.
+/// * Actions are unbounded `f32`s as a Gaussian policy emits them; each env clips or scales them
+///   to its actuator range and documents how.
+pub trait Env: Send {
+    fn observation_size(&self) -> usize;
+    fn action_size(&self) -> usize;
+    /// Re-seeds the env's random generator.
+    fn seed(&mut self, seed: u64);
+    fn reset(&mut self) -> &[f32];
+    fn step(&mut self, action: &[f32]) -> Step<'_>;
+    /// Signed-permutation mirror list for observations (left/right symmetry), if the env has one.
+    fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
+        None
+    }
+    /// Signed-permutation mirror list for actions, if the env has one.
+    fn action_mirror_indices(&self) -> Option<MirrorIndices> {
+        None
+    }
+}

@@ -1,0 +1,131 @@
+//! `--env NAME` → constructor, plus per-env training presets.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use super::{CartPole, Env, Pendulum};
+
+/// Env-specific flags (the reference's "Env arguments" group). Recorded in `experiment.json`
+/// so `gait eval` and `--previous` rebuild the same env.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct EnvArgs {}
+
+/// One registered environment.
+pub struct EnvSpec {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub make: fn(&EnvArgs) -> anyhow::Result<Box<dyn Env>>,
+    /// Training-flag defaults that suit this env (`("num-steps", "4000")`). They replace the
+    /// global defaults for flags the user did not give on the command line; `gait train` prints
+    /// them, and the effective values land in `experiment.info`.
+    pub preset: &'static [(&'static str, &'static str)],
+}
+
+impl std::fmt::Debug for EnvSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnvSpec")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every environment `--env` accepts.
+pub static ENVS: &[EnvSpec] = &[
+    EnvSpec {
+        name: "cartpole",
+        about: "continuous cart-pole balancing; learns in seconds (test/demo env)",
+        make: |_| Ok(Box::new(CartPole::new())),
+        preset: &[
+            ("traj-len", "400"),
+            ("num-steps", "4000"),
+            ("timesteps", "100000"),
+            ("layers", "64,64"),
+            ("nonlinearity", "tanh"),
+            ("std", "0.5"),
+            ("a-lr", "3e-4"),
+            ("c-lr", "1e-3"),
+            ("grad-clip", "0.5"),
+            ("gae-lambda", "0.95"),
+            ("epochs", "5"),
+            ("eval-freq", "5"),
+            ("num-eval-eps", "8"),
+        ],
+    },
+    EnvSpec {
+        name: "pendulum",
+        about: "pendulum swing-up (Gym Pendulum-v1 dynamics), no termination",
+        make: |_| Ok(Box::new(Pendulum::new())),
+        preset: &[
+            ("traj-len", "200"),
+            ("num-steps", "4000"),
+            ("timesteps", "300000"),
+            ("layers", "64,64"),
+            ("nonlinearity", "tanh"),
+            ("std", "0.5"),
+            ("a-lr", "1e-3"),
+            ("c-lr", "1e-3"),
+            ("grad-clip", "0.5"),
+            ("discount", "0.95"),
+            ("gae-lambda", "0.95"),
+            ("epochs", "10"),
+            ("eval-freq", "10"),
+            ("num-eval-eps", "8"),
+        ],
+    },
+];
+
+#[derive(Debug, Error)]
+#[error("unknown env '{name}'; available: {}", available().join(", "))]
+pub struct UnknownEnv {
+    pub name: String,
+}
+
+/// Names of all registered environments.
+pub fn available() -> Vec<&'static str> {
+    ENVS.iter().map(|s| s.name).collect()
+}
+
+/// Looks up an environment by name.
+pub fn spec(name: &str) -> Result<&'static EnvSpec, UnknownEnv> {
+    ENVS.iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| UnknownEnv {
+            name: name.to_string(),
+        })
+}
+
+/// Builds a fresh environment by name.
+pub fn make(name: &str, args: &EnvArgs) -> anyhow::Result<Box<dyn Env>> {
+    (spec(name)?.make)(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_env_lists_the_available_ones() {
+        let err = make("walker", &EnvArgs::default())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("unknown env 'walker'"), "{err}");
+        assert!(
+            err.contains("cartpole") && err.contains("pendulum"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn every_env_has_consistent_mirror_lists() {
+        for spec in ENVS {
+            let env = (spec.make)(&EnvArgs::default()).unwrap();
+            if let Some(m) = env.observation_mirror_indices() {
+                assert_eq!(m.len(), env.observation_size(), "{}", spec.name);
+            }
+            if let Some(m) = env.action_mirror_indices() {
+                assert_eq!(m.len(), env.action_size(), "{}", spec.name);
+            }
+        }
+    }
+}

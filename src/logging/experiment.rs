@@ -1,0 +1,83 @@
+//! `experiment.json` (machine-loadable: every argument, the network spec, the env sizes; the
+//! reference's `experiment.pkl`) and `experiment.info` (one sorted `key: value` line per
+//! argument, for humans).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::config::PpoArgs;
+use crate::fsutil::write_atomic;
+use crate::policies::NetSpec;
+
+pub const EXPERIMENT_JSON: &str = "experiment.json";
+pub const EXPERIMENT_INFO: &str = "experiment.info";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Experiment {
+    pub gait_version: String,
+    /// The command line as typed.
+    pub command: Vec<String>,
+    /// Effective arguments (env presets applied, worker count resolved).
+    pub args: PpoArgs,
+    pub net: NetSpec,
+}
+
+impl Experiment {
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        let json = serde_json::to_string_pretty(self)?;
+        write_atomic(&dir.join(EXPERIMENT_JSON), json.as_bytes())?;
+        write_atomic(&dir.join(EXPERIMENT_INFO), self.info().as_bytes())
+    }
+
+    pub fn load(dir: &Path) -> Result<Self> {
+        let path = dir.join(EXPERIMENT_JSON);
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+    }
+
+    /// `key: value` lines, sorted by key.
+    pub fn info(&self) -> String {
+        let mut lines: Vec<String> = flatten(&serde_json::to_value(&self.args).unwrap_or_default())
+            .into_iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        lines.push(format!("obs_dim: {}", self.net.obs_dim));
+        lines.push(format!("action_dim: {}", self.net.act_dim));
+        lines.push(format!("gait_version: {}", self.gait_version));
+        lines.sort();
+        lines.join("\n") + "\n"
+    }
+}
+
+fn flatten(v: &serde_json::Value) -> Vec<(String, String)> {
+    match v {
+        serde_json::Value::Object(map) => map
+            .iter()
+            .flat_map(|(k, v)| match v {
+                serde_json::Value::Object(_) => flatten(v),
+                serde_json::Value::String(s) => vec![(k.clone(), s.clone())],
+                other => vec![(k.clone(), other.to_string())],
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The reference's nameless-run folder: a short hash of the arguments that define the
+/// experiment (all but run name, seed, logdir) plus `-seed<N>`. SHA-256 of the canonical JSON,
+/// so it is stable across platforms and versions (the reference hashes a Python repr).
+pub fn args_hash_name(args: &PpoArgs) -> String {
+    let mut value = serde_json::to_value(args).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        for key in ["run_name", "seed", "logdir", "workers"] {
+            map.remove(key);
+        }
+    }
+    let digest = Sha256::digest(value.to_string().as_bytes());
+    let hex: String = digest.iter().take(3).map(|b| format!("{b:02x}")).collect();
+    format!("{hex}-seed{}", args.seed)
+}

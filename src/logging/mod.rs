@@ -1,0 +1,12 @@
+//! Run directories and everything written into them: experiment files, TensorBoard events,
+//! CSV scalar tables. Checkpoints are written by `policies::save_checkpoint`.
+
+pub mod experiment;
+mod run_dir;
+mod table;
+pub mod tensorboard;
+
+pub use experiment::{args_hash_name, Experiment};
+pub use run_dir::create_run_dir;
+pub use table::ScalarTable;
+pub use tensorboard::{read_events, EventWriter};

@@ -1,0 +1,29 @@
+//! Networks on tch: Gaussian actors and value critics, each owning its `VarStore` with the
+//! observation normalizer inside (so checkpoints and broadcasts always carry it).
+
+mod actor;
+mod critic;
+mod layers;
+pub mod normalizer;
+mod params;
+
+pub use actor::{Actor, StdSpec};
+pub use critic::Critic;
+pub use layers::{Arch, Nonlinearity};
+pub use normalizer::{Normalizer, RunningStats};
+pub use params::{load_checkpoint, save_checkpoint, CheckpointError, ParamSnapshot};
+
+use serde::{Deserialize, Serialize};
+
+/// Everything needed to rebuild an actor/critic pair with the same parameter shapes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NetSpec {
+    pub obs_dim: usize,
+    pub act_dim: usize,
+    pub arch: Arch,
+    /// Hidden layer widths.
+    pub layers: Vec<usize>,
+    /// Hidden activation of the actor (the critic always uses ReLU, as the reference does).
+    pub nonlinearity: Nonlinearity,
+    pub std: StdSpec,
+}

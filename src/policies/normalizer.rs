@@ -1,0 +1,193 @@
+//! Observation normalizer: running mean/variance (Welford / Chan merge) stored as buffers
+//! inside the network's `VarStore`, so it travels with every checkpoint and every parameter
+//! broadcast.
+//!
+//! Deviation from the reference (roadrunner `Net.normalize_state`), on purpose: the reference
+//! starts from `M2 = 1, n = 1` and aliases the old mean, giving `var = (1 + Σ(s - m_new)²)/(k+1)`.
+//! Here the statistics are textbook: after `k` samples, `mean` and `var` are exactly the batch
+//! mean and (population) variance. With no samples the normalizer is the identity.
+//! `std` is floored at [`STD_FLOOR`] so constant inputs (e.g. a zero command) do not blow up.
+
+use anyhow::{ensure, Result};
+use tch::{nn, Kind, Tensor};
+
+/// Smallest standard deviation used to scale an input.
+pub const STD_FLOOR: f64 = 1e-3;
+
+/// Plain-data running statistics (what prenormalization and `--update-norm` compute).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunningStats {
+    pub mean: Vec<f64>,
+    /// Population variance.
+    pub var: Vec<f64>,
+    pub count: f64,
+}
+
+impl RunningStats {
+    pub fn new(dim: usize) -> Self {
+        Self {
+            mean: vec![0.0; dim],
+            var: vec![1.0; dim],
+            count: 0.0,
+        }
+    }
+
+    /// Merges a row-major batch of `rows.len() / dim` samples (Chan et al. parallel update).
+    pub fn update(&mut self, rows: &[f32]) {
+        let dim = self.mean.len();
+        let n = (rows.len() / dim) as f64;
+        if n == 0.0 {
+            return;
+        }
+        let mut b_mean = vec![0.0f64; dim];
+        for row in rows.chunks_exact(dim) {
+            for (m, &x) in b_mean.iter_mut().zip(row) {
+                *m += x as f64;
+            }
+        }
+        b_mean.iter_mut().for_each(|m| *m /= n);
+        let mut b_m2 = vec![0.0f64; dim];
+        for row in rows.chunks_exact(dim) {
+            for ((m2, &x), &m) in b_m2.iter_mut().zip(row).zip(&b_mean) {
+                let d = x as f64 - m;
+                *m2 += d * d;
+            }
+        }
+        let total = self.count + n;
+        for i in 0..dim {
+            let a_m2 = if self.count > 0.0 {
+                self.var[i] * self.count
+            } else {
+                0.0
+            };
+            let delta = b_mean[i] - self.mean[i];
+            let mean = self.mean[i] + delta * n / total;
+            let m2 = a_m2 + b_m2[i] + delta * delta * self.count * n / total;
+            self.mean[i] = if self.count > 0.0 { mean } else { b_mean[i] };
+            self.var[i] = m2 / total;
+        }
+        self.count = total;
+    }
+}
+
+/// The normalizer buffers of one network: `obs_norm.mean`, `obs_norm.std` (f32, used in the
+/// forward pass) and `obs_norm.count` (f64).
+#[derive(Debug)]
+pub struct Normalizer {
+    mean: Tensor,
+    std: Tensor,
+    count: Tensor,
+}
+
+impl Normalizer {
+    pub fn new(path: &nn::Path, dim: usize) -> Self {
+        let p = path.sub("obs_norm");
+        let dim = dim as i64;
+        let mean = p.zeros_no_train("mean", &[dim]);
+        let std = p.ones_no_train("std", &[dim]);
+        let count = p.add(
+            "count",
+            Tensor::zeros([1], (Kind::Double, p.device())),
+            false,
+        );
+        Self { mean, std, count }
+    }
+
+    /// `(x - mean) / std`, broadcasting over leading dims.
+    pub fn forward(&self, x: &Tensor) -> Tensor {
+        (x - &self.mean) / &self.std
+    }
+
+    pub fn stats(&self) -> RunningStats {
+        let mean: Vec<f64> = to_f64_vec(&self.mean);
+        let var = to_f64_vec(&self.std).iter().map(|s| s * s).collect();
+        let count = to_f64_vec(&self.count)[0];
+        RunningStats { mean, var, count }
+    }
+
+    pub fn set_stats(&mut self, stats: &RunningStats) -> Result<()> {
+        let dim = self.mean.size()[0] as usize;
+        ensure!(
+            stats.mean.len() == dim && stats.var.len() == dim,
+            "normalizer statistics have {} entries, the network expects {dim}",
+            stats.mean.len()
+        );
+        let device = self.mean.device();
+        let std: Vec<f32> = if stats.count > 0.0 {
+            stats
+                .var
+                .iter()
+                .map(|v| (v.sqrt()).max(STD_FLOOR) as f32)
+                .collect()
+        } else {
+            vec![1.0; dim]
+        };
+        let mean: Vec<f32> = stats.mean.iter().map(|&m| m as f32).collect();
+        tch::no_grad(|| {
+            self.mean
+                .copy_(&Tensor::from_slice(&mean).to_device(device));
+            self.std.copy_(&Tensor::from_slice(&std).to_device(device));
+            self.count
+                .copy_(&Tensor::from_slice(&[stats.count]).to_device(device));
+        });
+        Ok(())
+    }
+}
+
+pub(crate) fn to_f64_vec(t: &Tensor) -> Vec<f64> {
+    let t = t
+        .to_device(tch::Device::Cpu)
+        .to_kind(Kind::Double)
+        .flatten(0, -1);
+    Vec::<f64>::try_from(&t).expect("a CPU double tensor converts to Vec<f64>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn running_stats_equal_batch_mean_and_variance() {
+        let data: Vec<f32> = (0..300)
+            .map(|i| ((i * 37 % 101) as f32).sin() * 3.0 + 1.0)
+            .collect();
+        let dim = 3;
+        let mut stats = RunningStats::new(dim);
+        // Uneven chunks, including single rows, must give the same result as one batch.
+        for chunk in [&data[..3], &data[3..60], &data[60..63], &data[63..]] {
+            stats.update(chunk);
+        }
+        assert_eq!(stats.count, 100.0);
+        for d in 0..dim {
+            let col: Vec<f64> = data
+                .iter()
+                .skip(d)
+                .step_by(dim)
+                .map(|&x| x as f64)
+                .collect();
+            let mean = col.iter().sum::<f64>() / 100.0;
+            let var = col.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 100.0;
+            assert!((stats.mean[d] - mean).abs() < 1e-9, "mean {d}");
+            assert!((stats.var[d] - var).abs() < 1e-9, "var {d}");
+        }
+    }
+
+    #[test]
+    fn normalizer_is_identity_until_updated_then_standardizes() {
+        let vs = nn::VarStore::new(tch::Device::Cpu);
+        let mut norm = Normalizer::new(&vs.root(), 2);
+        let x = Tensor::from_slice(&[3.0f32, -4.0]);
+        assert_eq!(
+            Vec::<f32>::try_from(norm.forward(&x)).unwrap(),
+            vec![3.0, -4.0]
+        );
+        let mut stats = RunningStats::new(2);
+        stats.update(&[1.0, 10.0, 3.0, 10.0]);
+        norm.set_stats(&stats).unwrap();
+        let y = Vec::<f32>::try_from(norm.forward(&x)).unwrap();
+        // mean (2, 10), std (1, floor) -> ((3-2)/1, (-4-10)/1e-3)
+        assert!((y[0] - 1.0).abs() < 1e-6);
+        assert!((y[1] + 14.0 / STD_FLOOR as f32).abs() < 1e-2);
+        assert_eq!(norm.stats().count, 2.0);
+    }
+}

@@ -1,0 +1,141 @@
+//! Moving parameters around: plain-data snapshots (for broadcasting to sampler threads, since
+//! `tch::Tensor` is not `Sync`) and strict safetensors checkpoints.
+//!
+//! `VarStore::load` is not used for checkpoints: it silently broadcasts a tensor of the wrong
+//! shape and changes dtypes, so a checkpoint from another network could load "successfully".
+//! [`load_checkpoint`] checks names, shapes and dtypes first and changes nothing on mismatch.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use tch::{nn::VarStore, Kind, Tensor};
+use thiserror::Error;
+
+use crate::fsutil::write_atomic_with;
+
+/// A copy of every variable of a `VarStore` (parameters and buffers), sorted by name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamSnapshot {
+    pub tensors: Vec<(String, Vec<i64>, Vec<f64>)>,
+}
+
+impl ParamSnapshot {
+    pub fn of(vs: &VarStore) -> Self {
+        let vars: BTreeMap<String, Tensor> = vs.variables().into_iter().collect();
+        let tensors = vars
+            .into_iter()
+            .map(|(name, t)| {
+                let data = super::normalizer::to_f64_vec(&t.detach());
+                (name, t.size(), data)
+            })
+            .collect();
+        Self { tensors }
+    }
+
+    /// Copies the snapshot into `vs`, which must have exactly the same variables and shapes.
+    pub fn load_into(&self, vs: &mut VarStore) -> Result<()> {
+        let mut vars = vs.variables();
+        anyhow::ensure!(
+            vars.len() == self.tensors.len(),
+            "snapshot has {} tensors, the network {}",
+            self.tensors.len(),
+            vars.len()
+        );
+        tch::no_grad(|| {
+            for (name, shape, data) in &self.tensors {
+                let var = vars
+                    .get_mut(name)
+                    .with_context(|| format!("no variable {name}"))?;
+                anyhow::ensure!(&var.size() == shape, "shape mismatch for {name}");
+                let src = Tensor::from_slice(data).reshape(shape.as_slice());
+                var.copy_(&src.to_kind(var.kind()).to_device(var.device()));
+            }
+            Ok(())
+        })
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum CheckpointError {
+    #[error(
+        "cannot read checkpoint {path}: {reason} (file missing, truncated or not safetensors)"
+    )]
+    Unreadable { path: String, reason: String },
+    #[error(
+        "checkpoint {path} does not fit this network: {detail}; checkpoint shapes [{found}], \
+         network shapes [{expected}]"
+    )]
+    Mismatch {
+        path: String,
+        detail: String,
+        found: String,
+        expected: String,
+    },
+}
+
+fn describe(map: &BTreeMap<String, (Vec<i64>, Kind)>) -> String {
+    map.iter()
+        .map(|(n, (s, _))| format!("{n} {s:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Atomically writes every variable of `vs` to a `.safetensors` file (loadable by PyTorch's
+/// `safetensors.torch.load_file`).
+pub fn save_checkpoint(vs: &VarStore, path: &Path) -> Result<()> {
+    write_atomic_with(path, |tmp| {
+        vs.save(tmp)
+            .with_context(|| format!("writing checkpoint {}", tmp.display()))
+    })
+}
+
+/// Loads a checkpoint written by [`save_checkpoint`] into `vs`, all or nothing.
+pub fn load_checkpoint(vs: &mut VarStore, path: &Path) -> Result<(), CheckpointError> {
+    let shown = path.display().to_string();
+    let read = Tensor::read_safetensors(path).map_err(|e| CheckpointError::Unreadable {
+        path: shown.clone(),
+        reason: e.to_string(),
+    })?;
+    let found: BTreeMap<String, (Vec<i64>, Kind)> = read
+        .iter()
+        .map(|(n, t)| (n.clone(), (t.size(), t.kind())))
+        .collect();
+    let mut vars = vs.variables();
+    let expected: BTreeMap<String, (Vec<i64>, Kind)> = vars
+        .iter()
+        .map(|(n, t)| (n.clone(), (t.size(), t.kind())))
+        .collect();
+    if found != expected {
+        let detail = expected
+            .iter()
+            .find_map(|(n, (s, k))| match found.get(n) {
+                None => Some(format!("missing tensor '{n}'")),
+                Some((fs, fk)) if fs != s || fk != k => {
+                    Some(format!("'{n}' is {fk:?}{fs:?}, expected {k:?}{s:?}"))
+                }
+                _ => None,
+            })
+            .or_else(|| {
+                found
+                    .keys()
+                    .find(|n| !expected.contains_key(*n))
+                    .map(|n| format!("unexpected tensor '{n}'"))
+            })
+            .unwrap_or_default();
+        return Err(CheckpointError::Mismatch {
+            path: shown,
+            detail,
+            found: describe(&found),
+            expected: describe(&expected),
+        });
+    }
+    tch::no_grad(|| {
+        for (name, src) in &read {
+            if let Some(var) = vars.get_mut(name) {
+                var.copy_(&src.to_device(var.device()));
+            }
+        }
+    });
+    Ok(())
+}
