@@ -33,6 +33,7 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum TrainCommand {
     /// Proximal Policy Optimization.
+    #[command(allow_negative_numbers = true)]
     Ppo(Box<PpoArgs>),
 }
 

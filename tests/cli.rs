@@ -1,0 +1,116 @@
+//! The binary end to end: a short training run prints per-iteration lines; bad input gets one
+//! clear message, the right exit code, and creates nothing.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn gait(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gait")).args(args).output().expect("run gait")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn tree(dir: &Path) -> Vec<String> {
+    fn walk(p: &Path, out: &mut Vec<String>) {
+        if let Ok(entries) = std::fs::read_dir(p) {
+            for e in entries.flatten() {
+                out.push(e.path().display().to_string());
+                walk(&e.path(), out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, &mut out);
+    out.sort();
+    out
+}
+
+#[test]
+fn train_prints_iterations_and_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let logdir = dir.path().to_str().unwrap();
+    let o = gait(&["train", "ppo", "--env", "cartpole", "--timesteps", "8000", "--logdir", logdir]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}{}", out, stderr(&o));
+    assert!(out.contains("env 'cartpole' preset:"), "{out}");
+    assert!(out.contains("iter    0 |") && out.contains("iter    1 |"), "{out}");
+    assert!(out.contains("done: 2 iterations"), "{out}");
+}
+
+#[test]
+fn bad_input_is_one_clear_error_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let logdir = dir.path().join("logs");
+    let l = logdir.to_str().unwrap();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["--env", "walker"], 2, "unknown env 'walker'; available: cartpole, pendulum"),
+        (&["--kl", "0"], 2, "'0' is not a positive number"),
+        (&["--a-lr", "-0.1"], 2, "invalid value '-0.1' for '--a-lr <A_LR>'"),
+        (&["--batch-size", "0"], 2, "--batch-size"),
+        (&["--epochs", "0"], 2, "--epochs"),
+        (&["--workers", "0"], 2, "--workers"),
+        (&["--batch-size", "5000", "--num-steps", "100"], 2, "larger than --num-steps"),
+        (&["--std-array", "0.1,0.2"], 2, "--std-array has 2 values but env 'cartpole' has 1"),
+        (&["--device", "cuda"], 2, "--device cuda: no CUDA GPU"),
+        (&["--bogus-flag"], 2, "unexpected argument '--bogus-flag'"),
+    ];
+    for (flags, code, message) in cases {
+        let mut argv = vec!["train", "ppo", "--logdir", l];
+        if !flags.contains(&"--env") {
+            argv.extend(["--env", "cartpole"]);
+        }
+        argv.extend_from_slice(flags);
+        let o = gait(&argv);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(*code), "{flags:?}: {err}");
+        assert!(err.contains(message), "{flags:?}: {err}");
+        assert!(!logdir.exists(), "{flags:?} created {}", logdir.display());
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn unwritable_logdir_is_a_runtime_error_that_changes_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::write(locked.join("keep.txt"), "earlier run").unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // root ignores permissions; only assert where the directory really is read-only.
+    if std::fs::write(locked.join("probe"), "x").is_ok() {
+        std::fs::remove_file(locked.join("probe")).unwrap();
+        eprintln!("running as root: checking a logdir below a regular file instead");
+        let file = dir.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        let o = gait(&["train", "ppo", "--logdir", file.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("cannot create the run directory under --logdir"), "{}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+        return;
+    }
+    let before = tree(&locked);
+    let o = gait(&["train", "ppo", "--logdir", locked.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot create the run directory under --logdir"), "{}", stderr(&o));
+    assert_eq!(tree(&locked), before);
+}
+
+#[test]
+fn bench_commands_print_their_keys() {
+    let o = gait(&["bench", "env", "--env", "cartpole", "--seconds", "0.2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let rate: f64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("policy_steps_per_s="))
+        .expect("policy_steps_per_s key")
+        .parse()
+        .unwrap();
+    assert!(rate > 0.0);
+    let o = gait(&["bench", "env", "--env", "nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("unknown env 'nope'"));
+}
