@@ -11,8 +11,11 @@ build: setup
 train: build
 	./target/release/gait train ppo --env cartpole
 
-# Unit + integration tests, in release mode (one build, fast learning tests).
+# Format and lint checks, then unit + integration tests in release mode (one build: clippy
+# reuses the release build of torch-sys, and the learning tests run fast).
 test: setup
+	cargo fmt --check
+	cargo clippy --release --all-targets -- -D warnings
 	cargo test --release
 
 lint: setup

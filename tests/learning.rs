@@ -35,7 +35,11 @@ fn ppo_learns_cartpole_for_two_seeds() {
         let args = common::quick(dir.path(), &["--seed", seed, "--timesteps", "60000"]);
         let out = train_ppo(&args, vec![], TrainOptions { quiet: true }).unwrap();
         let test = common::csv_column(&out.run_dir.join("progress.csv"), "Test/Return");
-        let final_eval = test.last().copied().flatten().expect("the last iteration evaluates");
+        let final_eval = test
+            .last()
+            .copied()
+            .flatten()
+            .expect("the last iteration evaluates");
         let first_train =
             common::csv_column(&out.run_dir.join("progress.csv"), "Train/Return")[0].unwrap();
         eprintln!("seed {seed}: random {random:.1}, first train {first_train:.1}, final eval {final_eval:.1}");
@@ -43,6 +47,9 @@ fn ppo_learns_cartpole_for_two_seeds() {
             final_eval > 5.0 * random && final_eval > 200.0,
             "seed {seed}: final eval return {final_eval:.1} vs random {random:.1}"
         );
-        assert!(final_eval > 2.0 * first_train, "seed {seed}: no improvement over iteration 0");
+        assert!(
+            final_eval > 2.0 * first_train,
+            "seed {seed}: no improvement over iteration 0"
+        );
     }
 }

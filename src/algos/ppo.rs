@@ -219,7 +219,7 @@ impl PPOOptim {
                     _ => Tensor::zeros([], (Kind::Float, dev)),
                 };
                 let values = self.critic.value(&s);
-                let critic_loss = 0.5 * (&ret - values).square().mean(Kind::Float);
+                let critic_loss: Tensor = 0.5 * (&ret - values).square().mean(Kind::Float);
                 let kl = tch::no_grad(|| {
                     let (m, sd) = (mean.detach(), std.detach());
                     ((&o_std / &sd).log()
@@ -229,33 +229,25 @@ impl PPOOptim {
                         .double_value(&[])
                 });
 
-                let checks = [
-                    ("states", &s),
-                    ("actions", &a),
-                    ("returns", &ret),
-                    ("advantages", &adv),
-                    ("log_probs", &logp),
-                    ("old_log_probs", &o_logp),
-                    ("actor_loss", &actor_loss),
-                    ("critic_loss", &critic_loss),
-                    ("mirror_loss", &mirror_loss),
+                // Losses are read back for the statistics anyway; only a non-finite one pays
+                // for the full per-tensor diagnosis.
+                let losses = [
+                    (&actor_loss + &entropy_pen).double_value(&[]),
+                    critic_loss.double_value(&[]),
+                    mirror_loss.double_value(&[]),
                 ];
-                let bad: Vec<&str> = checks
-                    .iter()
-                    .filter(|(_, t)| !is_finite(t))
-                    .map(|(n, _)| *n)
-                    .collect();
-                if !bad.is_empty() {
-                    let dump = self.dump_non_finite(&checks);
-                    bail!(
-                        "non-finite values in {} during the PPO update{}",
-                        bad.join(", "),
-                        match dump {
-                            Ok(Some(p)) => format!("; diagnostic dump written to {}", p.display()),
-                            Ok(None) => String::new(),
-                            Err(e) => format!("; writing the diagnostic dump failed: {e:#}"),
-                        }
-                    );
+                if losses.iter().any(|l| !l.is_finite()) {
+                    return Err(self.non_finite(&[
+                        ("states", &s),
+                        ("actions", &a),
+                        ("returns", &ret),
+                        ("advantages", &adv),
+                        ("log_probs", &logp),
+                        ("old_log_probs", &o_logp),
+                        ("actor_loss", &actor_loss),
+                        ("critic_loss", &critic_loss),
+                        ("mirror_loss", &mirror_loss),
+                    ]));
                 }
 
                 self.actor_opt.zero_grad();
@@ -267,9 +259,9 @@ impl PPOOptim {
                 self.critic_opt.clip_grad_norm(self.hp.grad_clip);
                 self.critic_opt.step();
 
-                stats.actor_loss += (&actor_loss + &entropy_pen).double_value(&[]);
-                stats.critic_loss += critic_loss.double_value(&[]);
-                stats.mirror_loss += mirror_loss.double_value(&[]);
+                stats.actor_loss += losses[0];
+                stats.critic_loss += losses[1];
+                stats.mirror_loss += losses[2];
                 stats.kl += kl;
                 stats.minibatches += 1;
                 kl_max = kl_max.max(kl);
@@ -287,6 +279,24 @@ impl PPOOptim {
         Ok(stats)
     }
 
+    /// The error for a non-finite batch, naming the tensors and where the dump went.
+    fn non_finite(&self, tensors: &[(&str, &Tensor)]) -> anyhow::Error {
+        let bad: Vec<&str> = tensors
+            .iter()
+            .filter(|(_, t)| !is_finite(t))
+            .map(|(n, _)| *n)
+            .collect();
+        let dump = match self.dump_non_finite(tensors) {
+            Ok(Some(p)) => format!("; diagnostic dump written to {}", p.display()),
+            Ok(None) => String::new(),
+            Err(e) => format!("; writing the diagnostic dump failed: {e:#}"),
+        };
+        anyhow::anyhow!(
+            "non-finite values in {} during the PPO update{dump}",
+            bad.join(", ")
+        )
+    }
+
     fn dump_non_finite(&self, tensors: &[(&str, &Tensor)]) -> Result<Option<PathBuf>> {
         let Some(dir) = &self.dump_dir else {
             return Ok(None);
@@ -300,5 +310,111 @@ impl PPOOptim {
             Tensor::write_safetensors(&named, tmp).context("writing the dump")
         })?;
         Ok(Some(path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policies::{Arch, Nonlinearity, StdSpec};
+    use rand::SeedableRng;
+
+    fn spec() -> NetSpec {
+        NetSpec {
+            obs_dim: 2,
+            act_dim: 1,
+            arch: Arch::Ff,
+            layers: vec![16],
+            nonlinearity: Nonlinearity::Tanh,
+            std: StdSpec::Fixed(vec![0.3]),
+        }
+    }
+
+    fn hyper(kl: f64) -> PpoHyper {
+        PpoHyper {
+            a_lr: 1e-3,
+            c_lr: 1e-3,
+            eps: 1e-6,
+            epochs: 3,
+            batch_size: 8,
+            clip: 0.2,
+            kl,
+            entropy_coeff: 0.0,
+            grad_clip: 1.0,
+            mirror: 0.0,
+        }
+    }
+
+    fn buffer(reward: f32) -> Buffer {
+        let mut b = Buffer::new(2, 1, 0.99, 0.95);
+        for t in 0..64 {
+            let x = t as f32 / 64.0;
+            b.push(&[x, -x], &[x - 0.5], if t == 10 { reward } else { x }, 0.0);
+        }
+        b.end_trajectory(0.0);
+        b
+    }
+
+    #[test]
+    fn update_lowers_the_critic_loss() {
+        tch::manual_seed(0);
+        let mut optim = PPOOptim::new(&spec(), hyper(f64::INFINITY), Device::Cpu, None).unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+        let b = buffer(0.5);
+        let first = optim.optimize(&b, &mut rng).unwrap();
+        assert_eq!(first.minibatches, 3 * 8);
+        let mut last = first.clone();
+        for _ in 0..20 {
+            last = optim.optimize(&b, &mut rng).unwrap();
+        }
+        assert!(
+            last.critic_loss < 0.5 * first.critic_loss,
+            "{first:?} -> {last:?}"
+        );
+    }
+
+    #[test]
+    fn kl_threshold_stops_the_update_early() {
+        tch::manual_seed(0);
+        let mut optim = PPOOptim::new(&spec(), hyper(1e-12), Device::Cpu, None).unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+        let stats = optim.optimize(&buffer(0.5), &mut rng).unwrap();
+        assert!(stats.early_stopped);
+        // The first minibatch measures KL 0 (nothing changed yet); the second exceeds it.
+        assert_eq!(stats.minibatches, 2);
+    }
+
+    #[test]
+    fn non_finite_batch_fails_with_a_dump() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut optim = PPOOptim::new(&spec(), hyper(0.02), Device::Cpu, None).unwrap();
+        optim.set_dump_dir(dir.path().to_path_buf());
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+        let err = optim
+            .optimize(&buffer(f32::NAN), &mut rng)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("non-finite values in returns, advantages"),
+            "{err}"
+        );
+        let dump = dir.path().join("training_error.safetensors");
+        assert!(err.contains(&dump.display().to_string()), "{err}");
+        let tensors = Tensor::read_safetensors(&dump).unwrap();
+        assert!(tensors.iter().any(|(n, _)| n == "returns"));
+    }
+
+    #[test]
+    fn mirror_without_lists_is_refused() {
+        let mut hp = hyper(0.02);
+        hp.mirror = 1.0;
+        let err = PPOOptim::new(&spec(), hp, Device::Cpu, None)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("needs observation and action mirror lists"),
+            "{err}"
+        );
     }
 }

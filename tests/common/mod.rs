@@ -9,7 +9,10 @@ use gait::config::PpoArgs;
 
 /// Parses a `gait train ppo ...` command line exactly as the binary does (presets included).
 pub fn ppo_args(flags: &[&str]) -> PpoArgs {
-    let mut argv: Vec<OsString> = ["gait", "train", "ppo"].iter().map(OsString::from).collect();
+    let mut argv: Vec<OsString> = ["gait", "train", "ppo"]
+        .iter()
+        .map(OsString::from)
+        .collect();
     argv.extend(flags.iter().map(OsString::from));
     match cli::parse(&argv).expect("valid flags").0.command {
         Command::Train(TrainCommand::Ppo(args)) => *args,
@@ -27,13 +30,22 @@ pub fn quick(logdir: &Path, extra: &[&str]) -> PpoArgs {
 
 /// Rows of a CSV file as strings (header first).
 pub fn csv_rows(path: &Path) -> Vec<Vec<String>> {
-    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_path(path).expect("csv");
-    reader.records().map(|r| r.expect("row").iter().map(str::to_string).collect()).collect()
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_path(path)
+        .expect("csv");
+    reader
+        .records()
+        .map(|r| r.expect("row").iter().map(str::to_string).collect())
+        .collect()
 }
 
 /// Column `name` of a CSV file, parsed (empty cells are None).
 pub fn csv_column(path: &Path, name: &str) -> Vec<Option<f64>> {
     let rows = csv_rows(path);
-    let col = rows[0].iter().position(|c| c == name).unwrap_or_else(|| panic!("no column {name}"));
+    let col = rows[0]
+        .iter()
+        .position(|c| c == name)
+        .unwrap_or_else(|| panic!("no column {name}"));
     rows[1..].iter().map(|r| r[col].parse().ok()).collect()
 }
