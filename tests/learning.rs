@@ -34,12 +34,9 @@ fn ppo_learns_cartpole_for_two_seeds() {
     for seed in ["1", "2"] {
         let args = common::quick(dir.path(), &["--seed", seed, "--timesteps", "60000"]);
         let out = train_ppo(&args, vec![], TrainOptions { quiet: true }).unwrap();
-        let test = common::csv_column(&out.run_dir.join("progress.csv"), "Test/Return");
-        let final_eval = test
-            .last()
-            .copied()
-            .flatten()
-            .expect("the last iteration evaluates");
+        let final_eval = out
+            .final_test_return
+            .expect("the final weights are evaluated");
         let first_train =
             common::csv_column(&out.run_dir.join("progress.csv"), "Train/Return")[0].unwrap();
         eprintln!("seed {seed}: random {random:.1}, first train {first_train:.1}, final eval {final_eval:.1}");

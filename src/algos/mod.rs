@@ -8,4 +8,4 @@ pub mod train;
 
 pub use buffer::Buffer;
 pub use ppo::{OptimStats, PPOOptim, PpoHyper};
-pub use sampler::{CollectRequest, Collected, PolicySnapshot, SamplerPool};
+pub use sampler::{AlgoSampler, CollectRequest, Collected, PolicySnapshot, SamplerPool};

@@ -90,8 +90,9 @@ pub struct Collected {
     pub worker_steps_per_s: f64,
 }
 
-/// One sampler actor: env + policy copies, living on its own thread.
-struct Worker {
+/// One sampler actor (the reference's `AlgoSampler`): one env and one actor/critic copy,
+/// living on its own thread; driven through [`SamplerPool`].
+pub struct AlgoSampler {
     id: usize,
     env: Box<dyn Env>,
     actor: Actor,
@@ -104,7 +105,7 @@ struct Worker {
     std: Vec<f32>,
 }
 
-impl Worker {
+impl AlgoSampler {
     fn sync(&mut self, policy: &PolicySnapshot) -> Result<()> {
         if self.version != Some(policy.version) {
             policy.actor.load_into(self.actor.var_store_mut())?;
@@ -229,7 +230,7 @@ impl SamplerPool {
                 .spawn(move || {
                     // One intra-op thread per sampler: on small nets more threads only contend.
                     tch::set_num_threads(1);
-                    let mut worker = Worker {
+                    let mut worker = AlgoSampler {
                         id,
                         obs: Vec::with_capacity(env.observation_size()),
                         action: vec![0.0; env.action_size()],
@@ -291,13 +292,15 @@ impl SamplerPool {
         let mut eval_done: BTreeMap<u64, Trajectory> = BTreeMap::new();
         let mut train_done: BTreeMap<u64, Trajectory> = BTreeMap::new();
         let (mut prefix_end, mut prefix_steps) = (0u64, 0usize);
+        // `num_steps == 0`: evaluation only, no train jobs.
         let mut cutoff: Option<u64> = None;
+        let mut want_train = req.num_steps > 0;
         loop {
             while let Some(&w) = idle.last() {
                 let (kind, id, label) = if next_eval < req.num_eval as u64 {
                     next_eval += 1;
                     (JobKind::Eval, next_eval - 1, stream::EVAL_JOB)
-                } else if cutoff.is_none() {
+                } else if want_train {
                     next_train += 1;
                     (JobKind::Train, next_train - 1, stream::TRAIN_JOB)
                 } else {
@@ -351,6 +354,7 @@ impl SamplerPool {
                         prefix_steps += t.buffer.len();
                         if prefix_steps >= req.num_steps {
                             cutoff = Some(prefix_end);
+                            want_train = false;
                             cancel_above.store(prefix_end, Ordering::Relaxed);
                         }
                         prefix_end += 1;
@@ -359,11 +363,19 @@ impl SamplerPool {
                 JobKind::Train => {}
             }
         }
-        let cutoff = cutoff.context("collection ended before reaching num_steps")?;
+        anyhow::ensure!(
+            req.num_steps == 0 || cutoff.is_some(),
+            "collection ended before reaching num_steps"
+        );
         let mut train = Buffer::new(self.obs_dim, self.act_dim, self.discount, self.gae_lambda);
         let mut eval = train.clone();
         let mut speeds = Vec::new();
-        for (_, t) in train_done.range(..=cutoff) {
+        for t in cutoff
+            .map(|c| train_done.range(..=c))
+            .into_iter()
+            .flatten()
+            .map(|(_, t)| t)
+        {
             train.append(&t.buffer);
             speeds.push(t.steps_per_s);
         }

@@ -4,7 +4,9 @@
 //! save the evaluated (pre-update) weights if they set a new best `Test/Return`, optimize, save
 //! `*_latest`, log. Deviations from the reference, on purpose:
 //! * exactly `--num-eval-eps` eval episodes whenever an iteration evaluates (never NaN);
-//! * the final iteration always evaluates, so every run ends with a `Test/Return`;
+//! * after the last iteration the final weights are evaluated (`--num-eval-eps` episodes),
+//!   printed and returned, outside the per-iteration rows, so a run stopped and continued with
+//!   `--previous` produces the same rows as an uninterrupted one;
 //! * `Time/Timesteps per Second (FULL)` uses the steps actually collected;
 //! * wall-clock scalars go to `timing.csv`, everything else to `progress.csv`, so two runs with
 //!   the same seed have byte-identical `progress.csv` files.
@@ -67,7 +69,9 @@ pub struct TrainOutcome {
     pub iterations: u64,
     pub total_timesteps: u64,
     pub best_test_return: Option<f64>,
-    pub last_test_return: Option<f64>,
+    /// Mean return of the deterministic evaluation of the final weights.
+    pub final_test_return: Option<f64>,
+    pub final_test_len: Option<f64>,
 }
 
 /// Resolves `--device`; `cuda` without a usable GPU is a usage error.
@@ -223,13 +227,11 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
     let start = Instant::now();
     let (mut total_steps, mut itr) = (0u64, 0u64);
     let (mut best_test, mut best_train): (Option<f64>, Option<f64>) = (None, None);
-    let mut last_test = None;
     let (mut gate_open, mut eval_next) = (false, false);
     while total_steps < args.timesteps {
         let itr_start = Instant::now();
-        let last_iteration = total_steps + args.num_steps as u64 >= args.timesteps;
-        let evaluate = args.num_eval_eps > 0
-            && (last_iteration || (gate_open && (itr % args.eval_freq as u64 == 0 || eval_next)));
+        let evaluate =
+            args.num_eval_eps > 0 && gate_open && (itr % args.eval_freq as u64 == 0 || eval_next);
         let policy = Arc::new(PolicySnapshot {
             version: itr,
             actor: ParamSnapshot::of(optim.actor().var_store()),
@@ -264,7 +266,6 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
             scalars.push(("Test/Return", ret));
             scalars.push(("Test/Episode Length", len));
             test_line = format!(" | test {ret:9.2}");
-            last_test = Some(ret);
             if best_test.is_none_or(|b| ret > b) {
                 best_test = Some(ret);
                 // The evaluated weights are the pre-update ones, still in the optimizer.
@@ -362,6 +363,30 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
         itr += 1;
     }
     bar.finish_and_clear();
+    let (mut final_test_return, mut final_test_len) = (None, None);
+    if args.num_eval_eps > 0 {
+        let policy = Arc::new(PolicySnapshot {
+            version: itr,
+            actor: ParamSnapshot::of(optim.actor().var_store()),
+            critic: ParamSnapshot::of(optim.critic().var_store()),
+        });
+        let request = CollectRequest {
+            iteration: itr,
+            seed: args.seed,
+            num_steps: 0,
+            traj_len: args.traj_len,
+            num_eval: args.num_eval_eps,
+        };
+        let eval = runtime.block_on(pool.collect(&request, policy))?.eval;
+        final_test_return = eval.mean_ep_return();
+        final_test_len = eval.mean_ep_len();
+        say(format!(
+            "final eval of the last weights ({} episodes): return {:.2}, episode length {:.1}",
+            args.num_eval_eps,
+            final_test_return.unwrap_or(f64::NAN),
+            final_test_len.unwrap_or(f64::NAN)
+        ));
+    }
     say(format!(
         "done: {itr} iterations, {total_steps} steps in {:.1} s; best Test/Return {}; run dir {}",
         start.elapsed().as_secs_f64(),
@@ -373,6 +398,7 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
         iterations: itr,
         total_timesteps: total_steps,
         best_test_return: best_test,
-        last_test_return: last_test,
+        final_test_return,
+        final_test_len,
     })
 }
