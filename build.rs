@@ -39,7 +39,5 @@ fn has_cuda_libraries(torch_root: &std::path::Path) -> bool {
                 || (depth > 0 && path.is_dir() && find(&path, depth - 1))
         })
     }
-    torch_root
-        .parent()
-        .is_some_and(|site| find(&site.join("nvidia"), 3))
+    torch_root.parent().is_some_and(|site| find(&site.join("nvidia"), 3))
 }

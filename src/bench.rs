@@ -37,9 +37,7 @@ pub fn bench_env(args: &BenchEnvArgs) -> Result<f64> {
     let start = Instant::now();
     while start.elapsed() < budget {
         for _ in 0..64 {
-            action
-                .iter_mut()
-                .for_each(|a| *a = rng.gen_range(-1.0..1.0));
+            action.iter_mut().for_each(|a| *a = rng.gen_range(-1.0..1.0));
             steps += 1;
             if env.step(&action).done {
                 episodes += 1;

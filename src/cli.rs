@@ -6,7 +6,7 @@ use clap::parser::ValueSource;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::bench::{BenchEnvArgs, BenchOptimizeArgs};
-use crate::config::PpoArgs;
+use crate::config::{PpoArgs, UsageError};
 use crate::envs;
 
 #[derive(Debug, Parser)]
@@ -25,6 +25,8 @@ pub enum Command {
     /// Train a policy.
     #[command(subcommand)]
     Train(TrainCommand),
+    /// Run a trained policy deterministically and report returns and reward terms.
+    Eval(crate::eval::EvalArgs),
     /// Benchmarks that print machine-readable `key=value` results.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -45,27 +47,138 @@ pub enum BenchCommand {
     Optimize(BenchOptimizeArgs),
 }
 
-/// Parses `argv`, letting the chosen env's preset replace defaults of `gait train ppo` flags the
-/// user did not type. Returns the parsed CLI and the `flag=value` presets that were applied.
-pub fn parse(argv: &[OsString]) -> Result<(Cli, Vec<String>), clap::Error> {
+/// The parsed command line plus notes for the user (applied presets, inherited flags,
+/// warnings about flags that differ from a `--previous` run).
+#[derive(Debug)]
+pub struct Parsed {
+    pub cli: Cli,
+    pub notes: Vec<String>,
+}
+
+/// Flags of a `--previous` run that are never inherited.
+const NOT_INHERITED: &[&str] = &["previous", "previous_best", "run_name"];
+
+/// `PpoArgs` as `(id, command-line words)`, one entry per flag with a value.
+fn flag_words(args: &PpoArgs) -> Vec<(String, Vec<OsString>)> {
+    fn walk(
+        map: &serde_json::Map<String, serde_json::Value>,
+        out: &mut Vec<(String, Vec<OsString>)>,
+    ) {
+        for (key, value) in map {
+            let flag = format!("--{}", key.replace('_', "-"));
+            let words: Vec<String> = match value {
+                serde_json::Value::Object(inner) => {
+                    walk(inner, out);
+                    continue;
+                }
+                serde_json::Value::Null | serde_json::Value::Bool(false) => vec![],
+                serde_json::Value::Bool(true) => vec![flag],
+                serde_json::Value::String(v) => vec![flag, v.clone()],
+                serde_json::Value::Array(items) => {
+                    let parts: Vec<String> = items
+                        .iter()
+                        .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
+                        .collect();
+                    vec![flag, parts.join(",")]
+                }
+                serde_json::Value::Number(n) => vec![flag, n.to_string()],
+            };
+            out.push((key.clone(), words.into_iter().map(OsString::from).collect()));
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(args) {
+        walk(&map, &mut out);
+    }
+    out
+}
+
+/// Inserts `extra` words right after the `ppo` token.
+fn with_inserted(argv: &[OsString], extra: Vec<OsString>) -> Vec<OsString> {
+    let at = argv.iter().position(|a| a == "ppo").map_or(argv.len(), |i| i + 1);
+    let mut out = argv[..at].to_vec();
+    out.extend(extra);
+    out.extend_from_slice(&argv[at..]);
+    out
+}
+
+/// Parses `argv`. For `gait train ppo`, flags the user did not type take (in order of
+/// precedence) the `--previous` run's values, else the env preset's, else the global defaults.
+/// Errors: `clap::Error` (print with `.exit()`), `UsageError`, or a runtime error.
+pub fn parse(argv: &[OsString]) -> anyhow::Result<Parsed> {
     let matches = Cli::command().try_get_matches_from(argv)?;
     let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)?;
     let Command::Train(TrainCommand::Ppo(args)) = &cli.command else {
-        return Ok((cli, Vec::new()));
-    };
-    // An unknown env is reported later, with the list of available ones.
-    let Ok(spec) = envs::spec(&args.env) else {
-        return Ok((cli, Vec::new()));
+        return Ok(Parsed { cli, notes: Vec::new() });
     };
     let ppo = matches
         .subcommand_matches("train")
         .and_then(|m| m.subcommand_matches("ppo"))
         .expect("train ppo was parsed");
+    let typed = |id: &str| ppo.value_source(id) == Some(ValueSource::CommandLine);
     let mut extra: Vec<OsString> = Vec::new();
+    let mut notes = Vec::new();
+
+    if let Some(prev_dir) = &args.previous {
+        let prev = crate::logging::load_previous(prev_dir)?;
+        if typed("env") && args.env != prev.args.env {
+            return Err(UsageError(format!(
+                "--previous {} is a run of env '{}', not '{}'",
+                prev_dir.display(),
+                prev.args.env,
+                args.env
+            ))
+            .into());
+        }
+        for (id, words) in flag_words(&prev.args) {
+            if !NOT_INHERITED.contains(&id.as_str()) && !typed(&id) {
+                extra.extend(words);
+            }
+        }
+        let cli2 = Cli::try_parse_from(with_inserted(argv, extra))?;
+        let Command::Train(TrainCommand::Ppo(new)) = &cli2.command else { unreachable!() };
+        let (old_v, new_v) = (serde_json::to_value(&prev.args)?, serde_json::to_value(&**new)?);
+        let flat = |v: &serde_json::Value| -> Vec<(String, serde_json::Value)> {
+            let mut out = Vec::new();
+            if let Some(map) = v.as_object() {
+                for (k, v) in map {
+                    match v.as_object() {
+                        Some(inner) => {
+                            out.extend(inner.iter().map(|(k, v)| (k.clone(), v.clone())))
+                        }
+                        None => out.push((k.clone(), v.clone())),
+                    }
+                }
+            }
+            out
+        };
+        let old_flat = flat(&old_v);
+        for (key, value) in flat(&new_v) {
+            if NOT_INHERITED.contains(&key.as_str()) || key == "workers" {
+                continue;
+            }
+            let old = old_flat.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
+            if old.as_ref() != Some(&value) {
+                let show = |v: Option<&serde_json::Value>| {
+                    v.map_or("(new flag)".to_string(), |v| {
+                        v.to_string().trim_matches('"').to_string()
+                    })
+                };
+                notes.push(format!(
+                    "warning: {key}: {} -> {}",
+                    show(old.as_ref()),
+                    show(Some(&value))
+                ));
+            }
+        }
+        return Ok(Parsed { cli: cli2, notes });
+    }
+
+    // An unknown env is reported later, with the list of available ones.
+    let Ok(spec) = envs::spec(&args.env) else { return Ok(Parsed { cli, notes }) };
     let mut applied = Vec::new();
     for (flag, value) in spec.preset {
-        let id = flag.replace('-', "_");
-        if ppo.value_source(&id) == Some(ValueSource::CommandLine) {
+        if typed(&flag.replace('-', "_")) {
             continue;
         }
         applied.push(format!("{flag}={value}"));
@@ -76,18 +189,11 @@ pub fn parse(argv: &[OsString]) -> Result<(Cli, Vec<String>), clap::Error> {
         }
     }
     if extra.is_empty() {
-        return Ok((cli, applied));
+        return Ok(Parsed { cli, notes });
     }
-    // Re-parse with the preset flags inserted right after `ppo`; they only name flags the user
-    // did not give, so nothing the user typed is overridden.
-    let at = argv
-        .iter()
-        .position(|a| a == "ppo")
-        .map_or(argv.len(), |i| i + 1);
-    let mut argv2 = argv[..at].to_vec();
-    argv2.extend(extra);
-    argv2.extend_from_slice(&argv[at..]);
-    Ok((Cli::try_parse_from(argv2)?, applied))
+    notes.push(format!("env '{}' preset: {}", args.env, applied.join(" ")));
+    // The preset flags only name flags the user did not give, so nothing typed is overridden.
+    Ok(Parsed { cli: Cli::try_parse_from(with_inserted(argv, extra))?, notes })
 }
 
 #[cfg(test)]
@@ -96,8 +202,13 @@ mod tests {
 
     fn ppo(args: &[&str]) -> (PpoArgs, Vec<String>) {
         let argv: Vec<OsString> = args.iter().map(OsString::from).collect();
-        let (cli, applied) = parse(&argv).unwrap();
-        match cli.command {
+        let parsed = parse(&argv).unwrap();
+        let applied: Vec<String> = parsed
+            .notes
+            .iter()
+            .flat_map(|n| n.split(' ').map(str::to_string).collect::<Vec<_>>())
+            .collect();
+        match parsed.cli.command {
             Command::Train(TrainCommand::Ppo(a)) => (*a, applied),
             _ => panic!("not train ppo"),
         }
@@ -105,15 +216,8 @@ mod tests {
 
     #[test]
     fn preset_fills_defaults_but_never_overrides_typed_flags() {
-        let (a, applied) = ppo(&[
-            "gait",
-            "train",
-            "ppo",
-            "--env",
-            "cartpole",
-            "--num-steps",
-            "999",
-        ]);
+        let (a, applied) =
+            ppo(&["gait", "train", "ppo", "--env", "cartpole", "--num-steps", "999"]);
         assert_eq!(a.num_steps, 999);
         assert_eq!(a.traj_len, 400, "preset value");
         assert_eq!(a.layers, vec![64, 64]);
@@ -136,9 +240,8 @@ mod tests {
             let mut argv = vec!["gait", "train", "ppo"];
             argv.extend_from_slice(bad);
             let argv: Vec<OsString> = argv.iter().map(OsString::from).collect();
-            let err = parse(&argv)
-                .err()
-                .unwrap_or_else(|| panic!("{bad:?} accepted"));
+            let err = parse(&argv).err().unwrap_or_else(|| panic!("{bad:?} accepted"));
+            let err = err.downcast_ref::<clap::Error>().expect("a clap error");
             assert_eq!(err.exit_code(), 2, "{bad:?}");
         }
     }

@@ -58,9 +58,7 @@ fn positive_usize(s: &str) -> Result<usize, String> {
 fn count(s: &str) -> Result<u64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 1.0 && v.fract() == 0.0 && v < 1e19 => Ok(v as u64),
-        _ => Err(format!(
-            "'{s}' is not a positive whole number (e.g. 100000 or 1e8)"
-        )),
+        _ => Err(format!("'{s}' is not a positive whole number (e.g. 100000 or 1e8)")),
     }
 }
 
@@ -93,6 +91,14 @@ pub struct PpoArgs {
     /// libtorch threads for the optimizer (1 is fastest for small nets on 2 cores).
     #[arg(long, default_value = "1", value_parser = positive_usize, help_heading = "Run")]
     pub backprop_workers: usize,
+    /// Continue from this run directory: networks, normalizer, Adam states, iteration and
+    /// counters; flags not given on the command line take the previous run's values.
+    #[arg(long, help_heading = "Run")]
+    pub previous: Option<PathBuf>,
+    /// With --previous: start from its best-eval weights (actor/critic.safetensors) with fresh
+    /// Adam state, instead of its latest state.
+    #[arg(long, requires = "previous", help_heading = "Run")]
+    pub previous_best: bool,
     /// Also save actor_{itr}/critic_{itr} every N iterations (0: never).
     #[arg(long, default_value_t = 0, help_heading = "Run")]
     pub save_freq: usize,
@@ -186,14 +192,8 @@ impl PpoArgs {
                 self.batch_size, self.num_steps
             )));
         }
-        if self
-            .run_name
-            .as_deref()
-            .is_some_and(|n| n.is_empty() || n.contains(['/', '\\']))
-        {
-            return Err(UsageError(
-                "--run-name must be a non-empty name without '/'".into(),
-            ));
+        if self.run_name.as_deref().is_some_and(|n| n.is_empty() || n.contains(['/', '\\'])) {
+            return Err(UsageError("--run-name must be a non-empty name without '/'".into()));
         }
         Ok(())
     }

@@ -9,14 +9,8 @@ use anyhow::{Context, Result};
 
 /// Temp path in the same directory, keeping the extension (tch picks the format from it).
 fn temp_path(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let ext = target
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_default();
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let ext = target.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
     target.with_file_name(format!(".{name}.{}.tmp{ext}", std::process::id()))
 }
 

@@ -10,6 +10,7 @@ pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod envs;
+pub mod eval;
 pub mod fsutil;
 pub mod logging;
 pub mod policies;

@@ -1,4 +1,5 @@
 use std::ffi::OsString;
+use std::io::Write;
 use std::process::ExitCode;
 
 use gait::algos::train::{train_ppo, TrainOptions};
@@ -7,21 +8,23 @@ use gait::config::UsageError;
 
 fn main() -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
-    let (cli, applied) = match cli::parse(&argv) {
+    let parsed = match cli::parse(&argv) {
         Ok(parsed) => parsed,
-        Err(e) => e.exit(),
+        Err(e) => match e.downcast::<clap::Error>() {
+            Ok(clap_error) => clap_error.exit(),
+            Err(e) => return report(e),
+        },
     };
-    let result = match cli.command {
+    for note in &parsed.notes {
+        let _ = writeln!(std::io::stdout(), "{note}");
+    }
+    let result = match parsed.cli.command {
         Command::Train(TrainCommand::Ppo(args)) => {
-            if !applied.is_empty() {
-                println!("env '{}' preset: {}", args.env, applied.join(" "));
-            }
-            let command = argv
-                .iter()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect();
+            install_signal_handler();
+            let command = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
             train_ppo(&args, command, TrainOptions::default()).map(|_| ())
         }
+        Command::Eval(args) => gait::eval::run_eval(&args, &mut std::io::stdout()).map(|_| ()),
         Command::Bench(BenchCommand::Env(args)) => gait::bench::bench_env(&args).map(|_| ()),
         Command::Bench(BenchCommand::Optimize(args)) => {
             gait::bench::bench_optimize(&args).map(|_| ())
@@ -29,13 +32,30 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            if e.downcast_ref::<UsageError>().is_some() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::FAILURE
-            }
+        Err(e) => report(e),
+    }
+}
+
+/// One line on stderr; exit code 2 for usage errors, 1 for runtime errors.
+fn report(e: anyhow::Error) -> ExitCode {
+    eprintln!("error: {e:#}");
+    if e.downcast_ref::<UsageError>().is_some() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// First Ctrl-C/SIGTERM: stop after saving (see `algos::interrupt`); a second one: exit now.
+fn install_signal_handler() {
+    let result = ctrlc::set_handler(|| {
+        if gait::algos::interrupt::STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            eprintln!("second interrupt: exiting without waiting");
+            std::process::exit(130);
         }
+        eprintln!("stopping: abandoning the current iteration (Ctrl-C again to exit at once)");
+    });
+    if let Err(e) = result {
+        eprintln!("warning: cannot install the Ctrl-C handler: {e}");
     }
 }

@@ -5,10 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn gait(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gait"))
-        .args(args)
-        .output()
-        .expect("run gait")
+    Command::new(env!("CARGO_BIN_EXE_gait")).args(args).output().expect("run gait")
 }
 
 fn stderr(o: &Output) -> String {
@@ -34,23 +31,11 @@ fn tree(dir: &Path) -> Vec<String> {
 fn train_prints_iterations_and_finishes() {
     let dir = tempfile::tempdir().unwrap();
     let logdir = dir.path().to_str().unwrap();
-    let o = gait(&[
-        "train",
-        "ppo",
-        "--env",
-        "cartpole",
-        "--timesteps",
-        "8000",
-        "--logdir",
-        logdir,
-    ]);
+    let o = gait(&["train", "ppo", "--env", "cartpole", "--timesteps", "8000", "--logdir", logdir]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}{}", out, stderr(&o));
     assert!(out.contains("env 'cartpole' preset:"), "{out}");
-    assert!(
-        out.contains("iter    0 |") && out.contains("iter    1 |"),
-        "{out}"
-    );
+    assert!(out.contains("iter    0 |") && out.contains("iter    1 |"), "{out}");
     assert!(out.contains("done: 2 iterations"), "{out}");
 }
 
@@ -63,27 +48,15 @@ fn bad_input_is_one_clear_error_and_writes_nothing() {
         (
             &["--env", "walker"],
             2,
-            "unknown env 'walker'; available: cartpole, pendulum",
+            "unknown env 'walker'; available: cartpole, pendulum, mountaincar",
         ),
         (&["--kl", "0"], 2, "'0' is not a positive number"),
-        (
-            &["--a-lr", "-0.1"],
-            2,
-            "invalid value '-0.1' for '--a-lr <A_LR>'",
-        ),
+        (&["--a-lr", "-0.1"], 2, "invalid value '-0.1' for '--a-lr <A_LR>'"),
         (&["--batch-size", "0"], 2, "--batch-size"),
         (&["--epochs", "0"], 2, "--epochs"),
         (&["--workers", "0"], 2, "--workers"),
-        (
-            &["--batch-size", "5000", "--num-steps", "100"],
-            2,
-            "larger than --num-steps",
-        ),
-        (
-            &["--std-array", "0.1,0.2"],
-            2,
-            "--std-array has 2 values but env 'cartpole' has 1",
-        ),
+        (&["--batch-size", "5000", "--num-steps", "100"], 2, "larger than --num-steps"),
+        (&["--std-array", "0.1,0.2"], 2, "--std-array has 2 values but env 'cartpole' has 1"),
         (&["--device", "cuda"], 2, "--device cuda: no CUDA GPU"),
         (&["--bogus-flag"], 2, "unexpected argument '--bogus-flag'"),
     ];

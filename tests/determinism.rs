@@ -21,9 +21,6 @@ fn same_seed_gives_identical_progress_csv() {
     assert!(a.lines().count() >= 4, "{a}");
     let c = progress(dir.path(), &[&base[..], &["--workers", "1"]].concat());
     assert_eq!(a, c, "worker count changed the numbers");
-    let d = progress(
-        dir.path(),
-        &["--timesteps", "16000", "--seed", "6", "--workers", "2"],
-    );
+    let d = progress(dir.path(), &["--timesteps", "16000", "--seed", "6", "--workers", "2"]);
     assert_ne!(a, d, "a different seed gave the same run");
 }

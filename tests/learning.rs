@@ -34,9 +34,7 @@ fn ppo_learns_cartpole_for_two_seeds() {
     for seed in ["1", "2"] {
         let args = common::quick(dir.path(), &["--seed", seed, "--timesteps", "60000"]);
         let out = train_ppo(&args, vec![], TrainOptions { quiet: true }).unwrap();
-        let final_eval = out
-            .final_test_return
-            .expect("the final weights are evaluated");
+        let final_eval = out.final_test_return.expect("the final weights are evaluated");
         let first_train =
             common::csv_column(&out.run_dir.join("progress.csv"), "Train/Return")[0].unwrap();
         eprintln!("seed {seed}: random {random:.1}, first train {first_train:.1}, final eval {final_eval:.1}");
@@ -44,9 +42,6 @@ fn ppo_learns_cartpole_for_two_seeds() {
             final_eval > 5.0 * random && final_eval > 200.0,
             "seed {seed}: final eval return {final_eval:.1} vs random {random:.1}"
         );
-        assert!(
-            final_eval > 2.0 * first_train,
-            "seed {seed}: no improvement over iteration 0"
-        );
+        assert!(final_eval > 2.0 * first_train, "seed {seed}: no improvement over iteration 0");
     }
 }

@@ -15,12 +15,8 @@ use tch::Device;
 fn run_dir_holds_experiment_tensorboard_csv_and_checkpoints() {
     let dir = tempfile::tempdir().unwrap();
     let args = common::quick(dir.path(), &["--timesteps", "12000", "--save-freq", "2"]);
-    let out = train_ppo(
-        &args,
-        vec!["gait".into(), "test".into()],
-        TrainOptions { quiet: true },
-    )
-    .unwrap();
+    let out =
+        train_ppo(&args, vec!["gait".into(), "test".into()], TrainOptions { quiet: true }).unwrap();
     let run = &out.run_dir;
     // logdir/env/run/timestamp
     let rel = run.strip_prefix(dir.path()).unwrap();
@@ -52,41 +48,25 @@ fn run_dir_holds_experiment_tensorboard_csv_and_checkpoints() {
     let again: Experiment = serde_json::from_str(&serde_json::to_string(&exp).unwrap()).unwrap();
     assert_eq!(again, exp);
     let info = std::fs::read_to_string(run.join("experiment.info")).unwrap();
-    let keys: Vec<&str> = info
-        .lines()
-        .map(|l| l.split(": ").next().unwrap())
-        .collect();
+    let keys: Vec<&str> = info.lines().map(|l| l.split(": ").next().unwrap()).collect();
     let mut sorted = keys.clone();
     sorted.sort();
     assert_eq!(keys, sorted, "experiment.info is sorted");
-    assert!(
-        info.contains("num_steps: 4000\n") && info.contains("env: cartpole\n"),
-        "{info}"
-    );
+    assert!(info.contains("num_steps: 4000\n") && info.contains("env: cartpole\n"), "{info}");
 
     // TensorBoard: one file, every record's CRCs valid, the expected scalar tags per iteration.
     let tb: Vec<_> = std::fs::read_dir(run)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("events.out.tfevents.")
-        })
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("events.out.tfevents."))
         .collect();
     assert_eq!(tb.len(), 1);
     let events = read_events(&tb[0]).unwrap();
-    assert_eq!(
-        events[0].what,
-        Some(EventWhat::FileVersion("brain.Event:2".into()))
-    );
+    assert_eq!(events[0].what, Some(EventWhat::FileVersion("brain.Event:2".into())));
     let mut tags = BTreeSet::new();
     let mut steps = BTreeSet::new();
     for e in &events[1..] {
-        let Some(EventWhat::Summary(s)) = &e.what else {
-            panic!("not a summary")
-        };
+        let Some(EventWhat::Summary(s)) = &e.what else { panic!("not a summary") };
         for v in &s.value {
             if let Some(ValueKind::SimpleValue(x)) = v.value {
                 tags.insert(v.tag.clone());
@@ -104,25 +84,14 @@ fn run_dir_holds_experiment_tensorboard_csv_and_checkpoints() {
         .map(|t| t.to_string())
         .collect();
     assert_eq!(tags, expected_tags);
-    for tag in [
-        "Train/Return",
-        "Test/Return",
-        "Optimizer/KL",
-        "Time/Timesteps per Second (FULL)",
-    ] {
+    for tag in ["Train/Return", "Test/Return", "Optimizer/KL", "Time/Timesteps per Second (FULL)"] {
         assert!(tags.contains(tag), "{tag}");
     }
     assert_eq!(steps, (0..out.iterations as i64).collect());
 
     // CSV: a header plus one row per iteration, in both tables.
-    assert_eq!(
-        common::csv_rows(&run.join("progress.csv")).len() as u64,
-        out.iterations + 1
-    );
-    assert_eq!(
-        common::csv_rows(&run.join("timing.csv")).len() as u64,
-        out.iterations + 1
-    );
+    assert_eq!(common::csv_rows(&run.join("progress.csv")).len() as u64, out.iterations + 1);
+    assert_eq!(common::csv_rows(&run.join("timing.csv")).len() as u64, out.iterations + 1);
     let totals = common::csv_column(&run.join("progress.csv"), "Time/Total Timesteps");
     assert_eq!(totals.last().unwrap().unwrap() as u64, out.total_timesteps);
 
@@ -130,10 +99,7 @@ fn run_dir_holds_experiment_tensorboard_csv_and_checkpoints() {
     let mut actor = Actor::new(&exp.net, Device::Cpu);
     load_checkpoint(actor.var_store_mut(), &run.join("actor_latest.safetensors")).unwrap();
     let stats = actor.normalizer().stats();
-    assert_eq!(
-        stats.count, 0.0,
-        "no prenormalization: identity normalizer saved"
-    );
+    assert_eq!(stats.count, 0.0, "no prenormalization: identity normalizer saved");
     let mut critic = Critic::new(&exp.net, Device::Cpu);
     load_checkpoint(critic.var_store_mut(), &run.join("critic.safetensors")).unwrap();
     // ...and refuse other shapes or corrupt files with a message naming the problem.
@@ -142,10 +108,7 @@ fn run_dir_holds_experiment_tensorboard_csv_and_checkpoints() {
     let mut other = Actor::new(&wide, Device::Cpu);
     let err = load_checkpoint(other.var_store_mut(), &run.join("actor.safetensors")).unwrap_err();
     assert!(matches!(err, CheckpointError::Mismatch { .. }), "{err}");
-    assert!(
-        err.to_string().contains("[32, 4]") && err.to_string().contains("[64, 4]"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("[32, 4]") && err.to_string().contains("[64, 4]"), "{err}");
     let corrupt = dir.path().join("corrupt.safetensors");
     let bytes = std::fs::read(run.join("actor.safetensors")).unwrap();
     std::fs::write(&corrupt, &bytes[..bytes.len() / 2]).unwrap();

@@ -98,35 +98,23 @@ impl Buffer {
             next_value = v;
         }
         self.returns.extend_from_slice(&returns);
-        self.ep_returns
-            .push(self.rewards[start..end].iter().map(|&r| r as f64).sum());
+        self.ep_returns.push(self.rewards[start..end].iter().map(|&r| r as f64).sum());
         self.ep_lens.push(end - start);
         self.traj_idx.push(end);
     }
 
     /// Appends all finished trajectories of `other` (the reference's `buffer + buffer`).
     pub fn append(&mut self, other: &Buffer) {
-        assert_eq!(
-            (self.obs_dim, self.act_dim),
-            (other.obs_dim, other.act_dim),
-            "buffer dims"
-        );
-        assert_eq!(
-            self.len(),
-            *self.traj_idx.last().unwrap(),
-            "append after an open trajectory"
-        );
+        assert_eq!((self.obs_dim, self.act_dim), (other.obs_dim, other.act_dim), "buffer dims");
+        assert_eq!(self.len(), *self.traj_idx.last().unwrap(), "append after an open trajectory");
         let n = *other.traj_idx.last().unwrap();
         let offset = self.len();
-        self.states
-            .extend_from_slice(&other.states[..n * other.obs_dim]);
-        self.actions
-            .extend_from_slice(&other.actions[..n * other.act_dim]);
+        self.states.extend_from_slice(&other.states[..n * other.obs_dim]);
+        self.actions.extend_from_slice(&other.actions[..n * other.act_dim]);
         self.rewards.extend_from_slice(&other.rewards[..n]);
         self.values.extend_from_slice(&other.values[..n]);
         self.returns.extend_from_slice(&other.returns[..n]);
-        self.traj_idx
-            .extend(other.traj_idx[1..].iter().map(|i| i + offset));
+        self.traj_idx.extend(other.traj_idx[1..].iter().map(|i| i + offset));
         self.ep_returns.extend_from_slice(&other.ep_returns);
         self.ep_lens.extend_from_slice(&other.ep_lens);
     }
@@ -134,12 +122,8 @@ impl Buffer {
     /// `(return − value − mean) / (unbiased std + 1e-4)` over every finished step.
     pub fn normalized_advantages(&self) -> Vec<f32> {
         let n = self.returns.len();
-        let adv: Vec<f64> = self
-            .returns
-            .iter()
-            .zip(&self.values)
-            .map(|(&r, &v)| r as f64 - v as f64)
-            .collect();
+        let adv: Vec<f64> =
+            self.returns.iter().zip(&self.values).map(|(&r, &v)| r as f64 - v as f64).collect();
         let mean = adv.iter().sum::<f64>() / n.max(1) as f64;
         let var = adv.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / (n.max(2) - 1) as f64;
         let std = var.sqrt() + 1e-4;
@@ -151,9 +135,7 @@ impl Buffer {
     pub fn minibatch_indices(&self, batch_size: usize, rng: &mut impl Rng) -> Vec<Vec<i64>> {
         let mut idx: Vec<i64> = (0..self.returns.len() as i64).collect();
         idx.shuffle(rng);
-        idx.chunks_exact(batch_size.max(1))
-            .map(<[i64]>::to_vec)
-            .collect()
+        idx.chunks_exact(batch_size.max(1)).map(<[i64]>::to_vec).collect()
     }
 
     pub fn mean_ep_return(&self) -> Option<f64> {
@@ -218,10 +200,7 @@ mod tests {
         }
         b.end_trajectory(8.0);
         // Values cancel out for λ = 1: R_t = Σ γ^k r + γ^(T-t) V_T.
-        close(
-            &b.returns,
-            &[1.0 + 0.5 + 0.25 + 1.0, 1.0 + 0.5 + 2.0, 1.0 + 4.0],
-        );
+        close(&b.returns, &[1.0 + 0.5 + 0.25 + 1.0, 1.0 + 0.5 + 2.0, 1.0 + 4.0]);
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! PPO: trajectory buffer, sampler actors, the optimizer and the training loop.
 
+mod adam;
 mod buffer;
+pub mod interrupt;
 mod ppo;
+pub mod resume;
 pub mod sampler;
 pub mod seeding;
 pub mod train;

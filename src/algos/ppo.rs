@@ -11,8 +11,9 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use rand::Rng;
-use tch::{nn, nn::OptimizerConfig, Device, Kind, Tensor};
+use tch::{Device, Kind, Tensor};
 
+use super::adam::Adam;
 use super::Buffer;
 use crate::envs::MirrorIndices;
 use crate::policies::{Actor, Critic, NetSpec};
@@ -67,20 +68,15 @@ impl MirrorTensors {
             )
         };
         let ((obs_src, obs_sign), (act_src, act_sign)) = (idx(obs), idx(act));
-        Self {
-            obs_src,
-            obs_sign,
-            act_src,
-            act_sign,
-        }
+        Self { obs_src, obs_sign, act_src, act_sign }
     }
 }
 
 pub struct PPOOptim {
     actor: Actor,
     critic: Critic,
-    actor_opt: nn::Optimizer,
-    critic_opt: nn::Optimizer,
+    actor_opt: Adam,
+    critic_opt: Adam,
     hp: PpoHyper,
     device: Device,
     mirror: Option<MirrorTensors>,
@@ -108,33 +104,16 @@ impl PPOOptim {
     ) -> Result<Self> {
         let actor = Actor::new(spec, device);
         let critic = Critic::new(spec, device);
-        let adam = |eps| nn::Adam {
-            beta1: 0.9,
-            beta2: 0.999,
-            wd: 0.0,
-            eps,
-            amsgrad: false,
-        };
-        let actor_opt = adam(hp.eps).build(actor.var_store(), hp.a_lr)?;
-        let critic_opt = adam(hp.eps).build(critic.var_store(), hp.c_lr)?;
+        let actor_opt = Adam::new(actor.var_store(), hp.a_lr, hp.eps);
+        let critic_opt = Adam::new(critic.var_store(), hp.c_lr, hp.eps);
         let mirror = match (hp.mirror > 0.0, mirror) {
             (false, _) => None,
             (true, Some((obs, act))) => Some(MirrorTensors::new(obs, act, device)),
-            (true, None) => bail!(
-                "--mirror {} needs observation and action mirror lists",
-                hp.mirror
-            ),
+            (true, None) => {
+                bail!("--mirror {} needs observation and action mirror lists", hp.mirror)
+            }
         };
-        Ok(Self {
-            actor,
-            critic,
-            actor_opt,
-            critic_opt,
-            hp,
-            device,
-            mirror,
-            dump_dir: None,
-        })
+        Ok(Self { actor, critic, actor_opt, critic_opt, hp, device, mirror, dump_dir: None })
     }
 
     pub fn set_dump_dir(&mut self, dir: PathBuf) {
@@ -147,6 +126,32 @@ impl PPOOptim {
 
     pub fn critic(&self) -> &Critic {
         &self.critic
+    }
+
+    /// Both Adam states, named `actor_adam/...` and `critic_adam/...`.
+    pub fn optimizer_state(&self) -> Vec<(String, Tensor)> {
+        let mut out = Vec::new();
+        for (prefix, adam) in [("actor_adam", &self.actor_opt), ("critic_adam", &self.critic_opt)] {
+            out.extend(adam.state().into_iter().map(|(k, t)| (format!("{prefix}/{k}"), t)));
+        }
+        out
+    }
+
+    /// Restores what [`PPOOptim::optimizer_state`] saved (keys with their prefixes).
+    pub fn load_optimizer_state(
+        &mut self,
+        state: &std::collections::HashMap<String, Tensor>,
+    ) -> Result<()> {
+        let strip = |prefix: &str| -> std::collections::HashMap<String, Tensor> {
+            state
+                .iter()
+                .filter_map(|(k, t)| {
+                    k.strip_prefix(prefix).map(|rest| (rest.to_string(), t.shallow_clone()))
+                })
+                .collect()
+        };
+        self.actor_opt.load_state(&strip("actor_adam/")).context("actor optimizer state")?;
+        self.critic_opt.load_state(&strip("critic_adam/")).context("critic optimizer state")
     }
 
     pub fn actor_mut(&mut self) -> &mut Actor {
@@ -168,21 +173,15 @@ impl PPOOptim {
         let actions = Tensor::from_slice(&buffer.actions[..(n * act_dim) as usize])
             .view([n, act_dim])
             .to_device(dev);
-        let returns = Tensor::from_slice(&buffer.returns)
-            .view([n, 1])
-            .to_device(dev);
-        let advantages = Tensor::from_slice(&buffer.normalized_advantages())
-            .view([n, 1])
-            .to_device(dev);
+        let returns = Tensor::from_slice(&buffer.returns).view([n, 1]).to_device(dev);
+        let advantages =
+            Tensor::from_slice(&buffer.normalized_advantages()).view([n, 1]).to_device(dev);
         let (old_mean, old_std, old_logp) = tch::no_grad(|| {
             let (m, s) = self.actor.distribution(&states);
             let lp = log_prob(&actions, &m, &s);
             (m, s.expand([n, act_dim], false).contiguous(), lp)
         });
-        let mirror_states = self
-            .mirror
-            .as_ref()
-            .map(|m| mirror(&states, &m.obs_src, &m.obs_sign));
+        let mirror_states = self.mirror.as_ref().map(|m| mirror(&states, &m.obs_src, &m.obs_sign));
 
         let mut stats = OptimStats::default();
         let mut kl_max = 0.0f64;
@@ -190,12 +189,8 @@ impl PPOOptim {
             for batch in buffer.minibatch_indices(self.hp.batch_size, rng) {
                 let idx = Tensor::from_slice(&batch).to_device(dev);
                 let pick = |t: &Tensor| t.index_select(0, &idx);
-                let (s, a, ret, adv) = (
-                    pick(&states),
-                    pick(&actions),
-                    pick(&returns),
-                    pick(&advantages),
-                );
+                let (s, a, ret, adv) =
+                    (pick(&states), pick(&actions), pick(&returns), pick(&advantages));
                 let (o_mean, o_std, o_logp) = (pick(&old_mean), pick(&old_std), pick(&old_logp));
 
                 let (mean, std) = self.actor.distribution(&s);
@@ -281,20 +276,14 @@ impl PPOOptim {
 
     /// The error for a non-finite batch, naming the tensors and where the dump went.
     fn non_finite(&self, tensors: &[(&str, &Tensor)]) -> anyhow::Error {
-        let bad: Vec<&str> = tensors
-            .iter()
-            .filter(|(_, t)| !is_finite(t))
-            .map(|(n, _)| *n)
-            .collect();
+        let bad: Vec<&str> =
+            tensors.iter().filter(|(_, t)| !is_finite(t)).map(|(n, _)| *n).collect();
         let dump = match self.dump_non_finite(tensors) {
             Ok(Some(p)) => format!("; diagnostic dump written to {}", p.display()),
             Ok(None) => String::new(),
             Err(e) => format!("; writing the diagnostic dump failed: {e:#}"),
         };
-        anyhow::anyhow!(
-            "non-finite values in {} during the PPO update{dump}",
-            bad.join(", ")
-        )
+        anyhow::anyhow!("non-finite values in {} during the PPO update{dump}", bad.join(", "))
     }
 
     fn dump_non_finite(&self, tensors: &[(&str, &Tensor)]) -> Result<Option<PathBuf>> {
@@ -302,10 +291,8 @@ impl PPOOptim {
             return Ok(None);
         };
         let path = dir.join("training_error.safetensors");
-        let named: Vec<(&str, Tensor)> = tensors
-            .iter()
-            .map(|(n, t)| (*n, t.detach().to_device(Device::Cpu)))
-            .collect();
+        let named: Vec<(&str, Tensor)> =
+            tensors.iter().map(|(n, t)| (*n, t.detach().to_device(Device::Cpu))).collect();
         crate::fsutil::write_atomic_with(&path, |tmp| {
             Tensor::write_safetensors(&named, tmp).context("writing the dump")
         })?;
@@ -367,10 +354,7 @@ mod tests {
         for _ in 0..20 {
             last = optim.optimize(&b, &mut rng).unwrap();
         }
-        assert!(
-            last.critic_loss < 0.5 * first.critic_loss,
-            "{first:?} -> {last:?}"
-        );
+        assert!(last.critic_loss < 0.5 * first.critic_loss, "{first:?} -> {last:?}");
     }
 
     #[test]
@@ -390,14 +374,8 @@ mod tests {
         let mut optim = PPOOptim::new(&spec(), hyper(0.02), Device::Cpu, None).unwrap();
         optim.set_dump_dir(dir.path().to_path_buf());
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
-        let err = optim
-            .optimize(&buffer(f32::NAN), &mut rng)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("non-finite values in returns, advantages"),
-            "{err}"
-        );
+        let err = optim.optimize(&buffer(f32::NAN), &mut rng).unwrap_err().to_string();
+        assert!(err.contains("non-finite values in returns, advantages"), "{err}");
         let dump = dir.path().join("training_error.safetensors");
         assert!(err.contains(&dump.display().to_string()), "{err}");
         let tensors = Tensor::read_safetensors(&dump).unwrap();
@@ -408,13 +386,7 @@ mod tests {
     fn mirror_without_lists_is_refused() {
         let mut hp = hyper(0.02);
         hp.mirror = 1.0;
-        let err = PPOOptim::new(&spec(), hp, Device::Cpu, None)
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(
-            err.contains("needs observation and action mirror lists"),
-            "{err}"
-        );
+        let err = PPOOptim::new(&spec(), hp, Device::Cpu, None).err().unwrap().to_string();
+        assert!(err.contains("needs observation and action mirror lists"), "{err}");
     }
 }

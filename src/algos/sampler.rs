@@ -129,7 +129,9 @@ impl AlgoSampler {
         check_finite(&self.obs, "initial observation")?;
         let mut done = false;
         for t in 0..job.max_len {
-            if train && job.id > job.cancel_above.load(Ordering::Relaxed) {
+            if (train && job.id > job.cancel_above.load(Ordering::Relaxed))
+                || super::interrupt::requested()
+            {
                 return Ok(None);
             }
             let s = Tensor::from_slice(&self.obs);
@@ -162,27 +164,19 @@ impl AlgoSampler {
         }
         // Terminated: 0. Cut by the time limit: bootstrap with the critic's value.
         let terminal = if train && !done {
-            self.critic
-                .value(&Tensor::from_slice(&self.obs))
-                .double_value(&[0]) as f32
+            self.critic.value(&Tensor::from_slice(&self.obs)).double_value(&[0]) as f32
         } else {
             0.0
         };
         buffer.end_trajectory(terminal);
         let steps_per_s = buffer.len() as f64 / start.elapsed().as_secs_f64().max(1e-9);
-        Ok(Some(Trajectory {
-            buffer,
-            steps_per_s,
-        }))
+        Ok(Some(Trajectory { buffer, steps_per_s }))
     }
 }
 
 fn check_finite(values: &[f32], what: &str) -> Result<()> {
     match values.iter().position(|v| !v.is_finite()) {
-        Some(i) => bail!(
-            "env returned a non-finite {what} (entry {i} = {})",
-            values[i]
-        ),
+        Some(i) => bail!("env returned a non-finite {what} (entry {i} = {})", values[i]),
         None => Ok(()),
     }
 }
@@ -259,10 +253,7 @@ impl SamplerPool {
                     }
                 })
                 .context("spawning a sampler thread")?;
-            workers.push(WorkerHandle {
-                jobs,
-                thread: Some(thread),
-            });
+            workers.push(WorkerHandle { jobs, thread: Some(thread) });
         }
         Ok(Self {
             workers,
@@ -296,6 +287,11 @@ impl SamplerPool {
         let mut cutoff: Option<u64> = None;
         let mut want_train = req.num_steps > 0;
         loop {
+            if super::interrupt::requested() {
+                // Stop dispatching; in-flight jobs see the flag and return at once.
+                want_train = false;
+                next_eval = req.num_eval as u64;
+            }
             while let Some(&w) = idle.last() {
                 let (kind, id, label) = if next_eval < req.num_eval as u64 {
                     next_eval += 1;
@@ -324,22 +320,22 @@ impl SamplerPool {
             if in_flight == 0 {
                 break;
             }
-            let out = self
-                .results
-                .recv()
-                .await
-                .context("all sampler workers stopped")?;
+            let out = self.results.recv().await.context("all sampler workers stopped")?;
             in_flight -= 1;
             idle.push(out.worker);
             let traj = match out.result {
                 Ok(Some(t)) => t,
                 Ok(None) => continue,
-                Err(msg) => bail!(
-                    "sampler worker {} failed on a {:?} trajectory (env seed {}): {msg}",
-                    out.worker,
-                    out.kind,
-                    out.seed
-                ),
+                Err(msg) => {
+                    // Stop the other workers' train jobs before reporting.
+                    cancel_above.store(0, Ordering::Relaxed);
+                    bail!(
+                        "sampler worker {} failed on a {:?} trajectory (env seed {}): {msg}",
+                        out.worker,
+                        out.kind,
+                        out.seed
+                    )
+                }
             };
             match out.kind {
                 JobKind::Eval => {
@@ -363,6 +359,9 @@ impl SamplerPool {
                 JobKind::Train => {}
             }
         }
+        if super::interrupt::requested() {
+            return Err(super::interrupt::Interrupted.into());
+        }
         anyhow::ensure!(
             req.num_steps == 0 || cutoff.is_some(),
             "collection ended before reaching num_steps"
@@ -370,12 +369,7 @@ impl SamplerPool {
         let mut train = Buffer::new(self.obs_dim, self.act_dim, self.discount, self.gae_lambda);
         let mut eval = train.clone();
         let mut speeds = Vec::new();
-        for t in cutoff
-            .map(|c| train_done.range(..=c))
-            .into_iter()
-            .flatten()
-            .map(|(_, t)| t)
-        {
+        for t in cutoff.map(|c| train_done.range(..=c)).into_iter().flatten().map(|(_, t)| t) {
             train.append(&t.buffer);
             speeds.push(t.steps_per_s);
         }
@@ -383,22 +377,14 @@ impl SamplerPool {
             eval.append(&t.buffer);
         }
         let worker_steps_per_s = speeds.iter().sum::<f64>() / speeds.len().max(1) as f64;
-        Ok(Collected {
-            train,
-            eval,
-            worker_steps_per_s,
-        })
+        Ok(Collected { train, eval, worker_steps_per_s })
     }
 }
 
 impl Drop for SamplerPool {
     fn drop(&mut self) {
         // Closing the job channels ends each worker loop.
-        let threads: Vec<_> = self
-            .workers
-            .iter_mut()
-            .filter_map(|w| w.thread.take())
-            .collect();
+        let threads: Vec<_> = self.workers.iter_mut().filter_map(|w| w.thread.take()).collect();
         self.workers.clear();
         for t in threads {
             let _ = t.join();
@@ -462,13 +448,7 @@ mod tests {
     }
 
     fn request(num_steps: usize) -> CollectRequest {
-        CollectRequest {
-            iteration: 0,
-            seed: 9,
-            num_steps,
-            traj_len: 50,
-            num_eval: 3,
-        }
+        CollectRequest { iteration: 0, seed: 9, num_steps, traj_len: 50, num_eval: 3 }
     }
 
     #[test]
@@ -476,18 +456,11 @@ mod tests {
         let spec = spec();
         let envs: Vec<Box<dyn Env>> = vec![Box::new(NanAfter(CartPole::new(), 0))];
         let mut pool = SamplerPool::spawn(envs, &spec, 0.99, 0.95).unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let err = rt
-            .block_on(pool.collect(&request(100), snapshot(&spec)))
-            .unwrap_err();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let err = rt.block_on(pool.collect(&request(100), snapshot(&spec))).unwrap_err();
         let msg = format!("{err:#}");
         assert!(msg.contains("sampler worker 0 failed"), "{msg}");
-        assert!(
-            msg.contains("env seed") && msg.contains("non-finite reward"),
-            "{msg}"
-        );
+        assert!(msg.contains("env seed") && msg.contains("non-finite reward"), "{msg}");
     }
 
     #[test]
@@ -495,12 +468,8 @@ mod tests {
         let spec = spec();
         let envs: Vec<Box<dyn Env>> = vec![Box::new(CartPole::new()), Box::new(CartPole::new())];
         let mut pool = SamplerPool::spawn(envs, &spec, 0.99, 0.95).unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let got = rt
-            .block_on(pool.collect(&request(300), snapshot(&spec)))
-            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let got = rt.block_on(pool.collect(&request(300), snapshot(&spec))).unwrap();
         assert!(got.train.len() >= 300);
         // Dropping the last trajectory would fall below num_steps: the prefix is minimal.
         let last = *got.train.ep_lens.last().unwrap();

@@ -11,6 +11,7 @@
 //! * wall-clock scalars go to `timing.csv`, everything else to `progress.csv`, so two runs with
 //!   the same seed have byte-identical `progress.csv` files.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -21,12 +22,14 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tch::Device;
 
+use super::interrupt::{self, Interrupted};
+use super::resume::{self, Restore, TrainState, RESUME_FILE};
 use super::seeding::{derive, stream};
 use super::{CollectRequest, PPOOptim, PolicySnapshot, PpoHyper, SamplerPool};
 use crate::config::{DeviceArg, PpoArgs, UsageError};
 use crate::envs::{self, Env};
 use crate::logging::{self, EventWriter, Experiment, ScalarTable};
-use crate::policies::{save_checkpoint, NetSpec, ParamSnapshot, StdSpec};
+use crate::policies::{load_checkpoint, save_checkpoint, NetSpec, ParamSnapshot, StdSpec};
 
 /// Columns of `progress.csv` (deterministic for a given seed).
 pub const PROGRESS_COLUMNS: &[&str] = &[
@@ -72,6 +75,66 @@ pub struct TrainOutcome {
     /// Mean return of the deterministic evaluation of the final weights.
     pub final_test_return: Option<f64>,
     pub final_test_len: Option<f64>,
+    /// True when Ctrl-C/SIGTERM stopped the run early.
+    pub interrupted: bool,
+}
+
+/// Restores networks, optimizer and counters from a `--previous` run directory; changes
+/// nothing on disk, and fails before anything is created if the run does not fit.
+fn restore_previous(
+    args: &PpoArgs,
+    prev: &std::path::Path,
+    spec: &NetSpec,
+    optim: &mut PPOOptim,
+) -> Result<TrainState> {
+    let exp = logging::load_previous(prev)?;
+    if exp.args.env != args.env {
+        return Err(UsageError(format!(
+            "--previous {} is a run of env '{}', not '{}'",
+            prev.display(),
+            exp.args.env,
+            args.env
+        ))
+        .into());
+    }
+    if &exp.net != spec {
+        return Err(UsageError(format!(
+            "--previous {}: network mismatch: the previous run has ({}), this run would build ({})",
+            prev.display(),
+            exp.net,
+            spec
+        ))
+        .into());
+    }
+    let path = prev.join(RESUME_FILE);
+    if !path.is_file() {
+        anyhow::bail!(
+            "--previous {}: no {RESUME_FILE}; the run stopped before completing an iteration",
+            prev.display()
+        );
+    }
+    let what = if args.previous_best { Restore::CountersOnly } else { Restore::Everything };
+    let state = resume::load(&path, optim, what)
+        .with_context(|| format!("--previous {}: cannot restore the run", prev.display()))?;
+    if args.previous_best {
+        for name in ["actor.safetensors", "critic.safetensors"] {
+            let vs = if name.starts_with("actor") {
+                optim.actor_mut().var_store_mut()
+            } else {
+                optim.critic_mut().var_store_mut()
+            };
+            let file = prev.join(name);
+            if !file.is_file() {
+                anyhow::bail!(
+                    "--previous-best: {} has no best-eval checkpoint {name} (it never evaluated)",
+                    prev.display()
+                );
+            }
+            load_checkpoint(vs, &file)
+                .with_context(|| format!("--previous-best: loading {}", file.display()))?;
+        }
+    }
+    Ok(state)
 }
 
 /// Resolves `--device`; `cuda` without a usable GPU is a usage error.
@@ -114,9 +177,7 @@ pub fn net_spec(args: &PpoArgs, obs_dim: usize, act_dim: usize) -> Result<NetSpe
 }
 
 fn make_envs(args: &PpoArgs, n: usize) -> Result<Vec<Box<dyn Env>>> {
-    (0..n)
-        .map(|_| envs::make(&args.env, &args.env_args))
-        .collect()
+    (0..n).map(|_| envs::make(&args.env, &args.env_args)).collect()
 }
 
 /// Trains with PPO as `args` says; `command` is recorded in `experiment.json`.
@@ -127,10 +188,7 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
     let probe = envs::make(&args.env, &args.env_args)?;
     let (obs_dim, act_dim) = (probe.observation_size(), probe.action_size());
     let spec = net_spec(args, obs_dim, act_dim)?;
-    let mirror_lists = match (
-        probe.observation_mirror_indices(),
-        probe.action_mirror_indices(),
-    ) {
+    let mirror_lists = match (probe.observation_mirror_indices(), probe.action_mirror_indices()) {
         (Some(o), Some(a)) => Some((o, a)),
         _ if args.mirror > 0.0 => {
             return Err(UsageError(format!(
@@ -142,11 +200,9 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
         _ => None,
     };
     let mut args = args.clone();
-    let workers = args.workers.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
+    let workers = args
+        .workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     args.workers = Some(workers);
 
     // Network init and minibatch order are seeded; the optimizer uses --backprop-workers threads.
@@ -164,18 +220,19 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
         grad_clip: args.grad_clip,
         mirror: args.mirror,
     };
-    let mut optim = PPOOptim::new(
-        &spec,
-        hp,
-        device,
-        mirror_lists.as_ref().map(|(o, a)| (o, a)),
-    )?;
+    let mut optim = PPOOptim::new(&spec, hp, device, mirror_lists.as_ref().map(|(o, a)| (o, a)))?;
 
-    let run = args
-        .run_name
-        .clone()
-        .unwrap_or_else(|| logging::args_hash_name(&args));
-    let run_dir = logging::create_run_dir(&args.logdir, &args.env, &run)?;
+    let state = match &args.previous {
+        Some(prev) => restore_previous(&args, prev, &spec, &mut optim)?,
+        None => TrainState::default(),
+    };
+    let run_dir = match (&args.previous, &args.run_name) {
+        (Some(prev), None) => logging::create_continuation_dir(prev)?,
+        _ => {
+            let run = args.run_name.clone().unwrap_or_else(|| logging::args_hash_name(&args));
+            logging::create_run_dir(&args.logdir, &args.env, &run)?
+        }
+    };
     optim.set_dump_dir(run_dir.clone());
     let experiment = Experiment {
         gait_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -185,20 +242,12 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
     };
     experiment.save(&run_dir)?;
     let mut tb = EventWriter::create(&run_dir)?;
-    tb.text(
-        0,
-        "Config/experiment.info",
-        &format!("```\n{}```", experiment.info()),
-    )?;
+    tb.text(0, "Config/experiment.info", &format!("```\n{}```", experiment.info()))?;
     let mut progress = ScalarTable::create(&run_dir.join("progress.csv"), PROGRESS_COLUMNS)?;
     let mut timing = ScalarTable::create(&run_dir.join("timing.csv"), TIMING_COLUMNS)?;
 
-    let mut pool = SamplerPool::spawn(
-        make_envs(&args, workers)?,
-        &spec,
-        args.discount,
-        args.gae_lambda,
-    )?;
+    let mut pool =
+        SamplerPool::spawn(make_envs(&args, workers)?, &spec, args.discount, args.gae_lambda)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -218,17 +267,37 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
     );
     let say = |line: String| {
         if !opts.quiet {
-            bar.suspend(|| println!("{line}"));
+            // Ignore a closed stdout (e.g. piped into `head`): training goes on.
+            bar.suspend(|| {
+                let _ = writeln!(std::io::stdout(), "{line}");
+            });
         }
     };
     say(format!("run dir: {}", run_dir.display()));
+    if let Some(prev) = &args.previous {
+        say(format!(
+            "continuing {} from iteration {} ({} steps)",
+            prev.display(),
+            state.iteration,
+            state.total_timesteps
+        ));
+    }
 
-    let mut minibatch_rng = ChaCha8Rng::seed_from_u64(derive(args.seed, &[stream::MINIBATCH]));
     let start = Instant::now();
-    let (mut total_steps, mut itr) = (0u64, 0u64);
-    let (mut best_test, mut best_train): (Option<f64>, Option<f64>) = (None, None);
-    let (mut gate_open, mut eval_next) = (false, false);
+    let TrainState {
+        iteration: mut itr,
+        total_timesteps: mut total_steps,
+        mut best_test,
+        mut best_train,
+        mut gate_open,
+        mut eval_next,
+    } = state;
+    bar.set_position(total_steps.min(args.timesteps));
+    let mut interrupted = false;
     while total_steps < args.timesteps {
+        // Per-iteration stream: a resumed run shuffles exactly as an uninterrupted one.
+        let mut minibatch_rng =
+            ChaCha8Rng::seed_from_u64(derive(args.seed, &[stream::MINIBATCH, itr]));
         let itr_start = Instant::now();
         let evaluate =
             args.num_eval_eps > 0 && gate_open && (itr % args.eval_freq as u64 == 0 || eval_next);
@@ -244,7 +313,14 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
             traj_len: args.traj_len,
             num_eval: if evaluate { args.num_eval_eps } else { 0 },
         };
-        let collected = runtime.block_on(pool.collect(&request, policy))?;
+        let collected = match runtime.block_on(pool.collect(&request, policy)) {
+            Ok(c) => c,
+            Err(e) if e.is::<Interrupted>() => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        };
         let sample_time = itr_start.elapsed().as_secs_f64();
         let steps = collected.train.len();
         total_steps += steps as u64;
@@ -259,24 +335,17 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
             ("Train/Episode Length", train_len),
         ];
         let mut test_line = String::new();
-        if let (Some(ret), Some(len)) = (
-            collected.eval.mean_ep_return(),
-            collected.eval.mean_ep_len(),
-        ) {
+        if let (Some(ret), Some(len)) =
+            (collected.eval.mean_ep_return(), collected.eval.mean_ep_len())
+        {
             scalars.push(("Test/Return", ret));
             scalars.push(("Test/Episode Length", len));
             test_line = format!(" | test {ret:9.2}");
             if best_test.is_none_or(|b| ret > b) {
                 best_test = Some(ret);
                 // The evaluated weights are the pre-update ones, still in the optimizer.
-                save_checkpoint(
-                    optim.actor().var_store(),
-                    &run_dir.join("actor.safetensors"),
-                )?;
-                save_checkpoint(
-                    optim.critic().var_store(),
-                    &run_dir.join("critic.safetensors"),
-                )?;
+                save_checkpoint(optim.actor().var_store(), &run_dir.join("actor.safetensors"))?;
+                save_checkpoint(optim.critic().var_store(), &run_dir.join("critic.safetensors"))?;
             }
         }
         if train_len > args.min_eplen_ratio_eval * args.traj_len as f64 {
@@ -288,23 +357,12 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
         }
 
         let optimize_start = Instant::now();
-        let stats = optim
-            .optimize(&collected.train, &mut minibatch_rng)
-            .with_context(|| {
-                format!(
-                    "iteration {itr}: the PPO update failed; run dir {}",
-                    run_dir.display()
-                )
-            })?;
+        let stats = optim.optimize(&collected.train, &mut minibatch_rng).with_context(|| {
+            format!("iteration {itr}: the PPO update failed; run dir {}", run_dir.display())
+        })?;
         let optimize_time = optimize_start.elapsed().as_secs_f64();
-        save_checkpoint(
-            optim.actor().var_store(),
-            &run_dir.join("actor_latest.safetensors"),
-        )?;
-        save_checkpoint(
-            optim.critic().var_store(),
-            &run_dir.join("critic_latest.safetensors"),
-        )?;
+        save_checkpoint(optim.actor().var_store(), &run_dir.join("actor_latest.safetensors"))?;
+        save_checkpoint(optim.critic().var_store(), &run_dir.join("critic_latest.safetensors"))?;
         if args.save_freq > 0 && itr % args.save_freq as u64 == 0 {
             save_checkpoint(
                 optim.actor().var_store(),
@@ -329,26 +387,27 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
             ("Time/Sample Time", sample_time),
             ("Time/Sample Rate", steps as f64 / 1000.0 / sample_time),
             ("Time/Ideal Sample Rate", ideal / 1000.0),
-            (
-                "Time/Overhead Loss",
-                sample_time - steps as f64 / ideal.max(1e-9),
-            ),
+            ("Time/Overhead Loss", sample_time - steps as f64 / ideal.max(1e-9)),
             ("Time/Optimize Time", optimize_time),
-            (
-                "Time/Timesteps per Second (FULL)",
-                (steps as f64 / itr_time).round(),
-            ),
+            ("Time/Timesteps per Second (FULL)", (steps as f64 / itr_time).round()),
             ("Time/Elapsed", start.elapsed().as_secs_f64()),
         ];
         progress.write(&scalars)?;
         timing.write(&timings)?;
-        let tb_scalars: Vec<(&str, f64)> = scalars
-            .iter()
-            .chain(&timings)
-            .filter(|(k, _)| *k != "Iteration")
-            .copied()
-            .collect();
+        let tb_scalars: Vec<(&str, f64)> =
+            scalars.iter().chain(&timings).filter(|(k, _)| *k != "Iteration").copied().collect();
         tb.scalars(itr as i64, &tb_scalars)?;
+        // Last: a kill -9 before this line repeats this iteration on resume (same numbers);
+        // after it, the run continues with the next one.
+        let next = TrainState {
+            iteration: itr + 1,
+            total_timesteps: total_steps,
+            best_test,
+            best_train,
+            gate_open,
+            eval_next,
+        };
+        resume::save(&run_dir, &optim, &next)?;
         bar.set_position(total_steps.min(args.timesteps));
         say(format!(
             "iter {itr:4} | steps {total_steps:9} | return {train_return:9.2} | eplen {train_len:6.1}{test_line} \
@@ -361,8 +420,29 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
             steps as f64 / itr_time,
         ));
         itr += 1;
+        if interrupt::requested() {
+            interrupted = true;
+            break;
+        }
     }
     bar.finish_and_clear();
+    if interrupted {
+        say(format!(
+            "interrupted: {} holds iteration {} complete; continue with:\n  gait train ppo --previous {}",
+            run_dir.display(),
+            itr.saturating_sub(1),
+            run_dir.display()
+        ));
+        return Ok(TrainOutcome {
+            run_dir,
+            iterations: itr,
+            total_timesteps: total_steps,
+            best_test_return: best_test,
+            final_test_return: None,
+            final_test_len: None,
+            interrupted: true,
+        });
+    }
     let (mut final_test_return, mut final_test_len) = (None, None);
     if args.num_eval_eps > 0 {
         let policy = Arc::new(PolicySnapshot {
@@ -400,5 +480,6 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
         best_test_return: best_test,
         final_test_return,
         final_test_len,
+        interrupted: false,
     })
 }

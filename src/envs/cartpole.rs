@@ -36,10 +36,7 @@ impl Default for CartPole {
 
 impl CartPole {
     pub fn new() -> Self {
-        Self {
-            state: [0.0; 4],
-            rng: ChaCha8Rng::seed_from_u64(0),
-        }
+        Self { state: [0.0; 4], rng: ChaCha8Rng::seed_from_u64(0) }
     }
 }
 
@@ -78,12 +75,7 @@ impl Env for CartPole {
             theta_dot + TAU * theta_acc,
         ];
         let done = self.state[0].abs() > X_LIMIT || self.state[2].abs() > THETA_LIMIT;
-        Step {
-            obs: &self.state,
-            reward: 1.0,
-            done,
-            info: &[],
-        }
+        Step { obs: &self.state, reward: 1.0, done, info: &[] }
     }
 
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {

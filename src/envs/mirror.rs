@@ -59,10 +59,7 @@ impl MirrorIndices {
     /// Like [`MirrorIndices::new`], also checking the list matches a vector of `expected` entries.
     pub fn with_len(list: &[f64], expected: usize) -> Result<Self, MirrorError> {
         if list.len() != expected {
-            return Err(MirrorError::WrongLength {
-                expected,
-                got: list.len(),
-            });
+            return Err(MirrorError::WrongLength { expected, got: list.len() });
         }
         Self::new(list)
     }
@@ -97,10 +94,7 @@ impl MirrorIndices {
     /// Mirrors every row of a row-major `[n, len]` slice.
     pub fn apply_rows(&self, input: &[f32]) -> Vec<f32> {
         let mut out = vec![0.0; input.len()];
-        for (i, o) in input
-            .chunks_exact(self.len())
-            .zip(out.chunks_exact_mut(self.len()))
-        {
+        for (i, o) in input.chunks_exact(self.len()).zip(out.chunks_exact_mut(self.len())) {
             self.apply(i, o);
         }
         out
@@ -124,30 +118,18 @@ mod tests {
 
     #[test]
     fn rejects_bad_lists() {
-        assert_eq!(
-            MirrorIndices::new(&[0.0, 0.0]),
-            Err(MirrorError::NotPermutation { index: 0 })
-        );
-        assert!(matches!(
-            MirrorIndices::new(&[0.0, 2.0]),
-            Err(MirrorError::OutOfRange { .. })
-        ));
+        assert_eq!(MirrorIndices::new(&[0.0, 0.0]), Err(MirrorError::NotPermutation { index: 0 }));
+        assert!(matches!(MirrorIndices::new(&[0.0, 2.0]), Err(MirrorError::OutOfRange { .. })));
         // A 3-cycle is a permutation but not an involution.
         assert!(matches!(
             MirrorIndices::new(&[1.0, 2.0, 0.1]),
             Err(MirrorError::NotInvolution { .. })
         ));
         // Swap with inconsistent signs: mirroring twice negates.
-        assert!(matches!(
-            MirrorIndices::new(&[-1.0, 0.1]),
-            Err(MirrorError::NotInvolution { .. })
-        ));
+        assert!(matches!(MirrorIndices::new(&[-1.0, 0.1]), Err(MirrorError::NotInvolution { .. })));
         assert_eq!(
             MirrorIndices::with_len(&[0.0], 2),
-            Err(MirrorError::WrongLength {
-                expected: 2,
-                got: 1
-            })
+            Err(MirrorError::WrongLength { expected: 2, got: 1 })
         );
     }
 }

@@ -6,11 +6,13 @@
 
 mod cartpole;
 pub mod mirror;
+mod mountaincar;
 mod pendulum;
 mod registry;
 
 pub use cartpole::CartPole;
 pub use mirror::MirrorIndices;
+pub use mountaincar::MountainCar;
 pub use pendulum::Pendulum;
 pub use registry::{available, make, spec, EnvArgs, EnvSpec, UnknownEnv, ENVS};
 
@@ -45,6 +47,11 @@ pub trait Env: Send {
     fn seed(&mut self, seed: u64);
     fn reset(&mut self) -> &[f32];
     fn step(&mut self, action: &[f32]) -> Step<'_>;
+    /// Sets the task command (e.g. x velocity, y velocity, turn rate) for `gait eval --command`.
+    /// Returns false for envs without commands.
+    fn set_command(&mut self, _command: &[f32]) -> bool {
+        false
+    }
     /// Signed-permutation mirror list for observations (left/right symmetry), if the env has one.
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
         None

@@ -39,12 +39,7 @@ fn wrap_angle(x: f32) -> f32 {
 
 impl Pendulum {
     pub fn new() -> Self {
-        Self {
-            theta: 0.0,
-            theta_dot: 0.0,
-            obs: [1.0, 0.0, 0.0],
-            rng: ChaCha8Rng::seed_from_u64(0),
-        }
+        Self { theta: 0.0, theta_dot: 0.0, obs: [1.0, 0.0, 0.0], rng: ChaCha8Rng::seed_from_u64(0) }
     }
 
     fn observe(&mut self) {
@@ -80,12 +75,7 @@ impl Env for Pendulum {
         self.theta_dot = (self.theta_dot + acc * DT).clamp(-MAX_SPEED, MAX_SPEED);
         self.theta += self.theta_dot * DT;
         self.observe();
-        Step {
-            obs: &self.obs,
-            reward: -cost,
-            done: false,
-            info: &[],
-        }
+        Step { obs: &self.obs, reward: -cost, done: false, info: &[] }
     }
 
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {

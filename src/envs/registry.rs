@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::{CartPole, Env, Pendulum};
+use super::{CartPole, Env, MountainCar, Pendulum};
 
 /// Env-specific flags (the reference's "Env arguments" group). Recorded in `experiment.json`
 /// so `gait eval` and `--previous` rebuild the same env.
@@ -23,9 +23,7 @@ pub struct EnvSpec {
 
 impl std::fmt::Debug for EnvSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EnvSpec")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
+        f.debug_struct("EnvSpec").field("name", &self.name).finish_non_exhaustive()
     }
 }
 
@@ -72,6 +70,25 @@ pub static ENVS: &[EnvSpec] = &[
             ("num-eval-eps", "8"),
         ],
     },
+    EnvSpec {
+        name: "mountaincar",
+        about: "continuous mountain car; sparse goal reward, no mirror lists",
+        make: |_| Ok(Box::new(MountainCar::new())),
+        preset: &[
+            ("traj-len", "999"),
+            ("num-steps", "4000"),
+            ("timesteps", "200000"),
+            ("layers", "64,64"),
+            ("nonlinearity", "tanh"),
+            ("std", "0.8"),
+            ("a-lr", "3e-4"),
+            ("c-lr", "1e-3"),
+            ("grad-clip", "0.5"),
+            ("gae-lambda", "0.95"),
+            ("eval-freq", "10"),
+            ("num-eval-eps", "4"),
+        ],
+    },
 ];
 
 #[derive(Debug, Error)]
@@ -87,11 +104,7 @@ pub fn available() -> Vec<&'static str> {
 
 /// Looks up an environment by name.
 pub fn spec(name: &str) -> Result<&'static EnvSpec, UnknownEnv> {
-    ENVS.iter()
-        .find(|s| s.name == name)
-        .ok_or_else(|| UnknownEnv {
-            name: name.to_string(),
-        })
+    ENVS.iter().find(|s| s.name == name).ok_or_else(|| UnknownEnv { name: name.to_string() })
 }
 
 /// Builds a fresh environment by name.
@@ -105,15 +118,9 @@ mod tests {
 
     #[test]
     fn unknown_env_lists_the_available_ones() {
-        let err = make("walker", &EnvArgs::default())
-            .err()
-            .unwrap()
-            .to_string();
+        let err = make("walker", &EnvArgs::default()).err().unwrap().to_string();
         assert!(err.contains("unknown env 'walker'"), "{err}");
-        assert!(
-            err.contains("cartpole") && err.contains("pendulum"),
-            "{err}"
-        );
+        assert!(err.contains("cartpole") && err.contains("pendulum"), "{err}");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::config::PpoArgs;
+use crate::config::{PpoArgs, UsageError};
 use crate::fsutil::write_atomic;
 use crate::policies::NetSpec;
 
@@ -67,13 +67,35 @@ fn flatten(v: &serde_json::Value) -> Vec<(String, String)> {
     }
 }
 
+/// Loads the experiment of a `--previous` directory, telling apart a missing directory and a
+/// directory that is not a run (usage errors) from a damaged `experiment.json` (runtime error).
+pub fn load_previous(dir: &Path) -> Result<Experiment> {
+    if !dir.is_dir() {
+        return Err(UsageError(format!("--previous {}: no such directory", dir.display())).into());
+    }
+    if !dir.join(EXPERIMENT_JSON).is_file() {
+        return Err(UsageError(format!(
+            "--previous {} is not a gait run directory (no {EXPERIMENT_JSON})",
+            dir.display()
+        ))
+        .into());
+    }
+    Experiment::load(dir).map_err(|e| {
+        anyhow::anyhow!(
+            "--previous {}: {EXPERIMENT_JSON} is truncated or invalid: {:#}",
+            dir.display(),
+            e.root_cause()
+        )
+    })
+}
+
 /// The reference's nameless-run folder: a short hash of the arguments that define the
 /// experiment (all but run name, seed, logdir) plus `-seed<N>`. SHA-256 of the canonical JSON,
 /// so it is stable across platforms and versions (the reference hashes a Python repr).
 pub fn args_hash_name(args: &PpoArgs) -> String {
     let mut value = serde_json::to_value(args).unwrap_or_default();
     if let Some(map) = value.as_object_mut() {
-        for key in ["run_name", "seed", "logdir", "workers"] {
+        for key in ["run_name", "seed", "logdir", "workers", "previous", "previous_best"] {
             map.remove(key);
         }
     }

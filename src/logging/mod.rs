@@ -6,7 +6,7 @@ mod run_dir;
 mod table;
 pub mod tensorboard;
 
-pub use experiment::{args_hash_name, Experiment};
-pub use run_dir::create_run_dir;
+pub use experiment::{args_hash_name, load_previous, Experiment};
+pub use run_dir::{create_continuation_dir, create_run_dir};
 pub use table::ScalarTable;
 pub use tensorboard::{read_events, EventWriter};

@@ -15,18 +15,29 @@ use anyhow::{Context, Result};
 pub fn create_run_dir(logdir: &Path, env: &str, run: &str) -> Result<PathBuf> {
     let parent = logdir.join(env).join(run);
     fs::create_dir_all(&parent).with_context(|| {
-        format!(
-            "cannot create the run directory under --logdir {}",
-            logdir.display()
-        )
+        format!("cannot create the run directory under --logdir {}", logdir.display())
     })?;
     let stamp = chrono::Local::now().format("%Y-%m-%d_%H-%M-%S").to_string();
+    create_unique(&parent, &stamp)
+}
+
+/// Creates the directory for a run continued from `previous`: a sibling named
+/// `<previous name>-cont-<timestamp>` (the reference's scheme). `previous` is never written.
+pub fn create_continuation_dir(previous: &Path) -> Result<PathBuf> {
+    let previous = previous
+        .canonicalize()
+        .with_context(|| format!("resolving --previous {}", previous.display()))?;
+    let (Some(parent), Some(leaf)) = (previous.parent(), previous.file_name()) else {
+        anyhow::bail!("--previous {} has no parent directory", previous.display());
+    };
+    let stamp = chrono::Local::now().format("%Y-%m-%d_%H-%M-%S");
+    create_unique(parent, &format!("{}-cont-{stamp}", leaf.to_string_lossy()))
+}
+
+/// Creates `parent/base`, or `parent/base-2`, `-3`, ... if taken; never reuses a directory.
+fn create_unique(parent: &Path, base: &str) -> Result<PathBuf> {
     for n in 1.. {
-        let name = if n == 1 {
-            stamp.clone()
-        } else {
-            format!("{stamp}-{n}")
-        };
+        let name = if n == 1 { base.to_string() } else { format!("{base}-{n}") };
         let dir = parent.join(name);
         match fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),

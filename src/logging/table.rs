@@ -23,10 +23,7 @@ impl ScalarTable {
         let mut writer = csv::Writer::from_writer(file);
         writer.write_record(columns)?;
         writer.flush()?;
-        Ok(Self {
-            writer,
-            columns: columns.to_vec(),
-        })
+        Ok(Self { writer, columns: columns.to_vec() })
     }
 
     /// Writes one row; columns missing from `values` are left empty (e.g. `Test/Return` on
@@ -40,11 +37,7 @@ impl ScalarTable {
             .columns
             .iter()
             .map(|c| {
-                values
-                    .iter()
-                    .find(|(k, _)| k == c)
-                    .map(|(_, v)| v.to_string())
-                    .unwrap_or_default()
+                values.iter().find(|(k, _)| k == c).map(|(_, v)| v.to_string()).unwrap_or_default()
             })
             .collect();
         self.writer.write_record(&row)?;

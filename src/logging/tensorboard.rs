@@ -96,16 +96,11 @@ pub struct TensorDim {
 const DT_STRING: i32 = 7;
 
 fn masked_crc(data: &[u8]) -> u32 {
-    crc32c::crc32c(data)
-        .rotate_right(15)
-        .wrapping_add(0xa282_ead8)
+    crc32c::crc32c(data).rotate_right(15).wrapping_add(0xa282_ead8)
 }
 
 fn now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
 
 fn hostname() -> String {
@@ -162,9 +157,7 @@ impl EventWriter {
         record.extend_from_slice(&masked_crc(&len).to_le_bytes());
         record.extend_from_slice(&data);
         record.extend_from_slice(&masked_crc(&data).to_le_bytes());
-        self.file
-            .write_all(&record)
-            .with_context(|| format!("writing {}", self.path.display()))
+        self.file.write_all(&record).with_context(|| format!("writing {}", self.path.display()))
     }
 
     /// Writes several scalars of one step as one event.
@@ -188,17 +181,13 @@ impl EventWriter {
     pub fn text(&mut self, step: i64, tag: &str, markdown: &str) -> Result<()> {
         let tensor = TensorProto {
             dtype: DT_STRING,
-            tensor_shape: Some(TensorShape {
-                dim: vec![TensorDim { size: 1 }],
-            }),
+            tensor_shape: Some(TensorShape { dim: vec![TensorDim { size: 1 }] }),
             string_val: vec![markdown.as_bytes().to_vec()],
         };
         let value = SummaryValue {
             tag: tag.to_string(),
             metadata: Some(SummaryMetadata {
-                plugin_data: Some(PluginData {
-                    plugin_name: "text".into(),
-                }),
+                plugin_data: Some(PluginData { plugin_name: "text".into() }),
             }),
             value: Some(ValueKind::Tensor(tensor)),
         };
@@ -220,10 +209,7 @@ pub fn read_events(path: &Path) -> Result<Vec<Event>> {
     let mut rest = bytes.as_slice();
     while !rest.is_empty() {
         if rest.len() < 12 {
-            bail!(
-                "truncated record header at byte {}",
-                bytes.len() - rest.len()
-            );
+            bail!("truncated record header at byte {}", bytes.len() - rest.len());
         }
         let (len_bytes, tail) = rest.split_at(8);
         let len = u64::from_le_bytes(len_bytes.try_into()?) as usize;
@@ -263,19 +249,13 @@ mod tests {
         let mut a = EventWriter::create(dir.path()).unwrap();
         let mut b = EventWriter::create(dir.path()).unwrap();
         assert_ne!(a.path(), b.path());
-        a.scalars(3, &[("Train/Return", 1.5), ("Optimizer/KL", 0.01)])
-            .unwrap();
+        a.scalars(3, &[("Train/Return", 1.5), ("Optimizer/KL", 0.01)]).unwrap();
         a.text(0, "Config/args", "hello").unwrap();
         b.scalars(1, &[("x", 2.0)]).unwrap();
         let events = read_events(a.path()).unwrap();
         assert_eq!(events.len(), 3);
-        assert_eq!(
-            events[0].what,
-            Some(EventWhat::FileVersion("brain.Event:2".into()))
-        );
-        let Some(EventWhat::Summary(s)) = &events[1].what else {
-            panic!("no summary")
-        };
+        assert_eq!(events[0].what, Some(EventWhat::FileVersion("brain.Event:2".into())));
+        let Some(EventWhat::Summary(s)) = &events[1].what else { panic!("no summary") };
         assert_eq!(events[1].step, 3);
         assert_eq!(s.value[0].tag, "Train/Return");
         assert_eq!(s.value[0].value, Some(ValueKind::SimpleValue(1.5)));

@@ -48,14 +48,7 @@ impl Actor {
             }
             StdSpec::Learned => StdHead::Learned(linear(&root / "log_stds", latent, spec.act_dim)),
         };
-        Self {
-            vs,
-            spec: spec.clone(),
-            norm,
-            hidden,
-            means,
-            std,
-        }
+        Self { vs, spec: spec.clone(), norm, hidden, means, std }
     }
 
     pub fn spec(&self) -> &NetSpec {

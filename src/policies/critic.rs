@@ -21,12 +21,7 @@ impl Critic {
         let hidden = hidden_stack(&root, spec.obs_dim, &spec.layers);
         let latent = spec.layers.last().copied().unwrap_or(spec.obs_dim);
         let last = linear(&root / "critic_last_layer", latent, 1);
-        Self {
-            vs,
-            norm,
-            hidden,
-            last,
-        }
+        Self { vs, norm, hidden, last }
     }
 
     pub fn var_store(&self) -> &nn::VarStore {

@@ -36,15 +36,8 @@ impl Nonlinearity {
 /// the reference effectively uses (its normc init is never called).
 pub fn linear(path: nn::Path, fan_in: usize, fan_out: usize) -> nn::Linear {
     let bound = 1.0 / (fan_in as f64).sqrt();
-    let init = nn::Init::Uniform {
-        lo: -bound,
-        up: bound,
-    };
-    let cfg = nn::LinearConfig {
-        ws_init: init,
-        bs_init: Some(init),
-        bias: true,
-    };
+    let init = nn::Init::Uniform { lo: -bound, up: bound };
+    let cfg = nn::LinearConfig { ws_init: init, bs_init: Some(init), bias: true };
     nn::linear(path, fan_in as i64, fan_out as i64, cfg)
 }
 

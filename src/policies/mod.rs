@@ -11,7 +11,9 @@ pub use actor::{Actor, StdSpec};
 pub use critic::Critic;
 pub use layers::{Arch, Nonlinearity};
 pub use normalizer::{Normalizer, RunningStats};
-pub use params::{load_checkpoint, save_checkpoint, CheckpointError, ParamSnapshot};
+pub use params::{
+    load_checkpoint, load_named, read_tensors, save_checkpoint, CheckpointError, ParamSnapshot,
+};
 
 use serde::{Deserialize, Serialize};
 
@@ -26,4 +28,20 @@ pub struct NetSpec {
     /// Hidden activation of the actor (the critic always uses ReLU, as the reference does).
     pub nonlinearity: Nonlinearity,
     pub std: StdSpec,
+}
+
+impl std::fmt::Display for NetSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let layers: Vec<String> = self.layers.iter().map(usize::to_string).collect();
+        write!(
+            f,
+            "obs {}, act {}, {:?} {} {:?}, std {:?}",
+            self.obs_dim,
+            self.act_dim,
+            self.arch,
+            layers.join("x"),
+            self.nonlinearity,
+            self.std
+        )
+    }
 }

@@ -25,11 +25,7 @@ pub struct RunningStats {
 
 impl RunningStats {
     pub fn new(dim: usize) -> Self {
-        Self {
-            mean: vec![0.0; dim],
-            var: vec![1.0; dim],
-            count: 0.0,
-        }
+        Self { mean: vec![0.0; dim], var: vec![1.0; dim], count: 0.0 }
     }
 
     /// Merges a row-major batch of `rows.len() / dim` samples (Chan et al. parallel update).
@@ -55,11 +51,7 @@ impl RunningStats {
         }
         let total = self.count + n;
         for i in 0..dim {
-            let a_m2 = if self.count > 0.0 {
-                self.var[i] * self.count
-            } else {
-                0.0
-            };
+            let a_m2 = if self.count > 0.0 { self.var[i] * self.count } else { 0.0 };
             let delta = b_mean[i] - self.mean[i];
             let mean = self.mean[i] + delta * n / total;
             let m2 = a_m2 + b_m2[i] + delta * delta * self.count * n / total;
@@ -85,11 +77,7 @@ impl Normalizer {
         let dim = dim as i64;
         let mean = p.zeros_no_train("mean", &[dim]);
         let std = p.ones_no_train("std", &[dim]);
-        let count = p.add(
-            "count",
-            Tensor::zeros([1], (Kind::Double, p.device())),
-            false,
-        );
+        let count = p.add("count", Tensor::zeros([1], (Kind::Double, p.device())), false);
         Self { mean, std, count }
     }
 
@@ -114,31 +102,22 @@ impl Normalizer {
         );
         let device = self.mean.device();
         let std: Vec<f32> = if stats.count > 0.0 {
-            stats
-                .var
-                .iter()
-                .map(|v| (v.sqrt()).max(STD_FLOOR) as f32)
-                .collect()
+            stats.var.iter().map(|v| (v.sqrt()).max(STD_FLOOR) as f32).collect()
         } else {
             vec![1.0; dim]
         };
         let mean: Vec<f32> = stats.mean.iter().map(|&m| m as f32).collect();
         tch::no_grad(|| {
-            self.mean
-                .copy_(&Tensor::from_slice(&mean).to_device(device));
+            self.mean.copy_(&Tensor::from_slice(&mean).to_device(device));
             self.std.copy_(&Tensor::from_slice(&std).to_device(device));
-            self.count
-                .copy_(&Tensor::from_slice(&[stats.count]).to_device(device));
+            self.count.copy_(&Tensor::from_slice(&[stats.count]).to_device(device));
         });
         Ok(())
     }
 }
 
 pub(crate) fn to_f64_vec(t: &Tensor) -> Vec<f64> {
-    let t = t
-        .to_device(tch::Device::Cpu)
-        .to_kind(Kind::Double)
-        .flatten(0, -1);
+    let t = t.to_device(tch::Device::Cpu).to_kind(Kind::Double).flatten(0, -1);
     Vec::<f64>::try_from(&t).expect("a CPU double tensor converts to Vec<f64>")
 }
 
@@ -148,9 +127,7 @@ mod tests {
 
     #[test]
     fn running_stats_equal_batch_mean_and_variance() {
-        let data: Vec<f32> = (0..300)
-            .map(|i| ((i * 37 % 101) as f32).sin() * 3.0 + 1.0)
-            .collect();
+        let data: Vec<f32> = (0..300).map(|i| ((i * 37 % 101) as f32).sin() * 3.0 + 1.0).collect();
         let dim = 3;
         let mut stats = RunningStats::new(dim);
         // Uneven chunks, including single rows, must give the same result as one batch.
@@ -159,12 +136,7 @@ mod tests {
         }
         assert_eq!(stats.count, 100.0);
         for d in 0..dim {
-            let col: Vec<f64> = data
-                .iter()
-                .skip(d)
-                .step_by(dim)
-                .map(|&x| x as f64)
-                .collect();
+            let col: Vec<f64> = data.iter().skip(d).step_by(dim).map(|&x| x as f64).collect();
             let mean = col.iter().sum::<f64>() / 100.0;
             let var = col.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 100.0;
             assert!((stats.mean[d] - mean).abs() < 1e-9, "mean {d}");
@@ -177,10 +149,7 @@ mod tests {
         let vs = nn::VarStore::new(tch::Device::Cpu);
         let mut norm = Normalizer::new(&vs.root(), 2);
         let x = Tensor::from_slice(&[3.0f32, -4.0]);
-        assert_eq!(
-            Vec::<f32>::try_from(norm.forward(&x)).unwrap(),
-            vec![3.0, -4.0]
-        );
+        assert_eq!(Vec::<f32>::try_from(norm.forward(&x)).unwrap(), vec![3.0, -4.0]);
         let mut stats = RunningStats::new(2);
         stats.update(&[1.0, 10.0, 3.0, 10.0]);
         norm.set_stats(&stats).unwrap();

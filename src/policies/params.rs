@@ -5,7 +5,7 @@
 //! shape and changes dtypes, so a checkpoint from another network could load "successfully".
 //! [`load_checkpoint`] checks names, shapes and dtypes first and changes nothing on mismatch.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -44,9 +44,7 @@ impl ParamSnapshot {
         );
         tch::no_grad(|| {
             for (name, shape, data) in &self.tensors {
-                let var = vars
-                    .get_mut(name)
-                    .with_context(|| format!("no variable {name}"))?;
+                let var = vars.get_mut(name).with_context(|| format!("no variable {name}"))?;
                 anyhow::ensure!(&var.size() == shape, "shape mismatch for {name}");
                 let src = Tensor::from_slice(data).reshape(shape.as_slice());
                 var.copy_(&src.to_kind(var.kind()).to_device(var.device()));
@@ -66,46 +64,46 @@ pub enum CheckpointError {
         "checkpoint {path} does not fit this network: {detail}; checkpoint shapes [{found}], \
          network shapes [{expected}]"
     )]
-    Mismatch {
-        path: String,
-        detail: String,
-        found: String,
-        expected: String,
-    },
+    Mismatch { path: String, detail: String, found: String, expected: String },
 }
 
 fn describe(map: &BTreeMap<String, (Vec<i64>, Kind)>) -> String {
-    map.iter()
-        .map(|(n, (s, _))| format!("{n} {s:?}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    map.iter().map(|(n, (s, _))| format!("{n} {s:?}")).collect::<Vec<_>>().join(", ")
 }
 
 /// Atomically writes every variable of `vs` to a `.safetensors` file (loadable by PyTorch's
 /// `safetensors.torch.load_file`).
 pub fn save_checkpoint(vs: &VarStore, path: &Path) -> Result<()> {
     write_atomic_with(path, |tmp| {
-        vs.save(tmp)
-            .with_context(|| format!("writing checkpoint {}", tmp.display()))
+        vs.save(tmp).with_context(|| format!("writing checkpoint {}", tmp.display()))
     })
 }
 
 /// Loads a checkpoint written by [`save_checkpoint`] into `vs`, all or nothing.
 pub fn load_checkpoint(vs: &mut VarStore, path: &Path) -> Result<(), CheckpointError> {
-    let shown = path.display().to_string();
-    let read = Tensor::read_safetensors(path).map_err(|e| CheckpointError::Unreadable {
-        path: shown.clone(),
-        reason: e.to_string(),
-    })?;
-    let found: BTreeMap<String, (Vec<i64>, Kind)> = read
-        .iter()
-        .map(|(n, t)| (n.clone(), (t.size(), t.kind())))
-        .collect();
+    let read = read_tensors(path)?;
+    load_named(vs, &read, &path.display().to_string())
+}
+
+/// Reads every tensor of a safetensors file.
+pub fn read_tensors(path: &Path) -> Result<HashMap<String, Tensor>, CheckpointError> {
+    Tensor::read_safetensors(path).map(|v| v.into_iter().collect()).map_err(|e| {
+        CheckpointError::Unreadable { path: path.display().to_string(), reason: e.to_string() }
+    })
+}
+
+/// Copies `tensors` into `vs` after checking that names, shapes and dtypes match exactly;
+/// on mismatch nothing is changed. `source` names the origin in errors.
+pub fn load_named(
+    vs: &mut VarStore,
+    tensors: &HashMap<String, Tensor>,
+    source: &str,
+) -> Result<(), CheckpointError> {
+    let found: BTreeMap<String, (Vec<i64>, Kind)> =
+        tensors.iter().map(|(n, t)| (n.clone(), (t.size(), t.kind()))).collect();
     let mut vars = vs.variables();
-    let expected: BTreeMap<String, (Vec<i64>, Kind)> = vars
-        .iter()
-        .map(|(n, t)| (n.clone(), (t.size(), t.kind())))
-        .collect();
+    let expected: BTreeMap<String, (Vec<i64>, Kind)> =
+        vars.iter().map(|(n, t)| (n.clone(), (t.size(), t.kind()))).collect();
     if found != expected {
         let detail = expected
             .iter()
@@ -124,14 +122,14 @@ pub fn load_checkpoint(vs: &mut VarStore, path: &Path) -> Result<(), CheckpointE
             })
             .unwrap_or_default();
         return Err(CheckpointError::Mismatch {
-            path: shown,
+            path: source.to_string(),
             detail,
             found: describe(&found),
             expected: describe(&expected),
         });
     }
     tch::no_grad(|| {
-        for (name, src) in &read {
+        for (name, src) in tensors {
             if let Some(var) = vars.get_mut(name) {
                 var.copy_(&src.to_device(var.device()));
             }

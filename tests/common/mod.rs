@@ -9,12 +9,9 @@ use gait::config::PpoArgs;
 
 /// Parses a `gait train ppo ...` command line exactly as the binary does (presets included).
 pub fn ppo_args(flags: &[&str]) -> PpoArgs {
-    let mut argv: Vec<OsString> = ["gait", "train", "ppo"]
-        .iter()
-        .map(OsString::from)
-        .collect();
+    let mut argv: Vec<OsString> = ["gait", "train", "ppo"].iter().map(OsString::from).collect();
     argv.extend(flags.iter().map(OsString::from));
-    match cli::parse(&argv).expect("valid flags").0.command {
+    match cli::parse(&argv).expect("valid flags").cli.command {
         Command::Train(TrainCommand::Ppo(args)) => *args,
         other => panic!("parsed {other:?}"),
     }
@@ -30,22 +27,43 @@ pub fn quick(logdir: &Path, extra: &[&str]) -> PpoArgs {
 
 /// Rows of a CSV file as strings (header first).
 pub fn csv_rows(path: &Path) -> Vec<Vec<String>> {
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .from_path(path)
-        .expect("csv");
-    reader
-        .records()
-        .map(|r| r.expect("row").iter().map(str::to_string).collect())
-        .collect()
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_path(path).expect("csv");
+    reader.records().map(|r| r.expect("row").iter().map(str::to_string).collect()).collect()
 }
 
 /// Column `name` of a CSV file, parsed (empty cells are None).
 pub fn csv_column(path: &Path, name: &str) -> Vec<Option<f64>> {
     let rows = csv_rows(path);
-    let col = rows[0]
-        .iter()
-        .position(|c| c == name)
-        .unwrap_or_else(|| panic!("no column {name}"));
+    let col = rows[0].iter().position(|c| c == name).unwrap_or_else(|| panic!("no column {name}"));
     rows[1..].iter().map(|r| r[col].parse().ok()).collect()
+}
+
+/// Every file under `dir` with its bytes, to prove a command changed nothing.
+pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    fn walk(p: &Path, out: &mut std::collections::BTreeMap<std::path::PathBuf, Vec<u8>>) {
+        for e in std::fs::read_dir(p).expect("readable dir").flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                out.insert(path.clone(), Vec::new());
+                walk(&path, out);
+            } else {
+                out.insert(path.clone(), std::fs::read(&path).expect("readable file"));
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, &mut out);
+    out
+}
+
+/// Runs the `gait` binary.
+pub fn gait(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_gait")).args(args).output().expect("run gait")
+}
+
+/// The single run directory directly below `logdir/env/run`.
+pub fn only_run(parent: &Path) -> std::path::PathBuf {
+    let dirs: Vec<_> = std::fs::read_dir(parent).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
 }

@@ -1,0 +1,110 @@
+//! Everything a run needs to continue exactly, in one file: `resume.safetensors`.
+//!
+//! It holds the actor and critic (parameters and normalizer, `actor/...`, `critic/...`), both
+//! Adam states (`actor_adam/...`, `critic_adam/...`) and the loop counters (`meta/...`). One
+//! file, replaced by one atomic rename after every iteration, so a kill -9 at any moment leaves
+//! either the previous iteration's state or the new one, never a mix of iterations (separate
+//! per-network files could not promise that). No RNG state is needed: every random stream is
+//! derived from (seed, iteration). `actor_latest.safetensors` / `critic_latest.safetensors` hold
+//! the same weights without optimizer state, for `gait eval` and for PyTorch.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use tch::{Kind, Tensor};
+
+use super::PPOOptim;
+use crate::fsutil::write_atomic_with;
+use crate::policies::{load_named, read_tensors};
+
+pub const RESUME_FILE: &str = "resume.safetensors";
+
+/// Loop counters carried across a resume.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrainState {
+    /// The next iteration to run.
+    pub iteration: u64,
+    pub total_timesteps: u64,
+    pub best_test: Option<f64>,
+    pub best_train: Option<f64>,
+    /// Whether the evaluation gate (`--min-eplen-ratio-eval`) has opened.
+    pub gate_open: bool,
+    /// Whether the next iteration evaluates because of a new best train return.
+    pub eval_next: bool,
+}
+
+fn prefixed(prefix: &str, tensors: Vec<(String, Tensor)>) -> Vec<(String, Tensor)> {
+    tensors.into_iter().map(|(k, t)| (format!("{prefix}/{k}"), t)).collect()
+}
+
+fn strip(map: &HashMap<String, Tensor>, prefix: &str) -> HashMap<String, Tensor> {
+    map.iter()
+        .filter_map(|(k, t)| k.strip_prefix(prefix).map(|r| (r.to_string(), t.shallow_clone())))
+        .collect()
+}
+
+/// Writes the resume file for `state` into `dir`.
+pub fn save(dir: &Path, optim: &PPOOptim, state: &TrainState) -> Result<()> {
+    let f = |x: Option<f64>| Tensor::from_slice(&[x.unwrap_or(f64::NAN)]);
+    let i = |x: u64| Tensor::from_slice(&[x as i64]);
+    let mut named = prefixed("actor", optim.actor().var_store().variables().into_iter().collect());
+    named.extend(prefixed("critic", optim.critic().var_store().variables().into_iter().collect()));
+    named.extend(optim.optimizer_state());
+    named.extend([
+        ("meta/iteration".to_string(), i(state.iteration)),
+        ("meta/total_timesteps".to_string(), i(state.total_timesteps)),
+        ("meta/best_test".to_string(), f(state.best_test)),
+        ("meta/best_train".to_string(), f(state.best_train)),
+        ("meta/gate_open".to_string(), i(state.gate_open as u64)),
+        ("meta/eval_next".to_string(), i(state.eval_next as u64)),
+    ]);
+    let named: Vec<(String, Tensor)> =
+        named.into_iter().map(|(k, t)| (k, t.detach().to_device(tch::Device::Cpu))).collect();
+    write_atomic_with(&dir.join(RESUME_FILE), |tmp| {
+        Tensor::write_safetensors(&named, tmp).context("writing the resume state")
+    })
+}
+
+/// What to restore from a resume file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Restore {
+    /// Networks, optimizer state and counters (exact continuation).
+    Everything,
+    /// Counters only (the networks come from elsewhere, e.g. the best-eval checkpoints).
+    CountersOnly,
+}
+
+/// Reads `path` into `optim` (as `what` says) and returns the counters. All or nothing for the
+/// networks: names, shapes and dtypes are checked before anything is copied.
+pub fn load(path: &Path, optim: &mut PPOOptim, what: Restore) -> Result<TrainState> {
+    let map = read_tensors(path)?;
+    let meta = |key: &str| -> Result<Tensor> {
+        map.get(&format!("meta/{key}"))
+            .map(|t| t.shallow_clone())
+            .with_context(|| format!("{} lacks 'meta/{key}'", path.display()))
+    };
+    let int =
+        |key: &str| -> Result<u64> { Ok(meta(key)?.to_kind(Kind::Int64).int64_value(&[0]) as u64) };
+    let float = |key: &str| -> Result<Option<f64>> {
+        let v = meta(key)?.to_kind(Kind::Double).double_value(&[0]);
+        Ok((!v.is_nan()).then_some(v))
+    };
+    let state = TrainState {
+        iteration: int("iteration")?,
+        total_timesteps: int("total_timesteps")?,
+        best_test: float("best_test")?,
+        best_train: float("best_train")?,
+        gate_open: int("gate_open")? != 0,
+        eval_next: int("eval_next")? != 0,
+    };
+    if what == Restore::Everything {
+        let source = path.display().to_string();
+        load_named(optim.actor_mut().var_store_mut(), &strip(&map, "actor/"), &source)?;
+        load_named(optim.critic_mut().var_store_mut(), &strip(&map, "critic/"), &source)?;
+        optim
+            .load_optimizer_state(&map)
+            .with_context(|| format!("restoring the optimizer from {}", path.display()))?;
+    }
+    Ok(state)
+}

@@ -1,0 +1,170 @@
+//! `gait eval`: run a trained policy deterministically and report returns, lengths and
+//! per-reward-term means.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+use tch::{Device, Tensor};
+
+use crate::algos::seeding::{derive, stream};
+use crate::config::UsageError;
+use crate::envs;
+use crate::logging::{experiment::EXPERIMENT_JSON, Experiment};
+use crate::policies::{load_checkpoint, Actor};
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct EvalArgs {
+    /// Run directory (holds experiment.json and the checkpoints).
+    #[arg(long)]
+    pub path: PathBuf,
+    /// Episodes to run.
+    #[arg(long, default_value_t = 10)]
+    pub episodes: usize,
+    /// Maximum episode length (default: the run's --traj-len).
+    #[arg(long)]
+    pub traj_len: Option<usize>,
+    /// Fixed command `x,y,turn` for envs that take commands.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    pub command: Option<Vec<f32>>,
+    /// Use the latest weights instead of the best-eval ones.
+    #[arg(long)]
+    pub latest: bool,
+    /// Seeds the episodes' initial states.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// What `gait eval` measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalSummary {
+    pub checkpoint: PathBuf,
+    pub returns: Vec<f64>,
+    pub lengths: Vec<usize>,
+    /// Mean per step of each reward term.
+    pub terms: BTreeMap<String, f64>,
+}
+
+impl EvalSummary {
+    pub fn mean_return(&self) -> f64 {
+        self.returns.iter().sum::<f64>() / self.returns.len().max(1) as f64
+    }
+
+    pub fn mean_length(&self) -> f64 {
+        self.lengths.iter().sum::<usize>() as f64 / self.lengths.len().max(1) as f64
+    }
+}
+
+fn load_run(path: &Path) -> Result<Experiment> {
+    if !path.is_dir() {
+        bail!("--path {}: no such directory", path.display());
+    }
+    if !path.join(EXPERIMENT_JSON).is_file() {
+        bail!("--path {} is not a gait run directory (no {EXPERIMENT_JSON})", path.display());
+    }
+    Experiment::load(path).map_err(|e| {
+        anyhow::anyhow!(
+            "--path {}: {EXPERIMENT_JSON} is truncated or invalid: {:#}",
+            path.display(),
+            e.root_cause()
+        )
+    })
+}
+
+/// Runs the evaluation and prints one line per episode plus a summary.
+pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
+    if args.episodes == 0 {
+        return Err(UsageError("--episodes must be positive".into()).into());
+    }
+    let exp = load_run(&args.path)?;
+    let mut env = envs::make(&exp.args.env, &exp.args.env_args)?;
+    if (env.observation_size(), env.action_size()) != (exp.net.obs_dim, exp.net.act_dim) {
+        bail!(
+            "--path {}: env '{}' now has obs {} / act {}, the run was trained with {} / {}",
+            args.path.display(),
+            exp.args.env,
+            env.observation_size(),
+            env.action_size(),
+            exp.net.obs_dim,
+            exp.net.act_dim
+        );
+    }
+    if let Some(command) = &args.command {
+        if command.len() != 3 {
+            return Err(UsageError(format!(
+                "--command takes 3 values x,y,turn, got {}",
+                command.len()
+            ))
+            .into());
+        }
+        if !env.set_command(command) {
+            return Err(UsageError(format!("env '{}' takes no commands", exp.args.env)).into());
+        }
+    }
+    let best = args.path.join("actor.safetensors");
+    let latest = args.path.join("actor_latest.safetensors");
+    let checkpoint = if !args.latest && best.is_file() { best } else { latest };
+    if !checkpoint.is_file() {
+        bail!("--path {}: no actor checkpoint ({})", args.path.display(), checkpoint.display());
+    }
+    let mut actor = Actor::new(&exp.net, Device::Cpu);
+    load_checkpoint(actor.var_store_mut(), &checkpoint)?;
+    tch::set_num_threads(1);
+    let _no_grad = tch::no_grad_guard();
+    let traj_len = args.traj_len.unwrap_or(exp.args.traj_len);
+    writeln!(
+        out,
+        "evaluating {} on '{}' ({} episodes)",
+        checkpoint.display(),
+        exp.args.env,
+        args.episodes
+    )?;
+    let mut summary =
+        EvalSummary { checkpoint, returns: vec![], lengths: vec![], terms: BTreeMap::new() };
+    let mut steps_total = 0usize;
+    let mut action = vec![0.0f32; exp.net.act_dim];
+    for episode in 0..args.episodes {
+        env.seed(derive(args.seed, &[stream::EVAL_JOB, u64::MAX, episode as u64]));
+        let mut obs = env.reset().to_vec();
+        let (mut ret, mut len) = (0.0f64, 0usize);
+        while len < traj_len {
+            actor.mean(&Tensor::from_slice(&obs)).copy_data(&mut action, exp.net.act_dim);
+            let step = env.step(&action);
+            ret += step.reward as f64;
+            len += 1;
+            for (name, value) in step.info {
+                *summary.terms.entry(name.to_string()).or_default() += *value as f64;
+            }
+            obs.clear();
+            obs.extend_from_slice(step.obs);
+            if step.done {
+                break;
+            }
+        }
+        steps_total += len;
+        writeln!(out, "episode {episode:3}: return {ret:10.3}, length {len}")?;
+        summary.returns.push(ret);
+        summary.lengths.push(len);
+    }
+    for value in summary.terms.values_mut() {
+        *value /= steps_total.max(1) as f64;
+    }
+    let (min, max) = summary
+        .returns
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &r| (a.min(r), b.max(r)));
+    writeln!(
+        out,
+        "mean return {:.3} (min {min:.3}, max {max:.3}), mean length {:.1}",
+        summary.mean_return(),
+        summary.mean_length()
+    )?;
+    if summary.terms.is_empty() {
+        writeln!(out, "reward terms: none (env '{}' reports a single reward)", exp.args.env)?;
+    }
+    for (name, value) in &summary.terms {
+        writeln!(out, "  {name}: {value:.4} per step")?;
+    }
+    Ok(summary)
+}

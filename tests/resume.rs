@@ -1,0 +1,242 @@
+//! `--previous`: exact continuation, arg inheritance, kill -9 and Ctrl-C safety, `gait eval`,
+//! and bad `--previous` inputs that change nothing.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{gait, only_run, snapshot};
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn data_rows(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path).unwrap().lines().skip(1).map(str::to_string).collect()
+}
+
+fn train(logdir: &Path, run: &str, extra: &[&str]) -> std::path::PathBuf {
+    let l = logdir.to_str().unwrap();
+    let mut argv = vec!["train", "ppo", "--env", "cartpole", "--logdir", l, "--run-name", run];
+    argv.extend_from_slice(extra);
+    let o = gait(&argv);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    only_run(&logdir.join("cartpole").join(run))
+}
+
+#[test]
+fn three_plus_two_iterations_equal_five() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path();
+    // The cartpole preset collects ~4000 steps per iteration: 12000 -> 3 iterations.
+    let full = train(logs, "full", &["--timesteps", "20000", "--seed", "4"]);
+    let first = train(logs, "part", &["--timesteps", "12000", "--seed", "4"]);
+    let before = snapshot(&first);
+    let o = gait(&["train", "ppo", "--previous", first.to_str().unwrap(), "--timesteps", "20000"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(out.contains("warning: timesteps: 12000 -> 20000"), "{out}");
+    assert!(out.contains("from iteration 3"), "{out}");
+    assert_eq!(snapshot(&first), before, "the previous run dir was modified");
+
+    let parent = first.parent().unwrap();
+    let cont: Vec<_> = std::fs::read_dir(parent)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains("-cont-"))
+        .collect();
+    assert_eq!(cont.len(), 1, "continuation dir beside the previous one");
+    let full_rows = data_rows(&full.join("progress.csv"));
+    let first_rows = data_rows(&first.join("progress.csv"));
+    let cont_rows = data_rows(&cont[0].join("progress.csv"));
+    assert_eq!((first_rows.len(), cont_rows.len(), full_rows.len()), (3, 2, 5));
+    assert_eq!([first_rows, cont_rows].concat(), full_rows, "resumed run diverged");
+
+    // Inherited arguments, TensorBoard steps continuing from 3.
+    let exp = gait::logging::Experiment::load(&cont[0]).unwrap();
+    assert_eq!(exp.args.seed, 4);
+    assert_eq!(exp.args.layers, vec![64, 64]);
+    assert_eq!(exp.args.previous.as_deref(), Some(first.as_path()));
+    let tb = std::fs::read_dir(&cont[0])
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains("tfevents"))
+        .unwrap();
+    let steps: Vec<i64> =
+        gait::logging::read_events(&tb).unwrap().iter().skip(2).map(|e| e.step).collect();
+    assert_eq!(steps, vec![3, 4]);
+
+    // --previous-best starts from the best-eval weights; it runs and names itself a continuation.
+    let o = gait(&[
+        "train",
+        "ppo",
+        "--previous",
+        first.to_str().unwrap(),
+        "--previous-best",
+        "--timesteps",
+        "16000",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(snapshot(&first), before);
+
+    // gait eval on the finished run.
+    let o = gait(&["eval", "--path", full.to_str().unwrap(), "--episodes", "3"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(out.lines().filter(|l| l.starts_with("episode")).count(), 3, "{out}");
+    assert!(out.contains("mean return") && out.contains("actor.safetensors"), "{out}");
+}
+
+fn wait_for_rows(progress: &Path, rows: usize, child: &mut std::process::Child) {
+    let start = Instant::now();
+    loop {
+        if progress.is_file() && data_rows(progress).len() >= rows {
+            return;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("training exited early: {status}");
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "no progress");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn spawn_long(logdir: &Path, run: &str) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_gait"))
+        .args(["train", "ppo", "--env", "cartpole", "--timesteps", "1e9", "--num-steps", "1000"])
+        .args(["--logdir", logdir.to_str().unwrap(), "--run-name", run])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn kill_9_mid_run_leaves_a_resumable_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path().join("cartpole").join("k");
+    let mut child = spawn_long(dir.path(), "k");
+    while !parent.is_dir() || std::fs::read_dir(&parent).unwrap().count() == 0 {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let run = only_run(&parent);
+    wait_for_rows(&run.join("progress.csv"), 3, &mut child);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let rows = data_rows(&run.join("progress.csv")).len();
+    let o = gait(&["train", "ppo", "--previous", run.to_str().unwrap(), "--timesteps", "20000"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    // Resumes at the last complete iteration, or repeats it if the kill hit between its CSV
+    // row and its resume state: at most one iteration lost.
+    let from: usize = out
+        .split("from iteration ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(from == rows || from + 1 == rows, "resumed from {from}, {rows} rows written");
+}
+
+#[test]
+fn ctrl_c_saves_and_says_how_to_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path().join("cartpole").join("c");
+    let mut child = spawn_long(dir.path(), "c");
+    while !parent.is_dir() || std::fs::read_dir(&parent).unwrap().count() == 0 {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let run = only_run(&parent);
+    wait_for_rows(&run.join("progress.csv"), 2, &mut child);
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let o = child.wait_with_output().unwrap();
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("interrupted:"), "{out}");
+    assert!(out.contains(&format!("gait train ppo --previous {}", run.display())), "{out}");
+    assert!(run.join("resume.safetensors").is_file());
+    let o = gait(&["train", "ppo", "--previous", run.to_str().unwrap(), "--timesteps", "20000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_previous_inputs_fail_clearly_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    let good = train(&logs, "good", &["--timesteps", "4000"]);
+    // A damaged copy of the run: truncated experiment.json, and one with a corrupt checkpoint.
+    let truncated = logs.join("cartpole").join("truncated");
+    let corrupt = logs.join("cartpole").join("corrupt");
+    for copy in [&truncated, &corrupt] {
+        std::fs::create_dir_all(copy).unwrap();
+        for e in std::fs::read_dir(&good).unwrap().flatten() {
+            std::fs::copy(e.path(), copy.join(e.file_name())).unwrap();
+        }
+    }
+    let json = std::fs::read(truncated.join("experiment.json")).unwrap();
+    std::fs::write(truncated.join("experiment.json"), &json[..json.len() / 2]).unwrap();
+    let state = std::fs::read(corrupt.join("resume.safetensors")).unwrap();
+    std::fs::write(corrupt.join("resume.safetensors"), &state[..state.len() - 100]).unwrap();
+    let missing = logs.join("nope");
+    let not_run = logs.join("cartpole");
+    let (g, t, c, m, n) = (
+        good.to_str().unwrap(),
+        truncated.to_str().unwrap(),
+        corrupt.to_str().unwrap(),
+        missing.to_str().unwrap(),
+        not_run.to_str().unwrap(),
+    );
+    let cases: Vec<(Vec<&str>, i32, String)> = vec![
+        (vec!["--previous", m], 2, format!("--previous {m}: no such directory")),
+        (vec!["--previous", n], 2, format!("--previous {n} is not a gait run directory")),
+        (
+            vec!["--previous", g, "--env", "pendulum"],
+            2,
+            "is a run of env 'cartpole', not 'pendulum'".into(),
+        ),
+        (
+            vec!["--previous", g, "--layers", "32,32"],
+            2,
+            "network mismatch: the previous run has (obs 4, act 1, Ff 64x64".into(),
+        ),
+        (vec!["--previous", t], 1, "experiment.json is truncated or invalid".into()),
+        (vec!["--previous", c], 1, "cannot read checkpoint".into()),
+        (vec!["--previous-best"], 2, "--previous <PREVIOUS>".into()),
+        (vec!["--env", "mountaincar", "--mirror", "1"], 2, "env 'mountaincar' has none".into()),
+    ];
+    let before = snapshot(dir.path());
+    for (flags, code, message) in &cases {
+        let mut argv = vec!["train", "ppo", "--logdir", logs.to_str().unwrap()];
+        argv.extend_from_slice(flags);
+        let o = gait(&argv);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(*code), "{flags:?}: {err}");
+        assert!(err.contains(message.as_str()), "{flags:?}: {err}");
+        assert_eq!(
+            err.trim().lines().count().min(3),
+            if *code == 2 && flags[0] == "--previous-best" { 3 } else { 1 },
+            "{flags:?}: one line: {err}"
+        );
+        assert!(snapshot(dir.path()) == before, "{flags:?} changed files");
+    }
+    // gait eval on broken run dirs.
+    for (path, message) in [
+        (m, "no such directory"),
+        (n, "is not a gait run directory"),
+        (t, "experiment.json is truncated or invalid"),
+    ] {
+        let o = gait(&["eval", "--path", path]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(message), "{}", stderr(&o));
+    }
+    assert!(snapshot(dir.path()) == before);
+}
