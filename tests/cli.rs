@@ -74,6 +74,13 @@ fn bad_input_is_one_clear_error_and_writes_nothing() {
     }
 }
 
+#[test]
+fn unknown_algo_is_a_usage_error() {
+    let o = gait(&["train", "sac", "--env", "cartpole"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unrecognized subcommand 'sac'"), "{}", stderr(&o));
+}
+
 #[cfg(unix)]
 #[test]
 fn unwritable_logdir_is_a_runtime_error_that_changes_nothing() {
