@@ -463,6 +463,43 @@ mod tests {
         assert!(msg.contains("env seed") && msg.contains("non-finite reward"), "{msg}");
     }
 
+    /// Cart-pole that panics on its second reset.
+    struct PanicOnSecondReset(CartPole, usize);
+
+    impl Env for PanicOnSecondReset {
+        fn observation_size(&self) -> usize {
+            4
+        }
+        fn action_size(&self) -> usize {
+            1
+        }
+        fn seed(&mut self, seed: u64) {
+            self.0.seed(seed)
+        }
+        fn reset(&mut self) -> &[f32] {
+            self.1 += 1;
+            assert!(self.1 < 2, "simulated env crash");
+            self.0.reset()
+        }
+        fn step(&mut self, action: &[f32]) -> Step<'_> {
+            self.0.step(action)
+        }
+    }
+
+    #[test]
+    fn a_panicking_env_is_reported_and_does_not_hang() {
+        let spec = spec();
+        let envs: Vec<Box<dyn Env>> =
+            vec![Box::new(PanicOnSecondReset(CartPole::new(), 0)), Box::new(CartPole::new())];
+        let mut pool = SamplerPool::spawn(envs, &spec, 0.99, 0.95).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let err = rt.block_on(pool.collect(&request(2000), snapshot(&spec))).unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(msg.contains("sampler worker 0 failed"), "{msg}");
+        assert!(msg.contains("panicked: simulated env crash"), "{msg}");
+        drop(pool); // joins the threads: must not hang
+    }
+
     #[test]
     fn collects_a_prefix_of_whole_trajectories_and_the_eval_episodes() {
         let spec = spec();
