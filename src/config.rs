@@ -153,6 +153,19 @@ pub struct PpoArgs {
     #[arg(long, default_value = "0", value_parser = non_negative_f64, help_heading = "PPO")]
     pub mirror: f64,
 
+    /// Before training, fill the observation normalizer from --prenormalize-steps steps of the
+    /// policy with N(0,1) action noise (fresh runs only; skipped with --previous).
+    #[arg(long, help_heading = "PPO")]
+    pub prenorm: bool,
+    /// Steps for --prenorm.
+    #[arg(long, default_value = "100", value_parser = positive_usize, help_heading = "PPO")]
+    pub prenormalize_steps: usize,
+    /// Keep updating the normalizer from every iteration's training states (after the update,
+    /// so each PPO update sees the statistics its data was sampled with). The reference's flag
+    /// of this name is dead code.
+    #[arg(long, help_heading = "PPO")]
+    pub update_norm: bool,
+
     /// Network architecture.
     #[arg(long, value_enum, default_value_t = Arch::Ff, help_heading = "Network")]
     pub arch: Arch,

@@ -128,8 +128,10 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
         env.seed(derive(args.seed, &[stream::EVAL_JOB, u64::MAX, episode as u64]));
         let mut obs = env.reset().to_vec();
         let (mut ret, mut len) = (0.0f64, 0usize);
+        let mut hidden = None;
         while len < traj_len {
-            actor.mean(&Tensor::from_slice(&obs)).copy_data(&mut action, exp.net.act_dim);
+            let (mean, _) = actor.step(&Tensor::from_slice(&obs), &mut hidden);
+            mean.copy_data(&mut action, exp.net.act_dim);
             let step = env.step(&action);
             ret += step.reward as f64;
             len += 1;

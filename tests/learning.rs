@@ -45,3 +45,29 @@ fn ppo_learns_cartpole_for_two_seeds() {
         assert!(final_eval > 2.0 * first_train, "seed {seed}: no improvement over iteration 0");
     }
 }
+
+#[test]
+fn lstm_ppo_learns_cartpole() {
+    let random = random_policy_return();
+    let dir = tempfile::tempdir().unwrap();
+    // Recurrent: --batch-size counts whole trajectories.
+    let args = common::quick(
+        dir.path(),
+        &[
+            "--arch",
+            "lstm",
+            "--layers",
+            "32,32",
+            "--batch-size",
+            "16",
+            "--timesteps",
+            "30000",
+            "--seed",
+            "1",
+        ],
+    );
+    let out = train_ppo(&args, vec![], TrainOptions { quiet: true }).unwrap();
+    let final_eval = out.final_test_return.expect("the final weights are evaluated");
+    eprintln!("lstm: random {random:.1}, final eval {final_eval:.1}");
+    assert!(final_eval > 4.0 * random, "LSTM final eval {final_eval:.1} vs random {random:.1}");
+}

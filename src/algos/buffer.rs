@@ -138,6 +138,46 @@ impl Buffer {
         idx.chunks_exact(batch_size.max(1)).map(<[i64]>::to_vec).collect()
     }
 
+    /// Shuffled trajectory ids in chunks of `batch_size` trajectories; the last chunk may be
+    /// smaller (the reference's recurrent `drop_last=False`).
+    pub fn trajectory_batches(&self, batch_size: usize, rng: &mut impl Rng) -> Vec<Vec<i64>> {
+        let mut ids: Vec<i64> = (0..self.num_trajs() as i64).collect();
+        ids.shuffle(rng);
+        ids.chunks(batch_size.max(1)).map(<[i64]>::to_vec).collect()
+    }
+
+    /// Longest trajectory among `ids`.
+    pub fn max_len(&self, ids: &[usize]) -> usize {
+        ids.iter().map(|&k| self.traj_idx[k + 1] - self.traj_idx[k]).max().unwrap_or(0)
+    }
+
+    /// Time-major, zero-padded copy `[T, B, dim]` (T = longest of `ids`) of a per-step field
+    /// with `dim` values per step (e.g. `&self.states`, `obs_dim`).
+    pub fn pad(&self, field: &[f32], dim: usize, ids: &[usize]) -> Vec<f32> {
+        let (t_max, b) = (self.max_len(ids), ids.len());
+        let mut out = vec![0.0f32; t_max * b * dim];
+        for (col, &k) in ids.iter().enumerate() {
+            let (start, end) = (self.traj_idx[k], self.traj_idx[k + 1]);
+            for t in 0..end - start {
+                let src = &field[(start + t) * dim..(start + t + 1) * dim];
+                out[(t * b + col) * dim..(t * b + col + 1) * dim].copy_from_slice(src);
+            }
+        }
+        out
+    }
+
+    /// `[T, B]` mask, 1 on real steps and 0 on padding, matching [`Buffer::pad`].
+    pub fn mask(&self, ids: &[usize]) -> Vec<f32> {
+        let (t_max, b) = (self.max_len(ids), ids.len());
+        let mut out = vec![0.0f32; t_max * b];
+        for (col, &k) in ids.iter().enumerate() {
+            for t in 0..self.traj_idx[k + 1] - self.traj_idx[k] {
+                out[t * b + col] = 1.0;
+            }
+        }
+        out
+    }
+
     pub fn mean_ep_return(&self) -> Option<f64> {
         mean(self.ep_returns.iter().copied())
     }
@@ -221,6 +261,43 @@ mod tests {
         let m: f32 = adv.iter().sum::<f32>() / 4.0;
         let var: f32 = adv.iter().map(|x| (x - m).powi(2)).sum::<f32>() / 3.0;
         assert!(m.abs() < 1e-5 && (var.sqrt() - 1.0).abs() < 1e-3, "{adv:?}");
+    }
+
+    /// Three trajectories of lengths 2, 3, 1 padded into time-major batches, by hand.
+    #[test]
+    fn pads_time_major_with_a_mask() {
+        let mut b = Buffer::new(1, 1, 0.99, 1.0);
+        for (k, len) in [2usize, 3, 1].into_iter().enumerate() {
+            for t in 0..len {
+                let x = (10 * (k + 1) + t) as f32; // 10, 11 | 20, 21, 22 | 30
+                b.push(&[x], &[-x], 0.0, 0.0);
+            }
+            b.end_trajectory(0.0);
+        }
+        // Columns: trajectory 1 (len 3), trajectory 0 (len 2), trajectory 2 (len 1).
+        let ids = [1, 0, 2];
+        assert_eq!(b.max_len(&ids), 3);
+        #[rustfmt::skip]
+        let expected = vec![
+            20.0, 10.0, 30.0,
+            21.0, 11.0, 0.0,
+            22.0, 0.0, 0.0,
+        ];
+        assert_eq!(b.pad(&b.states, 1, &ids), expected);
+        assert_eq!(b.pad(&b.actions, 1, &ids), expected.iter().map(|x| -x).collect::<Vec<_>>());
+        #[rustfmt::skip]
+        let mask = vec![
+            1.0, 1.0, 1.0,
+            1.0, 1.0, 0.0,
+            1.0, 0.0, 0.0,
+        ];
+        assert_eq!(b.mask(&ids), mask);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let batches = b.trajectory_batches(2, &mut rng);
+        assert_eq!(batches.iter().map(Vec::len).collect::<Vec<_>>(), vec![2, 1]);
+        let mut all = batches.concat();
+        all.sort();
+        assert_eq!(all, vec![0, 1, 2]);
     }
 
     #[test]

@@ -4,11 +4,12 @@ mod adam;
 mod buffer;
 pub mod interrupt;
 mod ppo;
+pub mod prenorm;
 pub mod resume;
 pub mod sampler;
 pub mod seeding;
 pub mod train;
 
 pub use buffer::Buffer;
-pub use ppo::{OptimStats, PPOOptim, PpoHyper};
+pub use ppo::{Batch, Losses, OptimStats, PPOOptim, PpoHyper};
 pub use sampler::{AlgoSampler, CollectRequest, Collected, PolicySnapshot, SamplerPool};

@@ -29,7 +29,7 @@ use tokio::sync::mpsc;
 use super::seeding::{derive, stream};
 use super::Buffer;
 use crate::envs::Env;
-use crate::policies::{Actor, Critic, NetSpec, ParamSnapshot};
+use crate::policies::{Actor, Critic, Hidden, NetSpec, ParamSnapshot};
 
 /// Parameters broadcast to the workers once per iteration.
 #[derive(Debug)]
@@ -128,6 +128,8 @@ impl AlgoSampler {
         self.obs.extend_from_slice(self.env.reset());
         check_finite(&self.obs, "initial observation")?;
         let mut done = false;
+        // Recurrent state starts at zero with every episode and is carried step by step.
+        let (mut actor_h, mut critic_h): (Hidden, Hidden) = (None, None);
         for t in 0..job.max_len {
             if (train && job.id > job.cancel_above.load(Ordering::Relaxed))
                 || super::interrupt::requested()
@@ -135,7 +137,7 @@ impl AlgoSampler {
                 return Ok(None);
             }
             let s = Tensor::from_slice(&self.obs);
-            let (mean, std) = self.actor.distribution(&s);
+            let (mean, std) = self.actor.step(&s, &mut actor_h);
             mean.copy_data(&mut self.action, act_dim);
             let value = if train {
                 let std = std.expand([act_dim as i64], false);
@@ -144,7 +146,7 @@ impl AlgoSampler {
                     let z: f32 = StandardNormal.sample(&mut noise);
                     *a += s * z;
                 }
-                self.critic.value(&s).double_value(&[0]) as f32
+                self.critic.value_step(&s, &mut critic_h).double_value(&[0]) as f32
             } else {
                 0.0
             };
@@ -164,7 +166,8 @@ impl AlgoSampler {
         }
         // Terminated: 0. Cut by the time limit: bootstrap with the critic's value.
         let terminal = if train && !done {
-            self.critic.value(&Tensor::from_slice(&self.obs)).double_value(&[0]) as f32
+            self.critic.value_step(&Tensor::from_slice(&self.obs), &mut critic_h).double_value(&[0])
+                as f32
         } else {
             0.0
         };

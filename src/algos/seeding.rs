@@ -22,6 +22,7 @@ pub mod stream {
     pub const MINIBATCH: u64 = 3;
     pub const INIT: u64 = 4;
     pub const ACTION_NOISE: u64 = 5;
+    pub const PRENORM: u64 = 6;
 }
 
 #[cfg(test)]

@@ -152,6 +152,13 @@ pub fn resolve_device(device: DeviceArg) -> Result<Device, UsageError> {
 
 /// Builds the network spec for an env of the given sizes.
 pub fn net_spec(args: &PpoArgs, obs_dim: usize, act_dim: usize) -> Result<NetSpec, UsageError> {
+    if args.arch == crate::policies::Arch::Lstm && args.layers.windows(2).any(|w| w[0] != w[1]) {
+        let layers: Vec<String> = args.layers.iter().map(usize::to_string).collect();
+        return Err(UsageError(format!(
+            "--arch lstm needs equal --layers widths (one stacked LSTM), got {}",
+            layers.join(",")
+        )));
+    }
     let std = if args.learn_std {
         StdSpec::Learned
     } else if let Some(array) = &args.std_array {
@@ -226,6 +233,17 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
         Some(prev) => restore_previous(&args, prev, &spec, &mut optim)?,
         None => TrainState::default(),
     };
+    if args.prenorm && args.previous.is_none() {
+        let mut env = envs::make(&args.env, &args.env_args)?;
+        let stats = super::prenorm::prenormalize(
+            env.as_mut(),
+            optim.actor(),
+            args.prenormalize_steps,
+            args.traj_len,
+            args.seed,
+        );
+        optim.set_normalizer(&stats)?;
+    }
     let run_dir = match (&args.previous, &args.run_name) {
         (Some(prev), None) => logging::create_continuation_dir(prev)?,
         _ => {
@@ -360,6 +378,11 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
         let stats = optim.optimize(&collected.train, &mut minibatch_rng).with_context(|| {
             format!("iteration {itr}: the PPO update failed; run dir {}", run_dir.display())
         })?;
+        if args.update_norm {
+            let mut stats = optim.actor().normalizer().stats();
+            stats.update(&collected.train.states);
+            optim.set_normalizer(&stats)?;
+        }
         let optimize_time = optimize_start.elapsed().as_secs_f64();
         save_checkpoint(optim.actor().var_store(), &run_dir.join("actor_latest.safetensors"))?;
         save_checkpoint(optim.critic().var_store(), &run_dir.join("critic_latest.safetensors"))?;

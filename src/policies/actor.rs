@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 use tch::{nn, nn::Module, Device, Tensor};
 
-use super::layers::{hidden_stack, linear};
+use super::base::{Base, Hidden};
+use super::layers::linear;
 use super::{NetSpec, Normalizer};
 
 /// How the action standard deviation is produced.
@@ -28,7 +29,7 @@ pub struct Actor {
     vs: nn::VarStore,
     spec: NetSpec,
     norm: Normalizer,
-    hidden: Vec<nn::Linear>,
+    base: Base,
     means: nn::Linear,
     std: StdHead,
 }
@@ -38,7 +39,7 @@ impl Actor {
         let vs = nn::VarStore::new(device);
         let root = vs.root();
         let norm = Normalizer::new(&root, spec.obs_dim);
-        let hidden = hidden_stack(&root, spec.obs_dim, &spec.layers);
+        let base = Base::new(&root, spec, spec.nonlinearity);
         let latent = spec.layers.last().copied().unwrap_or(spec.obs_dim);
         let means = linear(&root / "means", latent, spec.act_dim);
         let std = match &spec.std {
@@ -48,7 +49,7 @@ impl Actor {
             }
             StdSpec::Learned => StdHead::Learned(linear(&root / "log_stds", latent, spec.act_dim)),
         };
-        Self { vs, spec: spec.clone(), norm, hidden, means, std }
+        Self { vs, spec: spec.clone(), norm, base, means, std }
     }
 
     pub fn spec(&self) -> &NetSpec {
@@ -71,28 +72,33 @@ impl Actor {
         &mut self.norm
     }
 
-    fn latent(&self, obs: &Tensor) -> Tensor {
-        let mut h = self.norm.forward(obs);
-        for layer in &self.hidden {
-            h = self.spec.nonlinearity.apply(&layer.forward(&h));
-        }
-        h
+    pub fn is_recurrent(&self) -> bool {
+        self.base.is_recurrent()
     }
 
-    /// Mean and standard deviation of the action distribution for a `[.., obs_dim]` batch; the
-    /// std broadcasts against the mean.
-    pub fn distribution(&self, obs: &Tensor) -> (Tensor, Tensor) {
-        let h = self.latent(obs);
-        let mean = self.means.forward(&h);
+    fn heads(&self, h: &Tensor) -> (Tensor, Tensor) {
+        let mean = self.means.forward(h);
         let std = match &self.std {
             StdHead::Fixed(s) => s.shallow_clone(),
-            StdHead::Learned(l) => l.forward(&h).clamp(-3.0, 0.5).exp(),
+            StdHead::Learned(l) => l.forward(h).clamp(-3.0, 0.5).exp(),
         };
         (mean, std)
     }
 
-    /// Deterministic action (the mean).
+    /// Mean and standard deviation of the action distribution, for `[.., obs]` (feed-forward)
+    /// or time-major sequences `[T, B, obs]` from a zero state (LSTM); the std broadcasts
+    /// against the mean.
+    pub fn distribution(&self, obs: &Tensor) -> (Tensor, Tensor) {
+        self.heads(&self.base.forward(&self.norm.forward(obs)))
+    }
+
+    /// Deterministic action (the mean), shapes as [`Actor::distribution`].
     pub fn mean(&self, obs: &Tensor) -> Tensor {
-        self.means.forward(&self.latent(obs))
+        self.distribution(obs).0
+    }
+
+    /// One rollout step on `[obs]`, carrying the recurrent state (ignored when feed-forward).
+    pub fn step(&self, obs: &Tensor, hidden: &mut Hidden) -> (Tensor, Tensor) {
+        self.heads(&self.base.step(&self.norm.forward(obs), hidden))
     }
 }

@@ -2,14 +2,15 @@
 
 use tch::{nn, nn::Module, Device, Tensor};
 
-use super::layers::{hidden_stack, linear};
+use super::base::{Base, Hidden};
+use super::layers::linear;
 use super::{NetSpec, Nonlinearity, Normalizer};
 
 #[derive(Debug)]
 pub struct Critic {
     vs: nn::VarStore,
     norm: Normalizer,
-    hidden: Vec<nn::Linear>,
+    base: Base,
     last: nn::Linear,
 }
 
@@ -18,10 +19,10 @@ impl Critic {
         let vs = nn::VarStore::new(device);
         let root = vs.root();
         let norm = Normalizer::new(&root, spec.obs_dim);
-        let hidden = hidden_stack(&root, spec.obs_dim, &spec.layers);
+        let base = Base::new(&root, spec, Nonlinearity::Relu);
         let latent = spec.layers.last().copied().unwrap_or(spec.obs_dim);
         let last = linear(&root / "critic_last_layer", latent, 1);
-        Self { vs, norm, hidden, last }
+        Self { vs, norm, base, last }
     }
 
     pub fn var_store(&self) -> &nn::VarStore {
@@ -36,12 +37,14 @@ impl Critic {
         &mut self.norm
     }
 
-    /// Values `[.., 1]` for a `[.., obs_dim]` batch.
+    /// Values `[.., 1]` for `[.., obs]` (feed-forward) or `[T, B, 1]` for time-major
+    /// sequences from a zero state (LSTM).
     pub fn value(&self, obs: &Tensor) -> Tensor {
-        let mut h = self.norm.forward(obs);
-        for layer in &self.hidden {
-            h = Nonlinearity::Relu.apply(&layer.forward(&h));
-        }
-        self.last.forward(&h)
+        self.last.forward(&self.base.forward(&self.norm.forward(obs)))
+    }
+
+    /// One rollout step on `[obs]` → `[1]`, carrying the recurrent state.
+    pub fn value_step(&self, obs: &Tensor, hidden: &mut Hidden) -> Tensor {
+        self.last.forward(&self.base.step(&self.norm.forward(obs), hidden))
     }
 }

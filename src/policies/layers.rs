@@ -9,6 +9,8 @@ use tch::{nn, Tensor};
 pub enum Arch {
     /// Feed-forward (MLP).
     Ff,
+    /// Stacked LSTM (all `--layers` equal), then the output heads.
+    Lstm,
 }
 
 /// Hidden activation (`--nonlinearity`).

@@ -2,12 +2,14 @@
 //! observation normalizer inside (so checkpoints and broadcasts always carry it).
 
 mod actor;
+mod base;
 mod critic;
 mod layers;
 pub mod normalizer;
 mod params;
 
 pub use actor::{Actor, StdSpec};
+pub use base::Hidden;
 pub use critic::Critic;
 pub use layers::{Arch, Nonlinearity};
 pub use normalizer::{Normalizer, RunningStats};

@@ -1,0 +1,119 @@
+//! Prenormalization (`--prenorm --prenormalize-steps N`, roadrunner `train_normalizer`): before
+//! training, run the policy's deterministic action plus N(0, 1) noise per dimension for N steps
+//! (episodes capped at `--traj-len`, recurrent state reset per episode), and use the visited
+//! states' mean and variance as the observation normalizer of both actor and critic. The
+//! reset state of every episode counts; the final next-state does not.
+//!
+//! Deviation, on purpose: the reference updates the normalizer while it runs, so its policy
+//! sees changing inputs during the rollout; here the rollout runs with the policy as it is and
+//! the statistics are set once at the end (same states, simpler to reason about and test).
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, StandardNormal};
+use tch::Tensor;
+
+use super::seeding::{derive, stream};
+use crate::envs::Env;
+use crate::policies::{Actor, RunningStats};
+
+/// Runs the noisy policy for `steps` steps and returns the visited states' statistics.
+pub fn prenormalize(
+    env: &mut dyn Env,
+    actor: &Actor,
+    steps: usize,
+    traj_len: usize,
+    seed: u64,
+) -> RunningStats {
+    let _no_grad = tch::no_grad_guard();
+    let (obs_dim, act_dim) = (env.observation_size(), env.action_size());
+    let mut stats = RunningStats::new(obs_dim);
+    let mut noise = ChaCha8Rng::seed_from_u64(derive(seed, &[stream::PRENORM]));
+    let mut action = vec![0.0f32; act_dim];
+    let mut visited = 0usize;
+    let mut episode = 0u64;
+    while visited < steps {
+        env.seed(derive(seed, &[stream::PRENORM, episode]));
+        episode += 1;
+        let mut obs = env.reset().to_vec();
+        let mut hidden = None;
+        for _ in 0..traj_len {
+            if visited == steps {
+                break;
+            }
+            stats.update(&obs);
+            visited += 1;
+            let (mean, _) = actor.step(&Tensor::from_slice(&obs), &mut hidden);
+            mean.copy_data(&mut action, act_dim);
+            for a in &mut action {
+                let z: f32 = StandardNormal.sample(&mut noise);
+                *a += z;
+            }
+            let step = env.step(&action);
+            let done = step.done;
+            obs.clear();
+            obs.extend_from_slice(step.obs);
+            if done {
+                break;
+            }
+        }
+    }
+    stats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envs::CartPole;
+    use crate::policies::{Arch, NetSpec, Nonlinearity, StdSpec};
+
+    /// The statistics are the empirical mean and variance of exactly the states the noisy
+    /// policy visits, replayed here independently.
+    #[test]
+    fn gives_the_empirical_mean_and_std_of_the_visited_states() {
+        let spec = NetSpec {
+            obs_dim: 4,
+            act_dim: 1,
+            arch: Arch::Ff,
+            layers: vec![8],
+            nonlinearity: Nonlinearity::Tanh,
+            std: StdSpec::Fixed(vec![0.1]),
+        };
+        tch::manual_seed(0);
+        let actor = Actor::new(&spec, tch::Device::Cpu);
+        let stats = prenormalize(&mut CartPole::new(), &actor, 300, 50, 9);
+        assert_eq!(stats.count, 300.0);
+
+        let mut env = CartPole::new();
+        let mut noise = ChaCha8Rng::seed_from_u64(derive(9, &[stream::PRENORM]));
+        let mut states: Vec<[f64; 4]> = Vec::new();
+        let mut episode = 0;
+        while states.len() < 300 {
+            env.seed(derive(9, &[stream::PRENORM, episode]));
+            episode += 1;
+            let mut obs = env.reset().to_vec();
+            for _ in 0..50 {
+                if states.len() == 300 {
+                    break;
+                }
+                states.push([obs[0] as f64, obs[1] as f64, obs[2] as f64, obs[3] as f64]);
+                let mean = tch::no_grad(|| actor.mean(&Tensor::from_slice(&obs)));
+                let z: f32 = StandardNormal.sample(&mut noise);
+                let a = mean.double_value(&[0]) as f32 + z;
+                let step = env.step(&[a]);
+                obs = step.obs.to_vec();
+                if step.done {
+                    break;
+                }
+            }
+        }
+        assert!(episode > 1, "several episodes were needed");
+        for d in 0..4 {
+            let m = states.iter().map(|s| s[d]).sum::<f64>() / 300.0;
+            let v = states.iter().map(|s| (s[d] - m).powi(2)).sum::<f64>() / 300.0;
+            assert!((stats.mean[d] - m).abs() < 1e-9, "mean {d}: {} vs {m}", stats.mean[d]);
+            assert!((stats.var[d] - v).abs() < 1e-9, "var {d}: {} vs {v}", stats.var[d]);
+            assert!(v > 0.0);
+        }
+    }
+}
