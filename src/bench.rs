@@ -73,7 +73,8 @@ const BENCH_ACT: usize = 10;
 
 /// Times 3 epochs of PPO updates over a synthetic 50k-step buffer (trajectories of 300,
 /// obs 44, act 10, U[0,1) data as the reference's auto-tune uses) on 1 thread, KL stop off;
-/// prints `samples_per_s` (states passed through an update per second).
+/// prints `samples_per_s` (real steps passed through an update per second; for recurrent nets
+/// `--batch-size` counts trajectories of 300 steps).
 pub fn bench_optimize(args: &BenchOptimizeArgs) -> Result<f64> {
     anyhow::ensure!(args.batch_size > 0, "--batch-size must be positive");
     tch::set_num_threads(1);
@@ -107,6 +108,7 @@ pub fn bench_optimize(args: &BenchOptimizeArgs) -> Result<f64> {
         entropy_coeff: 0.0,
         grad_clip: 0.05,
         mirror: args.mirror,
+        mirror_augment: false,
     };
     // Swap the two halves of the observation and action (a valid involution).
     let swap = |n: usize| {
@@ -118,7 +120,7 @@ pub fn bench_optimize(args: &BenchOptimizeArgs) -> Result<f64> {
     let start = Instant::now();
     let stats = optim.optimize(&buffer, &mut rng)?;
     let secs = start.elapsed().as_secs_f64();
-    let samples = (stats.minibatches * args.batch_size) as f64;
+    let samples = stats.samples as f64;
     let rate = samples / secs;
     println!(
         "arch={:?} layers={:?} batch_size={} mirror={} minibatches={} seconds={secs:.2}",

@@ -166,6 +166,11 @@ pub struct PpoArgs {
     #[arg(long, help_heading = "PPO")]
     pub update_norm: bool,
 
+    /// Mirror data augmentation: mirrored copies of the states/actions join every minibatch
+    /// (needs the env's mirror lists; combinable with --mirror).
+    #[arg(long, help_heading = "PPO")]
+    pub mirror_augment: bool,
+
     /// Network architecture.
     #[arg(long, value_enum, default_value_t = Arch::Ff, help_heading = "Network")]
     pub arch: Arch,

@@ -31,6 +31,10 @@ pub struct PpoHyper {
     pub entropy_coeff: f64,
     pub grad_clip: f64,
     pub mirror: f64,
+    /// Mirror data augmentation: every minibatch also holds the mirrored copy of each of its
+    /// states/actions (trajectories when recurrent), scored under the old policy at the
+    /// mirrored states, with the same returns and advantages (rsl_rl's symmetry augmentation).
+    pub mirror_augment: bool,
 }
 
 /// Means over the minibatches actually run.
@@ -42,6 +46,8 @@ pub struct OptimStats {
     pub mirror_loss: f64,
     pub kl: f64,
     pub minibatches: usize,
+    /// Real (unpadded) steps passed through the update, summed over minibatches.
+    pub samples: usize,
     /// True when the KL threshold stopped the update early.
     pub early_stopped: bool,
 }
@@ -148,7 +154,7 @@ impl PPOOptim {
         let critic = Critic::new(spec, device);
         let actor_opt = Adam::new(actor.var_store(), hp.a_lr, hp.eps);
         let critic_opt = Adam::new(critic.var_store(), hp.c_lr, hp.eps);
-        let mirror = match (hp.mirror > 0.0, mirror) {
+        let mirror = match (hp.mirror > 0.0 || hp.mirror_augment, mirror) {
             (false, _) => None,
             (true, Some((obs, act))) => Some(MirrorTensors::new(obs, act, device)),
             (true, None) => {
@@ -235,10 +241,17 @@ impl PPOOptim {
             } else {
                 buffer.minibatch_indices(self.hp.batch_size, rng)
             };
-            for ids in batches {
+            // With augmentation the mirrored copies sit after the originals in `full`.
+            let originals = if recurrent { buffer.num_trajs() } else { buffer.returns.len() };
+            for mut ids in batches {
+                if self.hp.mirror_augment {
+                    let shifted: Vec<i64> = ids.iter().map(|i| i + originals as i64).collect();
+                    ids.extend(shifted);
+                }
                 let idx = Tensor::from_slice(&ids).to_device(self.device);
                 let batch = if recurrent {
-                    let t = ids.iter().map(|&k| lengths[k as usize]).max().unwrap_or(0) as i64;
+                    let t = ids.iter().map(|&k| lengths[k as usize % originals]).max().unwrap_or(0)
+                        as i64;
                     full.select(|x| x.index_select(1, &idx).narrow(0, 0, t))
                 } else {
                     full.select(|x| x.index_select(0, &idx))
@@ -279,6 +292,7 @@ impl PPOOptim {
                 stats.mirror_loss += values[2];
                 stats.kl += losses.kl;
                 stats.minibatches += 1;
+                stats.samples += batch.mask.sum(Kind::Float).double_value(&[]) as usize;
                 kl_max = kl_max.max(losses.kl);
                 if kl_max > self.hp.kl {
                     stats.early_stopped = true;
@@ -327,13 +341,31 @@ impl PPOOptim {
         } else {
             Tensor::ones([n as i64, 1], (Kind::Float, dev))
         };
+        let (states, actions, returns, advantages, mask) = match &self.mirror {
+            Some(m) if self.hp.mirror_augment => {
+                let dim = if recurrent { 1 } else { 0 };
+                let cat = |a: &Tensor, b: Tensor| Tensor::cat(&[a, &b], dim);
+                (
+                    cat(&states, mirror(&states, &m.obs_src, &m.obs_sign)),
+                    cat(&actions, mirror(&actions, &m.act_src, &m.act_sign)),
+                    cat(&returns, returns.shallow_clone()),
+                    cat(&advantages, advantages.shallow_clone()),
+                    cat(&mask, mask.shallow_clone()),
+                )
+            }
+            _ => (states, actions, returns, advantages, mask),
+        };
         let (old_mean, old_std, old_logp) = tch::no_grad(|| {
             let (m, s) = self.actor.distribution(&states);
             let lp = log_prob(&actions, &m, &s);
             let s = s.expand_as(&m).contiguous();
             (m, s, lp)
         });
-        let mirror_states = self.mirror.as_ref().map(|m| mirror(&states, &m.obs_src, &m.obs_sign));
+        let mirror_states = self
+            .mirror
+            .as_ref()
+            .filter(|_| self.hp.mirror > 0.0)
+            .map(|m| mirror(&states, &m.obs_src, &m.obs_sign));
         Batch {
             states,
             actions,
@@ -441,6 +473,7 @@ mod tests {
             entropy_coeff: 0.0,
             grad_clip: 1.0,
             mirror: 0.0,
+            mirror_augment: false,
         }
     }
 
@@ -531,6 +564,7 @@ mod recurrent_tests {
             entropy_coeff: 0.01,
             grad_clip: 1.0,
             mirror,
+            mirror_augment: false,
         }
     }
 
@@ -671,5 +705,27 @@ mod recurrent_tests {
         let symmetric = optim.losses(&optim.full_batch(&b)).mirror.double_value(&[]);
         assert!(symmetric < 1e-12, "{symmetric}");
         assert!(asymmetric > 1e-6, "{asymmetric}");
+    }
+
+    #[test]
+    fn mirror_augmentation_adds_mirrored_trajectories() {
+        let b = buffer();
+        let (o, a) = mirror_lists();
+        let mut hp = hyper(0.0);
+        hp.mirror_augment = true;
+        tch::manual_seed(7);
+        let mut optim = PPOOptim::new(&lstm_spec(), hp, Device::Cpu, Some((&o, &a))).unwrap();
+        let full = optim.full_batch(&b);
+        assert_eq!(full.states.size(), vec![5, 6, 3], "3 trajectories + 3 mirrored");
+        let original = full.states.narrow(1, 0, 3);
+        let mirrored = full.states.narrow(1, 3, 3);
+        let sign = Tensor::from_slice(&[-1.0f32, -1.0, 1.0]);
+        let expected = original.index_select(2, &Tensor::from_slice(&[0i64, 1, 2])) * sign;
+        assert!(mirrored.equal(&expected));
+        assert!(full.mask.narrow(1, 3, 3).equal(&full.mask.narrow(1, 0, 3)));
+        let mut rng = rand::SeedableRng::seed_from_u64(0);
+        let rng: &mut rand_chacha::ChaCha8Rng = &mut rng;
+        let stats = optim.optimize(&b, rng).unwrap();
+        assert_eq!(stats.samples, 2 * 11, "each real step and its mirror, one epoch");
     }
 }

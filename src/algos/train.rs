@@ -204,6 +204,13 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
             ))
             .into())
         }
+        _ if args.mirror_augment => {
+            return Err(UsageError(format!(
+                "--mirror-augment needs mirror lists, and env '{}' has none",
+                args.env
+            ))
+            .into())
+        }
         _ => None,
     };
     let mut args = args.clone();
@@ -226,6 +233,7 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
         entropy_coeff: args.entropy_coeff,
         grad_clip: args.grad_clip,
         mirror: args.mirror,
+        mirror_augment: args.mirror_augment,
     };
     let mut optim = PPOOptim::new(&spec, hp, device, mirror_lists.as_ref().map(|(o, a)| (o, a)))?;
 
