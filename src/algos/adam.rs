@@ -5,6 +5,10 @@
 //! (no weight decay, no amsgrad) on tch tensors:
 //! `m ← lerp(m, g, 1−β1)`, `v ← β2 v + (1−β2) g²`,
 //! `p ← p − lr/(1−β1ᵗ) · m / (√v / √(1−β2ᵗ) + ε)`.
+//!
+//! Speed: at construction every trainable parameter is re-pointed (`set_data`) to a slice of one
+//! contiguous buffer, so a step (gradient clip included) is ~14 tensor ops on flat vectors
+//! instead of ~12 per parameter tensor; the per-op dispatch cost dominates small networks.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -12,10 +16,13 @@ use anyhow::{Context, Result};
 use tch::{nn::VarStore, Kind, Tensor};
 
 pub struct Adam {
-    /// Trainable parameters, sorted by name (shallow clones sharing the `VarStore` storage).
+    /// Trainable parameters, sorted by name; each is a view into `flat`.
     params: Vec<(String, Tensor)>,
-    m: Vec<Tensor>,
-    v: Vec<Tensor>,
+    /// `(offset, numel)` of each parameter in `flat`.
+    spans: Vec<(i64, i64)>,
+    flat: Tensor,
+    m: Tensor,
+    v: Tensor,
     step: i64,
     lr: f64,
     beta1: f64,
@@ -25,17 +32,32 @@ pub struct Adam {
 
 impl Adam {
     pub fn new(vs: &VarStore, lr: f64, eps: f64) -> Self {
-        let params: Vec<(String, Tensor)> = vs
+        let mut params: Vec<(String, Tensor)> = vs
             .variables()
             .into_iter()
             .filter(|(_, t)| t.requires_grad())
             .collect::<BTreeMap<_, _>>()
             .into_iter()
             .collect();
-        let zeros = |t: &Tensor| t.zeros_like().set_requires_grad(false);
-        let m = params.iter().map(|(_, t)| zeros(t)).collect();
-        let v = params.iter().map(|(_, t)| zeros(t)).collect();
-        Self { params, m, v, step: 0, lr, beta1: 0.9, beta2: 0.999, eps }
+        let mut spans = Vec::with_capacity(params.len());
+        let mut offset = 0;
+        for (_, p) in &params {
+            spans.push((offset, p.numel() as i64));
+            offset += p.numel() as i64;
+        }
+        let flat = tch::no_grad(|| {
+            let pieces: Vec<Tensor> =
+                params.iter().map(|(_, p)| p.detach().reshape([-1])).collect();
+            let flat = Tensor::cat(&pieces, 0);
+            for ((_, p), &(off, n)) in params.iter_mut().zip(&spans) {
+                let size = p.size();
+                p.set_data(&flat.narrow(0, off, n).view(size.as_slice()));
+            }
+            flat
+        });
+        let m = flat.zeros_like();
+        let v = flat.zeros_like();
+        Self { params, spans, flat, m, v, step: 0, lr, beta1: 0.9, beta2: 0.999, eps }
     }
 
     pub fn zero_grad(&mut self) {
@@ -44,64 +66,57 @@ impl Adam {
         }
     }
 
-    /// Scales all gradients so their joint L2 norm is at most `max` (PyTorch's
-    /// `clip_grad_norm_`: coefficient `max / (norm + 1e-6)`, only when below 1).
-    pub fn clip_grad_norm(&mut self, max: f64) {
-        tch::no_grad(|| {
-            let grads: Vec<Tensor> =
-                self.params.iter().map(|(_, p)| p.grad()).filter(Tensor::defined).collect();
-            if grads.is_empty() {
-                return;
-            }
-            let norms: Vec<Tensor> = grads.iter().map(|g| g.norm()).collect();
-            let total = Tensor::stack(&norms, 0).norm().double_value(&[]);
-            let coef = max / (total + 1e-6);
-            if coef < 1.0 {
-                for mut g in grads {
-                    let _ = g.g_mul_scalar_(coef);
-                }
-            }
-        });
-    }
-
-    pub fn step(&mut self) {
+    /// Clips the joint gradient L2 norm to `max` (PyTorch's `clip_grad_norm_`: coefficient
+    /// `max / (norm + 1e-6)`, only when below 1), then takes one Adam step.
+    pub fn clip_and_step(&mut self, max: f64) {
         self.step += 1;
         let t = self.step as i32;
         let bias1 = 1.0 - self.beta1.powi(t);
         let bias2_sqrt = (1.0 - self.beta2.powi(t)).sqrt();
         let step_size = self.lr / bias1;
         tch::no_grad(|| {
-            for (((_, p), m), v) in self.params.iter_mut().zip(&mut self.m).zip(&mut self.v) {
-                let g = p.grad();
-                if !g.defined() {
-                    continue;
-                }
-                let _ = m.lerp_(&g, 1.0 - self.beta1);
-                let _ = v.g_mul_scalar_(self.beta2);
-                let _ = v.addcmul_(&(&g * (1.0 - self.beta2)), &g);
-                // p − step·m/(√v/b2 + ε) = p + m/d with d = −(√v/b2 + ε)/step, so one
-                // in-place addcdiv finishes the step (tch's addcdiv_ has no `value`).
-                let mut denom = v.sqrt();
-                let _ = denom.g_mul_scalar_(-1.0 / (bias2_sqrt * step_size));
-                let _ = denom.g_add_scalar_(-self.eps / step_size);
-                let _ = p.addcdiv_(m, &denom);
-            }
+            let grads: Vec<Tensor> = self
+                .params
+                .iter()
+                .map(|(_, p)| {
+                    let g = p.grad();
+                    if g.defined() {
+                        g.reshape([-1])
+                    } else {
+                        p.zeros_like().reshape([-1])
+                    }
+                })
+                .collect();
+            let mut g = Tensor::cat(&grads, 0);
+            // No host sync: the clip coefficient stays a tensor.
+            let coef = (g.norm() + 1e-6).reciprocal() * max;
+            let _ = g.g_mul_(&coef.clamp_max(1.0));
+            let _ = self.m.lerp_(&g, 1.0 - self.beta1);
+            let _ = self.v.g_mul_scalar_(self.beta2);
+            let _ = self.v.addcmul_(&(&g * (1.0 - self.beta2)), &g);
+            // p − step·m/(√v/b2 + ε) = p + m/d with d = −(√v/b2 + ε)/step, so one in-place
+            // addcdiv finishes the step (tch's addcdiv_ has no `value`).
+            let mut denom = self.v.sqrt();
+            let _ = denom.g_mul_scalar_(-1.0 / (bias2_sqrt * step_size));
+            let _ = denom.g_add_scalar_(-self.eps / step_size);
+            let _ = self.flat.addcdiv_(&self.m, &denom);
         });
     }
 
     /// The state as named tensors: `m/<param>`, `v/<param>`, `step`.
     pub fn state(&self) -> Vec<(String, Tensor)> {
         let mut out = Vec::with_capacity(2 * self.params.len() + 1);
-        for (((name, _), m), v) in self.params.iter().zip(&self.m).zip(&self.v) {
-            out.push((format!("m/{name}"), m.shallow_clone()));
-            out.push((format!("v/{name}"), v.shallow_clone()));
+        for ((name, p), &(off, n)) in self.params.iter().zip(&self.spans) {
+            let size = p.size();
+            out.push((format!("m/{name}"), self.m.narrow(0, off, n).view(size.as_slice())));
+            out.push((format!("v/{name}"), self.v.narrow(0, off, n).view(size.as_slice())));
         }
         out.push(("step".to_string(), Tensor::from_slice(&[self.step])));
         out
     }
 
     /// Restores a state saved by [`Adam::state`]; every moment must be present with the
-    /// parameter's shape.
+    /// parameter's shape. Nothing changes on error.
     pub fn load_state(&mut self, state: &HashMap<String, Tensor>) -> Result<()> {
         let get = |key: String, like: &Tensor| -> Result<Tensor> {
             let t = state.get(&key).with_context(|| format!("optimizer state lacks '{key}'"))?;
@@ -111,7 +126,7 @@ impl Adam {
                 t.size(),
                 like.size()
             );
-            Ok(t.to_kind(like.kind()).to_device(like.device()))
+            Ok(t.to_kind(like.kind()).to_device(like.device()).reshape([-1]))
         };
         let mut m = Vec::with_capacity(self.params.len());
         let mut v = Vec::with_capacity(self.params.len());
@@ -121,8 +136,10 @@ impl Adam {
         }
         let step = state.get("step").context("optimizer state lacks 'step'")?;
         self.step = step.to_kind(Kind::Int64).int64_value(&[0]);
-        self.m = m;
-        self.v = v;
+        tch::no_grad(|| {
+            self.m.copy_(&Tensor::cat(&m, 0));
+            self.v.copy_(&Tensor::cat(&v, 0));
+        });
         Ok(())
     }
 }
@@ -157,8 +174,7 @@ mod tests {
         for _ in 0..25 {
             ours.zero_grad();
             (net_a.forward(&x) - &y).square().mean(Kind::Float).backward();
-            ours.clip_grad_norm(0.1);
-            ours.step();
+            ours.clip_and_step(0.1);
             theirs.zero_grad();
             (net_b.forward(&x) - &y).square().mean(Kind::Float).backward();
             theirs.clip_grad_norm(0.1);
@@ -179,15 +195,13 @@ mod tests {
         let x = Tensor::ones([4, 3], (Kind::Float, tch::Device::Cpu));
         adam.zero_grad();
         net.forward(&x).sum(Kind::Float).backward();
-        adam.step();
+        adam.clip_and_step(10.0);
         let saved: HashMap<String, Tensor> =
             adam.state().into_iter().map(|(k, t)| (k, t.copy())).collect();
         let mut other = Adam::new(&vs, 1e-2, 1e-6);
         other.load_state(&saved).unwrap();
         assert_eq!(other.step, 1);
-        for (a, b) in adam.m.iter().zip(&other.m) {
-            assert!(a.equal(b));
-        }
+        assert!(adam.m.equal(&other.m) && adam.v.equal(&other.v));
         let mut missing: HashMap<String, Tensor> =
             saved.iter().map(|(k, t)| (k.clone(), t.shallow_clone())).collect();
         missing.remove("v/a.weight");

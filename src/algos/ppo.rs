@@ -280,12 +280,10 @@ impl PPOOptim {
                 }
                 self.actor_opt.zero_grad();
                 (&losses.actor + &losses.entropy_pen + &losses.mirror).backward();
-                self.actor_opt.clip_grad_norm(self.hp.grad_clip);
-                self.actor_opt.step();
+                self.actor_opt.clip_and_step(self.hp.grad_clip);
                 self.critic_opt.zero_grad();
                 losses.critic.backward();
-                self.critic_opt.clip_grad_norm(self.hp.grad_clip);
-                self.critic_opt.step();
+                self.critic_opt.clip_and_step(self.hp.grad_clip);
 
                 stats.actor_loss += values[0];
                 stats.critic_loss += values[1];
