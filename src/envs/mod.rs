@@ -5,6 +5,7 @@
 //! loop does not allocate per step.
 
 mod cartpole;
+pub mod cassie;
 pub mod mirror;
 mod mountaincar;
 mod pendulum;
