@@ -119,7 +119,7 @@ impl GaitClock {
     pub fn linear(&self, pt: f64) -> [f64; 2] {
         let t = self.cycle_time;
         let mut out = [0.0; 2];
-        for leg in 0..2 {
+        for (leg, value) in out.iter_mut().enumerate() {
             let mut phi = self.phase + self.shift[leg] * t;
             if phi > t {
                 phi -= t;
@@ -128,7 +128,7 @@ impl GaitClock {
             let tr = swing * pt;
             swing -= tr;
             let xs = [0.0, stance, stance + tr / 2.0, stance + tr / 2.0 + swing, t];
-            out[leg] = interp(phi, &xs, &[0.0, 0.0, 1.0, 1.0, 0.0]);
+            *value = interp(phi, &xs, &[0.0, 0.0, 1.0, 1.0, 0.0]);
         }
         out
     }
