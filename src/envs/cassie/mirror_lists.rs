@@ -1,0 +1,66 @@
+//! Cassie's left/right mirror lists (roadrunner §7.8), in the reference's signed-index encoding.
+//!
+//! Robot state (35): pelvis quaternion → (w, −x, y, −z); angular velocity → (−roll, pitch,
+//! −yaw); motors swap legs with hip roll and yaw negated; passive joints swap legs. Task extras
+//! (n = 35): commands keep x and negate y and turn; the swing pair and the period shifts swap;
+//! the 2-value clock is negated (a half-cycle shift); the full clock swaps its L/R pairs.
+
+use crate::envs::mirror::{MirrorError, MirrorIndices};
+
+const ROBOT_STATE: [f64; 35] = [
+    0.01, -1.0, 2.0, -3.0, //
+    -4.0, 5.0, -6.0, //
+    -12.0, -13.0, 14.0, 15.0, 16.0, -7.0, -8.0, 9.0, 10.0, 11.0, //
+    -22.0, -23.0, 24.0, 25.0, 26.0, -17.0, -18.0, 19.0, 20.0, 21.0, //
+    29.0, 30.0, 27.0, 28.0, //
+    33.0, 34.0, 31.0, 32.0,
+];
+
+/// Observation mirror list: 44 entries, or 46 with the full clock.
+pub fn observation(full_clock: bool) -> Result<MirrorIndices, MirrorError> {
+    let n = ROBOT_STATE.len() as f64;
+    let mut list = ROBOT_STATE.to_vec();
+    list.extend([n, -(n + 1.0), -(n + 2.0)]); // x, y, turn commands
+    list.extend([n + 4.0, n + 3.0]); // swing pair
+    list.extend([n + 6.0, n + 5.0]); // period shifts
+    if full_clock {
+        list.extend([n + 9.0, n + 10.0, n + 7.0, n + 8.0]);
+    } else {
+        list.extend([-(n + 7.0), -(n + 8.0)]);
+    }
+    MirrorIndices::with_len(&list, if full_clock { 46 } else { 44 })
+}
+
+/// Action mirror list: swap legs, negate hip roll and yaw.
+pub fn action() -> Result<MirrorIndices, MirrorError> {
+    MirrorIndices::with_len(&[-5.0, -6.0, 7.0, 8.0, 9.0, -0.1, -1.0, 2.0, 3.0, 4.0], 10)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_are_involutions_of_the_right_length() {
+        assert_eq!(observation(false).unwrap().len(), 44);
+        assert_eq!(observation(true).unwrap().len(), 46);
+        assert_eq!(action().unwrap().len(), 10);
+    }
+
+    #[test]
+    fn mirroring_swaps_legs_and_flips_lateral_quantities() {
+        let act = action().unwrap();
+        let a: Vec<f32> = (1..=10).map(|i| i as f32).collect();
+        let mut m = vec![0.0; 10];
+        act.apply(&a, &mut m);
+        // Left gets the right leg's values (roll, yaw negated) and vice versa.
+        assert_eq!(m, vec![-6.0, -7.0, 8.0, 9.0, 10.0, -1.0, -2.0, 3.0, 4.0, 5.0]);
+        let obs = observation(false).unwrap();
+        let s: Vec<f32> = (0..44).map(|i| i as f32 + 100.0).collect();
+        let mut o = vec![0.0; 44];
+        obs.apply(&s, &mut o);
+        assert_eq!(&o[35..38], &[135.0, -136.0, -137.0], "x kept, y and turn negated");
+        assert_eq!(&o[42..44], &[-142.0, -143.0], "2-clock negated");
+        assert_eq!(&o[0..4], &[100.0, -101.0, 102.0, -103.0], "quaternion (w, -x, y, -z)");
+    }
+}
