@@ -52,6 +52,7 @@ fn bad_input_is_one_clear_error_and_writes_nothing() {
         ),
         (&["--kl", "0"], 2, "'0' is not a positive number"),
         (&["--a-lr", "-0.1"], 2, "invalid value '-0.1' for '--a-lr <A_LR>'"),
+        (&["--c-lr", "0"], 2, "invalid value '0' for '--c-lr <C_LR>'"),
         (&["--batch-size", "0"], 2, "--batch-size"),
         (&["--epochs", "0"], 2, "--epochs"),
         (&["--workers", "0"], 2, "--workers"),
