@@ -109,25 +109,26 @@ fn wait_for_rows(progress: &Path, rows: usize, child: &mut std::process::Child) 
     }
 }
 
-fn spawn_long(logdir: &Path, run: &str) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_gait"))
+/// Starts a long cartpole run in the background and returns it with its run directory.
+fn spawn_long(logdir: &Path, run: &str) -> (std::process::Child, std::path::PathBuf) {
+    let child = Command::new(env!("CARGO_BIN_EXE_gait"))
         .args(["train", "ppo", "--env", "cartpole", "--timesteps", "1e9", "--num-steps", "1000"])
         .args(["--logdir", logdir.to_str().unwrap(), "--run-name", run])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap()
+        .unwrap();
+    let parent = logdir.join("cartpole").join(run);
+    while !parent.is_dir() || std::fs::read_dir(&parent).unwrap().count() == 0 {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child, only_run(&parent))
 }
 
 #[test]
 fn kill_9_mid_run_leaves_a_resumable_dir() {
     let dir = tempfile::tempdir().unwrap();
-    let parent = dir.path().join("cartpole").join("k");
-    let mut child = spawn_long(dir.path(), "k");
-    while !parent.is_dir() || std::fs::read_dir(&parent).unwrap().count() == 0 {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let run = only_run(&parent);
+    let (mut child, run) = spawn_long(dir.path(), "k");
     wait_for_rows(&run.join("progress.csv"), 3, &mut child);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
@@ -149,12 +150,7 @@ fn kill_9_mid_run_leaves_a_resumable_dir() {
 #[test]
 fn ctrl_c_saves_and_says_how_to_resume() {
     let dir = tempfile::tempdir().unwrap();
-    let parent = dir.path().join("cartpole").join("c");
-    let mut child = spawn_long(dir.path(), "c");
-    while !parent.is_dir() || std::fs::read_dir(&parent).unwrap().count() == 0 {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let run = only_run(&parent);
+    let (mut child, run) = spawn_long(dir.path(), "c");
     wait_for_rows(&run.join("progress.csv"), 2, &mut child);
     let pid = child.id().to_string();
     assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());

@@ -39,6 +39,17 @@ pub struct PolicySnapshot {
     pub critic: ParamSnapshot,
 }
 
+impl PolicySnapshot {
+    /// Copies the current parameters (normalizers included) of `actor` and `critic`.
+    pub fn of(version: u64, actor: &Actor, critic: &Critic) -> Arc<Self> {
+        Arc::new(Self {
+            version,
+            actor: ParamSnapshot::of(actor.var_store()),
+            critic: ParamSnapshot::of(critic.var_store()),
+        })
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobKind {
     /// Stochastic actions, values recorded, truncated trajectories bootstrapped.
@@ -441,13 +452,7 @@ mod tests {
     }
 
     fn snapshot(spec: &NetSpec) -> Arc<PolicySnapshot> {
-        let actor = Actor::new(spec, Device::Cpu);
-        let critic = Critic::new(spec, Device::Cpu);
-        Arc::new(PolicySnapshot {
-            version: 0,
-            actor: ParamSnapshot::of(actor.var_store()),
-            critic: ParamSnapshot::of(critic.var_store()),
-        })
+        PolicySnapshot::of(0, &Actor::new(spec, Device::Cpu), &Critic::new(spec, Device::Cpu))
     }
 
     fn request(num_steps: usize) -> CollectRequest {

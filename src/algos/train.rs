@@ -13,7 +13,6 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -29,7 +28,7 @@ use super::{CollectRequest, PPOOptim, PolicySnapshot, PpoHyper, SamplerPool};
 use crate::config::{DeviceArg, PpoArgs, UsageError};
 use crate::envs::{self, Env};
 use crate::logging::{self, EventWriter, Experiment, ScalarTable};
-use crate::policies::{load_checkpoint, save_checkpoint, NetSpec, ParamSnapshot, StdSpec};
+use crate::policies::{load_checkpoint, save_checkpoint, NetSpec, StdSpec};
 
 /// Columns of `progress.csv` (deterministic for a given seed).
 pub const PROGRESS_COLUMNS: &[&str] = &[
@@ -135,6 +134,12 @@ fn restore_previous(
         }
     }
     Ok(state)
+}
+
+/// Writes `actor{suffix}.safetensors` and `critic{suffix}.safetensors` (atomically each).
+fn save_pair(optim: &PPOOptim, dir: &std::path::Path, suffix: &str) -> Result<()> {
+    save_checkpoint(optim.actor().var_store(), &dir.join(format!("actor{suffix}.safetensors")))?;
+    save_checkpoint(optim.critic().var_store(), &dir.join(format!("critic{suffix}.safetensors")))
 }
 
 /// Resolves `--device`; `cuda` without a usable GPU is a usage error.
@@ -327,11 +332,7 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
         let itr_start = Instant::now();
         let evaluate =
             args.num_eval_eps > 0 && gate_open && (itr % args.eval_freq as u64 == 0 || eval_next);
-        let policy = Arc::new(PolicySnapshot {
-            version: itr,
-            actor: ParamSnapshot::of(optim.actor().var_store()),
-            critic: ParamSnapshot::of(optim.critic().var_store()),
-        });
+        let policy = PolicySnapshot::of(itr, optim.actor(), optim.critic());
         let request = CollectRequest {
             iteration: itr,
             seed: args.seed,
@@ -370,8 +371,7 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
             if best_test.is_none_or(|b| ret > b) {
                 best_test = Some(ret);
                 // The evaluated weights are the pre-update ones, still in the optimizer.
-                save_checkpoint(optim.actor().var_store(), &run_dir.join("actor.safetensors"))?;
-                save_checkpoint(optim.critic().var_store(), &run_dir.join("critic.safetensors"))?;
+                save_pair(&optim, &run_dir, "")?;
             }
         }
         if train_len > args.min_eplen_ratio_eval * args.traj_len as f64 {
@@ -392,17 +392,9 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
             optim.set_normalizer(&stats)?;
         }
         let optimize_time = optimize_start.elapsed().as_secs_f64();
-        save_checkpoint(optim.actor().var_store(), &run_dir.join("actor_latest.safetensors"))?;
-        save_checkpoint(optim.critic().var_store(), &run_dir.join("critic_latest.safetensors"))?;
+        save_pair(&optim, &run_dir, "_latest")?;
         if args.save_freq > 0 && itr % args.save_freq as u64 == 0 {
-            save_checkpoint(
-                optim.actor().var_store(),
-                &run_dir.join(format!("actor_{itr}.safetensors")),
-            )?;
-            save_checkpoint(
-                optim.critic().var_store(),
-                &run_dir.join(format!("critic_{itr}.safetensors")),
-            )?;
+            save_pair(&optim, &run_dir, &format!("_{itr}"))?;
         }
         scalars.extend([
             ("Optimizer/Actor Loss", stats.actor_loss),
@@ -476,11 +468,7 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
     }
     let (mut final_test_return, mut final_test_len) = (None, None);
     if args.num_eval_eps > 0 {
-        let policy = Arc::new(PolicySnapshot {
-            version: itr,
-            actor: ParamSnapshot::of(optim.actor().var_store()),
-            critic: ParamSnapshot::of(optim.critic().var_store()),
-        });
+        let policy = PolicySnapshot::of(itr, optim.actor(), optim.critic());
         let request = CollectRequest {
             iteration: itr,
             seed: args.seed,
