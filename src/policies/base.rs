@@ -5,18 +5,24 @@
 //! `[obs]` with a carried [`Hidden`] state (rollouts; `None` = episode start).
 
 use tch::nn::{self, Module, RNN};
+
 use tch::Tensor;
 
 use super::layers::{hidden_stack, Nonlinearity};
 use super::{Arch, NetSpec};
 
-/// Recurrent state carried between rollout steps (`None` at an episode start).
-pub type Hidden = Option<nn::LSTMState>;
+/// Recurrent state carried between rollout steps, `(h, c)` per layer (`None` at an episode
+/// start).
+pub type Hidden = Option<Vec<(Tensor, Tensor)>>;
+
+/// One layer's weights (`weight_ih`, `weight_hh`, `bias_ih`, `bias_hh`), shared with the
+/// `VarStore`, for single-step rollouts.
+type CellWeights = [Tensor; 4];
 
 #[derive(Debug)]
 pub enum Base {
     Ff { layers: Vec<nn::Linear>, act: Nonlinearity },
-    Lstm(nn::LSTM),
+    Lstm { lstm: nn::LSTM, cells: Vec<CellWeights>, hidden: i64 },
 }
 
 impl Base {
@@ -42,13 +48,28 @@ impl Base {
                     b_ih_init: Some(init),
                     b_hh_init: Some(init),
                 };
-                Base::Lstm(nn::lstm(path / "lstm", spec.obs_dim as i64, hidden, cfg))
+                let lstm = nn::lstm(path / "lstm", spec.obs_dim as i64, hidden, cfg);
+                let lp = path / "lstm";
+                let var = |name: String| {
+                    lp.get(&name).unwrap_or_else(|| panic!("nn::lstm registered {name}"))
+                };
+                let cells = (0..spec.layers.len())
+                    .map(|l| {
+                        [
+                            var(format!("weight_ih_l{l}")),
+                            var(format!("weight_hh_l{l}")),
+                            var(format!("bias_ih_l{l}")),
+                            var(format!("bias_hh_l{l}")),
+                        ]
+                    })
+                    .collect();
+                Base::Lstm { lstm, cells, hidden }
             }
         }
     }
 
     pub fn is_recurrent(&self) -> bool {
-        matches!(self, Base::Lstm(_))
+        matches!(self, Base::Lstm { .. })
     }
 
     /// Whole input: `[.., obs]` (FF) or `[T, B, obs]` from a zero state (LSTM).
@@ -58,7 +79,7 @@ impl Base {
                 layers.iter().fold(x.shallow_clone(), |h, l| act.apply(&l.forward(&h)))
             }
             // Not `RNN::seq`: it sizes the zero state from dim 0, which is time here.
-            Base::Lstm(lstm) => lstm.seq_init(x, &lstm.zero_state(x.size()[1])).0,
+            Base::Lstm { lstm, .. } => lstm.seq_init(x, &lstm.zero_state(x.size()[1])).0,
         }
     }
 
@@ -66,12 +87,57 @@ impl Base {
     pub fn step(&self, x: &Tensor, hidden: &mut Hidden) -> Tensor {
         match self {
             Base::Ff { .. } => self.forward(x),
-            Base::Lstm(lstm) => {
-                let state = hidden.take().unwrap_or_else(|| lstm.zero_state(1));
-                let (out, state) = lstm.seq_init(&x.view([1, 1, -1]), &state);
-                *hidden = Some(state);
-                out.view([-1])
+            // One `lstm_cell` per layer: far less dispatch than a length-1 `at::lstm` call, and
+            // the same gate layout (i, f, g, o), so it matches the sequence forward exactly.
+            Base::Lstm { cells, hidden: h_dim, .. } => {
+                let state = hidden.get_or_insert_with(|| {
+                    let zeros = || Tensor::zeros([1, *h_dim], (x.kind(), x.device()));
+                    cells.iter().map(|_| (zeros(), zeros())).collect()
+                });
+                let mut input = x.view([1, -1]);
+                for ([w_ih, w_hh, b_ih, b_hh], (h, c)) in cells.iter().zip(state.iter_mut()) {
+                    let (h2, c2) = input.lstm_cell(&[&*h, &*c], w_ih, w_hh, Some(b_ih), Some(b_hh));
+                    input = h2.shallow_clone();
+                    (*h, *c) = (h2, c2);
+                }
+                input.view([-1])
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policies::{Actor, Critic, StdSpec};
+    use tch::{Device, Kind};
+
+    /// Rollout steps with carried state give exactly what the training-time sequence forward
+    /// gives for the same trajectory.
+    #[test]
+    fn lstm_steps_match_the_sequence_forward() {
+        let spec = NetSpec {
+            obs_dim: 5,
+            act_dim: 3,
+            arch: Arch::Lstm,
+            layers: vec![16, 16],
+            nonlinearity: Nonlinearity::Tanh,
+            std: StdSpec::Learned,
+        };
+        tch::manual_seed(11);
+        let actor = Actor::new(&spec, Device::Cpu);
+        let critic = Critic::new(&spec, Device::Cpu);
+        let seq = Tensor::randn([7, 1, 5], (Kind::Float, Device::Cpu));
+        let (mean, std) = actor.distribution(&seq);
+        let values = critic.value(&seq);
+        let (mut ha, mut hc): (Hidden, Hidden) = (None, None);
+        for t in 0..7 {
+            let (m, s) = actor.step(&seq.get(t).get(0), &mut ha);
+            let v = critic.value_step(&seq.get(t).get(0), &mut hc);
+            let dm = (m - mean.get(t).get(0)).abs().max().double_value(&[]);
+            let ds = (s - std.get(t).get(0)).abs().max().double_value(&[]);
+            let dv = (v - values.get(t).get(0)).abs().max().double_value(&[]);
+            assert!(dm < 1e-6 && ds < 1e-6 && dv < 1e-6, "step {t}: {dm} {ds} {dv}");
         }
     }
 }
