@@ -247,6 +247,14 @@ mod tests {
     }
 
     #[test]
+    fn reference_flag_spellings_are_accepted() {
+        let (a, _) = ppo(&["gait", "train", "ppo", "--env-name", "pendulum", "--learn-stddev"]);
+        assert_eq!(a.env, "pendulum");
+        assert!(a.learn_std);
+        assert_eq!(a.traj_len, 200, "the pendulum preset follows the aliased env");
+    }
+
+    #[test]
     fn timesteps_accept_scientific_notation() {
         let (a, _) = ppo(&["gait", "train", "ppo", "--timesteps", "2e5"]);
         assert_eq!(a.timesteps, 200_000);

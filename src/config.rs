@@ -64,8 +64,8 @@ fn count(s: &str) -> Result<u64, String> {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Args)]
 pub struct PpoArgs {
-    /// Environment to train on.
-    #[arg(long, default_value = "cartpole", help_heading = "Run")]
+    /// Environment to train on (alias: the reference's --env-name).
+    #[arg(long, alias = "env-name", default_value = "cartpole", help_heading = "Run")]
     pub env: String,
     /// Seeds network init, env resets, action noise and minibatch order.
     #[arg(long, default_value_t = 0, help_heading = "Run")]
