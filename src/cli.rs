@@ -60,20 +60,14 @@ const NOT_INHERITED: &[&str] = &["previous", "previous_best", "run_name"];
 
 /// `PpoArgs` as `(id, command-line words)`, one entry per flag with a value.
 fn flag_words(args: &PpoArgs) -> Vec<(String, Vec<OsString>)> {
-    fn walk(
-        map: &serde_json::Map<String, serde_json::Value>,
-        out: &mut Vec<(String, Vec<OsString>)>,
-    ) {
-        for (key, value) in map {
+    args.values()
+        .into_iter()
+        .map(|(key, value)| {
             let flag = format!("--{}", key.replace('_', "-"));
             let words: Vec<String> = match value {
-                serde_json::Value::Object(inner) => {
-                    walk(inner, out);
-                    continue;
-                }
                 serde_json::Value::Null | serde_json::Value::Bool(false) => vec![],
                 serde_json::Value::Bool(true) => vec![flag],
-                serde_json::Value::String(v) => vec![flag, v.clone()],
+                serde_json::Value::String(v) => vec![flag, v],
                 serde_json::Value::Array(items) => {
                     let parts: Vec<String> = items
                         .iter()
@@ -81,16 +75,11 @@ fn flag_words(args: &PpoArgs) -> Vec<(String, Vec<OsString>)> {
                         .collect();
                     vec![flag, parts.join(",")]
                 }
-                serde_json::Value::Number(n) => vec![flag, n.to_string()],
+                other => vec![flag, other.to_string()],
             };
-            out.push((key.clone(), words.into_iter().map(OsString::from).collect()));
-        }
-    }
-    let mut out = Vec::new();
-    if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(args) {
-        walk(&map, &mut out);
-    }
-    out
+            (key, words.into_iter().map(OsString::from).collect())
+        })
+        .collect()
 }
 
 /// Inserts `extra` words right after the `ppo` token.
@@ -137,23 +126,8 @@ pub fn parse(argv: &[OsString]) -> anyhow::Result<Parsed> {
         }
         let cli2 = Cli::try_parse_from(with_inserted(argv, extra))?;
         let Command::Train(TrainCommand::Ppo(new)) = &cli2.command else { unreachable!() };
-        let (old_v, new_v) = (serde_json::to_value(&prev.args)?, serde_json::to_value(&**new)?);
-        let flat = |v: &serde_json::Value| -> Vec<(String, serde_json::Value)> {
-            let mut out = Vec::new();
-            if let Some(map) = v.as_object() {
-                for (k, v) in map {
-                    match v.as_object() {
-                        Some(inner) => {
-                            out.extend(inner.iter().map(|(k, v)| (k.clone(), v.clone())))
-                        }
-                        None => out.push((k.clone(), v.clone())),
-                    }
-                }
-            }
-            out
-        };
-        let old_flat = flat(&old_v);
-        for (key, value) in flat(&new_v) {
+        let old_flat = prev.args.values();
+        for (key, value) in new.values() {
             if NOT_INHERITED.contains(&key.as_str()) || key == "workers" {
                 continue;
             }

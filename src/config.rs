@@ -202,6 +202,28 @@ pub struct PpoArgs {
 }
 
 impl PpoArgs {
+    /// Every argument as `(field name, value)`, with the env arguments flattened in beside the
+    /// others (their field names are their flag ids too). The one walk that `experiment.info`,
+    /// `--previous` inheritance and its change warnings all use.
+    pub fn values(&self) -> Vec<(String, serde_json::Value)> {
+        fn walk(
+            map: &serde_json::Map<String, serde_json::Value>,
+            out: &mut Vec<(String, serde_json::Value)>,
+        ) {
+            for (key, value) in map {
+                match value {
+                    serde_json::Value::Object(inner) => walk(inner, out),
+                    other => out.push((key.clone(), other.clone())),
+                }
+            }
+        }
+        let mut out = Vec::new();
+        if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(self) {
+            walk(&map, &mut out);
+        }
+        out
+    }
+
     /// Cross-flag checks clap cannot express.
     pub fn validate(&self) -> Result<(), UsageError> {
         if self.batch_size > self.num_steps {

@@ -41,29 +41,20 @@ impl Experiment {
 
     /// `key: value` lines, sorted by key.
     pub fn info(&self) -> String {
-        let mut lines: Vec<String> = flatten(&serde_json::to_value(&self.args).unwrap_or_default())
+        let mut lines: Vec<String> = self
+            .args
+            .values()
             .into_iter()
-            .map(|(k, v)| format!("{k}: {v}"))
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => format!("{k}: {s}"),
+                other => format!("{k}: {other}"),
+            })
             .collect();
         lines.push(format!("obs_dim: {}", self.net.obs_dim));
         lines.push(format!("action_dim: {}", self.net.act_dim));
         lines.push(format!("gait_version: {}", self.gait_version));
         lines.sort();
         lines.join("\n") + "\n"
-    }
-}
-
-fn flatten(v: &serde_json::Value) -> Vec<(String, String)> {
-    match v {
-        serde_json::Value::Object(map) => map
-            .iter()
-            .flat_map(|(k, v)| match v {
-                serde_json::Value::Object(_) => flatten(v),
-                serde_json::Value::String(s) => vec![(k.clone(), s.clone())],
-                other => vec![(k.clone(), other.to_string())],
-            })
-            .collect(),
-        _ => Vec::new(),
     }
 }
 
