@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use tch::{Device, Tensor};
@@ -11,7 +11,7 @@ use tch::{Device, Tensor};
 use crate::algos::seeding::{derive, stream};
 use crate::config::UsageError;
 use crate::envs;
-use crate::logging::{experiment::EXPERIMENT_JSON, Experiment};
+use crate::logging::experiment::load_run_dir;
 use crate::policies::{load_checkpoint, Actor};
 
 #[derive(Debug, Clone, clap::Args)]
@@ -56,28 +56,12 @@ impl EvalSummary {
     }
 }
 
-fn load_run(path: &Path) -> Result<Experiment> {
-    if !path.is_dir() {
-        bail!("--path {}: no such directory", path.display());
-    }
-    if !path.join(EXPERIMENT_JSON).is_file() {
-        bail!("--path {} is not a gait run directory (no {EXPERIMENT_JSON})", path.display());
-    }
-    Experiment::load(path).map_err(|e| {
-        anyhow::anyhow!(
-            "--path {}: {EXPERIMENT_JSON} is truncated or invalid: {:#}",
-            path.display(),
-            e.root_cause()
-        )
-    })
-}
-
 /// Runs the evaluation and prints one line per episode plus a summary.
 pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
     if args.episodes == 0 {
         return Err(UsageError("--episodes must be positive".into()).into());
     }
-    let exp = load_run(&args.path)?;
+    let exp = load_run_dir(&args.path, "--path")?;
     let mut env = envs::make(&exp.args.env, &exp.args.env_args)?;
     if (env.observation_size(), env.action_size()) != (exp.net.obs_dim, exp.net.act_dim) {
         bail!(

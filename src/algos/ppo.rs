@@ -16,7 +16,7 @@ use tch::{Device, Kind, Tensor};
 use super::adam::Adam;
 use super::Buffer;
 use crate::envs::MirrorIndices;
-use crate::policies::{Actor, Critic, NetSpec};
+use crate::policies::{strip_prefix, Actor, Critic, NetSpec};
 
 /// Optimizer hyper-parameters (`--a-lr`, `--c-lr`, `--eps`, `--clip`, ...).
 #[derive(Debug, Clone)]
@@ -196,16 +196,12 @@ impl PPOOptim {
         &mut self,
         state: &std::collections::HashMap<String, Tensor>,
     ) -> Result<()> {
-        let strip = |prefix: &str| -> std::collections::HashMap<String, Tensor> {
-            state
-                .iter()
-                .filter_map(|(k, t)| {
-                    k.strip_prefix(prefix).map(|rest| (rest.to_string(), t.shallow_clone()))
-                })
-                .collect()
-        };
-        self.actor_opt.load_state(&strip("actor_adam/")).context("actor optimizer state")?;
-        self.critic_opt.load_state(&strip("critic_adam/")).context("critic optimizer state")
+        self.actor_opt
+            .load_state(&strip_prefix(state, "actor_adam/"))
+            .context("actor optimizer state")?;
+        self.critic_opt
+            .load_state(&strip_prefix(state, "critic_adam/"))
+            .context("critic optimizer state")
     }
 
     pub fn actor_mut(&mut self) -> &mut Actor {

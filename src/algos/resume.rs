@@ -8,7 +8,6 @@
 //! derived from (seed, iteration). `actor_latest.safetensors` / `critic_latest.safetensors` hold
 //! the same weights without optimizer state, for `gait eval` and for PyTorch.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -16,7 +15,7 @@ use tch::{Kind, Tensor};
 
 use super::PPOOptim;
 use crate::fsutil::write_atomic_with;
-use crate::policies::{load_named, read_tensors};
+use crate::policies::{load_named, read_tensors, strip_prefix};
 
 pub const RESUME_FILE: &str = "resume.safetensors";
 
@@ -36,12 +35,6 @@ pub struct TrainState {
 
 fn prefixed(prefix: &str, tensors: Vec<(String, Tensor)>) -> Vec<(String, Tensor)> {
     tensors.into_iter().map(|(k, t)| (format!("{prefix}/{k}"), t)).collect()
-}
-
-fn strip(map: &HashMap<String, Tensor>, prefix: &str) -> HashMap<String, Tensor> {
-    map.iter()
-        .filter_map(|(k, t)| k.strip_prefix(prefix).map(|r| (r.to_string(), t.shallow_clone())))
-        .collect()
 }
 
 /// Writes the resume file for `state` into `dir`.
@@ -100,8 +93,8 @@ pub fn load(path: &Path, optim: &mut PPOOptim, what: Restore) -> Result<TrainSta
     };
     if what == Restore::Everything {
         let source = path.display().to_string();
-        load_named(optim.actor_mut().var_store_mut(), &strip(&map, "actor/"), &source)?;
-        load_named(optim.critic_mut().var_store_mut(), &strip(&map, "critic/"), &source)?;
+        load_named(optim.actor_mut().var_store_mut(), &strip_prefix(&map, "actor/"), &source)?;
+        load_named(optim.critic_mut().var_store_mut(), &strip_prefix(&map, "critic/"), &source)?;
         optim
             .load_optimizer_state(&map)
             .with_context(|| format!("restoring the optimizer from {}", path.display()))?;

@@ -58,25 +58,40 @@ impl Experiment {
     }
 }
 
-/// Loads the experiment of a `--previous` directory, telling apart a missing directory and a
-/// directory that is not a run (usage errors) from a damaged `experiment.json` (runtime error).
-pub fn load_previous(dir: &Path) -> Result<Experiment> {
+/// Why a directory given as a run (`--previous`, `gait eval --path`) cannot be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum RunDirError {
+    #[error("{flag} {dir}: no such directory")]
+    Missing { flag: &'static str, dir: String },
+    #[error("{flag} {dir} is not a gait run directory (no {EXPERIMENT_JSON})")]
+    NotARun { flag: &'static str, dir: String },
+    #[error("{flag} {dir}: {EXPERIMENT_JSON} is truncated or invalid: {reason}")]
+    Invalid { flag: &'static str, dir: String, reason: String },
+}
+
+/// Loads the experiment of a run directory named by `flag`, telling apart a missing
+/// directory, a directory that is not a run, and a damaged `experiment.json`.
+pub fn load_run_dir(dir: &Path, flag: &'static str) -> Result<Experiment, RunDirError> {
+    let shown = dir.display().to_string();
     if !dir.is_dir() {
-        return Err(UsageError(format!("--previous {}: no such directory", dir.display())).into());
+        return Err(RunDirError::Missing { flag, dir: shown });
     }
     if !dir.join(EXPERIMENT_JSON).is_file() {
-        return Err(UsageError(format!(
-            "--previous {} is not a gait run directory (no {EXPERIMENT_JSON})",
-            dir.display()
-        ))
-        .into());
+        return Err(RunDirError::NotARun { flag, dir: shown });
     }
-    Experiment::load(dir).map_err(|e| {
-        anyhow::anyhow!(
-            "--previous {}: {EXPERIMENT_JSON} is truncated or invalid: {:#}",
-            dir.display(),
-            e.root_cause()
-        )
+    Experiment::load(dir).map_err(|e| RunDirError::Invalid {
+        flag,
+        dir: shown,
+        reason: format!("{:#}", e.root_cause()),
+    })
+}
+
+/// [`load_run_dir`] for `--previous`: a missing directory or one that is not a run is a usage
+/// error; a damaged `experiment.json` is a runtime error.
+pub fn load_previous(dir: &Path) -> Result<Experiment> {
+    load_run_dir(dir, "--previous").map_err(|e| match e {
+        RunDirError::Invalid { .. } => anyhow::Error::new(e),
+        usage => UsageError(usage.to_string()).into(),
     })
 }
 

@@ -14,7 +14,8 @@ pub use critic::Critic;
 pub use layers::{Arch, Nonlinearity};
 pub use normalizer::{Normalizer, RunningStats};
 pub use params::{
-    load_checkpoint, load_named, read_tensors, save_checkpoint, CheckpointError, ParamSnapshot,
+    load_checkpoint, load_named, read_tensors, save_checkpoint, strip_prefix, CheckpointError,
+    ParamSnapshot,
 };
 
 use serde::{Deserialize, Serialize};

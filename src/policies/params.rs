@@ -85,6 +85,14 @@ pub fn load_checkpoint(vs: &mut VarStore, path: &Path) -> Result<(), CheckpointE
     load_named(vs, &read, &path.display().to_string())
 }
 
+/// The entries of `map` whose names start with `prefix`, with the prefix removed (how the
+/// combined resume file is split back into its parts).
+pub fn strip_prefix(map: &HashMap<String, Tensor>, prefix: &str) -> HashMap<String, Tensor> {
+    map.iter()
+        .filter_map(|(k, t)| k.strip_prefix(prefix).map(|r| (r.to_string(), t.shallow_clone())))
+        .collect()
+}
+
 /// Reads every tensor of a safetensors file.
 pub fn read_tensors(path: &Path) -> Result<HashMap<String, Tensor>, CheckpointError> {
     Tensor::read_safetensors(path).map(|v| v.into_iter().collect()).map_err(|e| {
