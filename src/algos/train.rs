@@ -197,7 +197,7 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
     args.validate()?;
     envs::spec(&args.env).map_err(|e| UsageError(e.to_string()))?;
     let device = resolve_device(args.device)?;
-    let probe = envs::make(&args.env, &args.env_args)?;
+    let mut probe = envs::make(&args.env, &args.env_args)?;
     let (obs_dim, act_dim) = (probe.observation_size(), probe.action_size());
     let spec = net_spec(args, obs_dim, act_dim)?;
     let mirror_lists = match (probe.observation_mirror_indices(), probe.action_mirror_indices()) {
@@ -247,9 +247,9 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
         None => TrainState::default(),
     };
     if args.prenorm && args.previous.is_none() {
-        let mut env = envs::make(&args.env, &args.env_args)?;
+        // The probe env is free again; prenormalization reseeds it per episode.
         let stats = super::prenorm::prenormalize(
-            env.as_mut(),
+            probe.as_mut(),
             optim.actor(),
             args.prenormalize_steps,
             args.traj_len,
