@@ -226,6 +226,7 @@ impl PpoArgs {
 
     /// Cross-flag checks clap cannot express.
     pub fn validate(&self) -> Result<(), UsageError> {
+        self.env_args.check_for(&self.env).map_err(UsageError)?;
         if self.batch_size > self.num_steps {
             return Err(UsageError(format!(
                 "--batch-size {} is larger than --num-steps {}: no minibatch would be formed",

@@ -3,12 +3,43 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use super::cassie::{CassieArgs, CassieEnv};
 use super::{CartPole, Env, MountainCar, Pendulum};
 
 /// Env-specific flags (the reference's "Env arguments" group). Recorded in `experiment.json`
-/// so `gait eval` and `--previous` rebuild the same env.
+/// so `gait eval` and `--previous` rebuild the same env. Only Cassie has flags so far; giving
+/// one of them with another env is a usage error ([`EnvArgs::check_for`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
-pub struct EnvArgs {}
+pub struct EnvArgs {
+    #[command(flatten)]
+    #[serde(default)]
+    pub cassie: CassieArgs,
+}
+
+impl EnvArgs {
+    /// Rejects Cassie flags given with another env, naming the first one.
+    pub fn check_for(&self, env: &str) -> Result<(), String> {
+        if env == "cassie" || self.cassie == CassieArgs::default() {
+            return Ok(());
+        }
+        let defaults = CassieArgs::default();
+        let c = &self.cassie;
+        let flag = if c.policy_rate != defaults.policy_rate {
+            "--policy-rate"
+        } else if c.sim_dt != defaults.sim_dt {
+            "--sim-dt"
+        } else if c.reward != defaults.reward {
+            "--reward"
+        } else if c.full_clock {
+            "--full-clock"
+        } else if c.full_gait {
+            "--full-gait"
+        } else {
+            "--dynamics-randomization"
+        };
+        Err(format!("{flag} only applies to --env cassie, not '{env}'"))
+    }
+}
 
 /// One registered environment.
 pub struct EnvSpec {
@@ -29,6 +60,12 @@ impl std::fmt::Debug for EnvSpec {
 
 /// Every environment `--env` accepts.
 pub static ENVS: &[EnvSpec] = &[
+    EnvSpec {
+        name: "cassie",
+        about: "Cassie biped (rapier3d, 2 kHz PD), velocity commands and a gait clock",
+        make: |args| Ok(Box::new(CassieEnv::new(args.cassie.clone()))),
+        preset: &[],
+    },
     EnvSpec {
         name: "cartpole",
         about: "continuous cart-pole balancing; learns in seconds (test/demo env)",

@@ -110,9 +110,13 @@ impl GaitClock {
 
     /// Von Mises swing values [L, R] at the current phase (table lookup).
     pub fn von_mises(&self) -> [f64; 2] {
-        let xs: Vec<f64> =
-            (0..TABLE).map(|i| self.cycle_time * i as f64 / (TABLE - 1) as f64).collect();
-        [interp(self.phase, &xs, &self.table[0]), interp(self.phase, &xs, &self.table[1])]
+        // The table's abscissae are uniform, so the bracketing index is computed, not searched
+        // (same result as `np.interp` on `linspace(0, T, 200)`, no allocation per step).
+        let x = (self.phase / self.cycle_time * (TABLE - 1) as f64).clamp(0.0, (TABLE - 1) as f64);
+        let i = (x.floor() as usize).min(TABLE - 2);
+        let w = x - i as f64;
+        let at = |t: &[f64]| t[i] + w * (t[i + 1] - t[i]);
+        [at(&self.table[0]), at(&self.table[1])]
     }
 
     /// Linear swing values [L, R] with ramps of `pt` (fraction of the swing), ≈ 1 in swing.
