@@ -241,6 +241,14 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
         mirror_augment: args.mirror_augment,
     };
     let mut optim = PPOOptim::new(&spec, hp, device, mirror_lists.as_ref().map(|(o, a)| (o, a)))?;
+    // With a mirror loss or augmentation the networks see mirrored states, so the normalizer's
+    // statistics are made mirror-symmetric (`RunningStats::symmetrized`).
+    let symmetric = |stats: crate::policies::RunningStats| match &mirror_lists {
+        Some((obs_mirror, _)) if args.mirror > 0.0 || args.mirror_augment => {
+            stats.symmetrized(obs_mirror)
+        }
+        _ => stats,
+    };
 
     let state = match &args.previous {
         Some(prev) => restore_previous(&args, prev, &spec, &mut optim)?,
@@ -255,7 +263,7 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
             args.traj_len,
             args.seed,
         );
-        optim.set_normalizer(&stats)?;
+        optim.set_normalizer(&symmetric(stats))?;
     }
     let run_dir = match (&args.previous, &args.run_name) {
         (Some(prev), None) => logging::create_continuation_dir(prev)?,
@@ -389,7 +397,7 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
         if args.update_norm {
             let mut stats = optim.actor().normalizer().stats();
             stats.update(&collected.train.states);
-            optim.set_normalizer(&stats)?;
+            optim.set_normalizer(&symmetric(stats))?;
         }
         let optimize_time = optimize_start.elapsed().as_secs_f64();
         save_pair(&optim, &run_dir, "_latest")?;
