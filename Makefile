@@ -7,9 +7,9 @@ setup:
 build: setup
 	cargo build --release
 
-# Main job: train with defaults (cartpole until the Cassie env lands).
+# Main job: train Cassie with its defaults (the env preset; see README "Cassie").
 train: build
-	./target/release/gait train ppo --env cartpole
+	./target/release/gait train ppo --env cassie
 
 # Format and lint checks, then unit + integration tests in release mode (one build: clippy
 # reuses the release build of torch-sys, and the learning tests run fast).

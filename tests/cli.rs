@@ -48,7 +48,7 @@ fn bad_input_is_one_clear_error_and_writes_nothing() {
         (
             &["--env", "walker"],
             2,
-            "unknown env 'walker'; available: cartpole, pendulum, mountaincar",
+            "unknown env 'walker'; available: cassie, cartpole, pendulum, mountaincar",
         ),
         (&["--kl", "0"], 2, "'0' is not a positive number"),
         (&["--a-lr", "-0.1"], 2, "invalid value '-0.1' for '--a-lr <A_LR>'"),
@@ -60,6 +60,10 @@ fn bad_input_is_one_clear_error_and_writes_nothing() {
         (&["--std-array", "0.1,0.2"], 2, "--std-array has 2 values but env 'cartpole' has 1"),
         (&["--device", "cuda"], 2, "--device cuda: no CUDA GPU"),
         (&["--bogus-flag"], 2, "unexpected argument '--bogus-flag'"),
+        (&["--policy-rate", "40"], 2, "--policy-rate only applies to --env cassie, not 'cartpole'"),
+        (&["--env", "cassie", "--policy-rate", "0"], 2, "'0' is not a policy rate in (0, 2000] Hz"),
+        (&["--env", "cassie", "--sim-dt", "1"], 2, "'1' is not a timestep"),
+        (&["--env", "cassie", "--reward", "fast"], 2, "invalid value 'fast' for '--reward"),
     ];
     for (flags, code, message) in cases {
         let mut argv = vec!["train", "ppo", "--logdir", l];

@@ -83,6 +83,7 @@ pub static ENVS: &[EnvSpec] = &[
             ("num-eval-eps", "8"),
             ("prenorm", "true"),
             ("prenormalize-steps", "2000"),
+            ("mirror", "1.0"),
         ],
     },
     EnvSpec {

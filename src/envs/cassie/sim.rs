@@ -506,27 +506,51 @@ mod tests {
         up.z.clamp(-1.0, 1.0).acos().to_degrees()
     }
 
+    /// Constant PD at the neutral stance (the facts sheet's standing test). MuJoCo's Cassie
+    /// sags and tips over: z 0.902 / 0.755 / 0.530 m at 0.2 / 0.6 / 1.0 s, lying at 0.167 m
+    /// from 1.4 s. This model (measured 0.918 / 0.820 / 0.668, lying at 0.167) matches the
+    /// first figure and the final pose; in between it sags less and tips about 0.1 s later,
+    /// because its shin and heel springs are rigid (the facts sheet's rigid prototype did the
+    /// same: 0.932 at 0.25 s, 0.671 at 1.0 s). The bounds below pin those numbers.
     #[test]
-    fn explore_fall() {
+    fn constant_pd_stance_sags_and_tips_over_like_mujoco() {
         let desc = Description::cassie();
         let mut sim = CassieSim::new(&desc, &Dynamics::default(), 0.0005, 0.0);
         let targets = neutral(&desc);
-        println!("t=0 z={:.3}", sim.base_position().z);
-        let t0 = std::time::Instant::now();
-        for k in 1..=20 {
-            sim.step(&targets, 200);
-            let (knee, tarsus) = sim.knee_tarsus(0);
-            println!(
-                "t={:.1} z={:.3} tilt={:.1} knee={:.3} tarsus={:.3} pen={:.4} grf={:.1}",
-                k as f32 * 0.1,
-                sim.base_position().z,
-                tilt_deg(sim.base_rotation()),
-                knee,
-                tarsus,
-                sim.max_penetration(),
-                sim.foot_force(0).length()
-            );
+        let mut z = Vec::new();
+        for _ in 0..10 {
+            sim.step(&targets, 400); // 0.2 s
+            z.push(sim.base_position().z);
         }
-        println!("{:?} for 4000 substeps", t0.elapsed());
+        let tilt = tilt_deg(sim.base_rotation());
+        println!("z at 0.2 s steps: {z:.3?}, tilt at 2 s {tilt:.0} deg");
+        assert!((z[0] - 0.902).abs() < 0.06, "z(0.2 s) = {}", z[0]);
+        assert!((z[2] - 0.755).abs() < 0.1, "z(0.6 s) = {}", z[2]);
+        assert!((z[4] - 0.530).abs() < 0.16, "z(1.0 s) = {}", z[4]);
+        assert!((z[9] - 0.167).abs() < 0.02, "z(2.0 s) = {}", z[9]);
+        assert!(tilt > 60.0, "lying down at 2 s: tilt {tilt}");
+    }
+
+    #[test]
+    fn pd_holds_the_stance_of_a_robot_hanging_in_the_air() {
+        // No contacts: with the pelvis pinned in the air the PD keeps the legs near their
+        // targets, a sign and gain check of the explicit torques.
+        let desc = Description::cassie();
+        let mut sim = CassieSim::new(&desc, &Dynamics::default(), 0.0005, 0.0);
+        let mut targets = neutral(&desc);
+        targets[3] += 0.3; // left knee
+        targets[8] += 0.3; // right knee
+        for _ in 0..400 {
+            let base = &mut sim.world.bodies[sim.base];
+            base.set_linvel(Vec3::ZERO, false);
+            base.set_angvel(Vec3::ZERO, false);
+            base.set_translation(Vec3::new(0.0, 0.0, 2.0), false);
+            sim.step(&targets, 1);
+        }
+        let q = sim.true_motor_positions();
+        for k in 0..N {
+            // Gravity on the shank pulls against kp; the error stays below 0.1 rad.
+            assert!((q[k] - targets[k]).abs() < 0.1, "joint {k}: {} vs {}", q[k], targets[k]);
+        }
     }
 }
