@@ -30,6 +30,8 @@ pub enum Command {
     /// Benchmarks that print machine-readable `key=value` results.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Draw a run's learning curves (progress.csv, timing.csv) into a PNG.
+    Plot(crate::plot::PlotArgs),
 }
 
 #[derive(Debug, Subcommand)]

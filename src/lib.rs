@@ -13,4 +13,5 @@ pub mod envs;
 pub mod eval;
 pub mod fsutil;
 pub mod logging;
+pub mod plot;
 pub mod policies;

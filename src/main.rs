@@ -29,6 +29,9 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Optimize(args)) => {
             gait::bench::bench_optimize(&args).map(|_| ())
         }
+        Command::Plot(args) => gait::plot::run_plot(&args).map(|out| {
+            let _ = writeln!(std::io::stdout(), "wrote {}", out.display());
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,218 @@
+//! `gait plot RUN_DIR...`: learning curves as a PNG, drawn from a run's `progress.csv` and
+//! `timing.csv` with plotters (bitmap backend, no system libraries).
+//!
+//! Several directories are drawn as one curve, in the order given: a run and the
+//! `--previous` continuations that carried on its step counter. Four panels against total
+//! timesteps: train and test return, train and test episode length, the mirror loss, and the
+//! end-to-end sample rate. The title gives the total steps and the summed wall time.
+//!
+//! The font (DejaVu Sans, free licence in `assets/fonts/LICENSE`) is compiled in, so plotting
+//! works on machines without fonts.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use plotters::prelude::*;
+
+static FONT: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
+
+#[derive(Debug, clap::Args)]
+pub struct PlotArgs {
+    /// Run directories, in training order (a run, then its --previous continuations).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Output PNG (default: progress.png in the last run directory).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// One run directory's logged columns, by iteration.
+#[derive(Debug, Default)]
+struct Curves {
+    steps: Vec<f64>,
+    train_return: Vec<Option<f64>>,
+    test_return: Vec<Option<f64>>,
+    train_len: Vec<Option<f64>>,
+    test_len: Vec<Option<f64>>,
+    mirror: Vec<Option<f64>>,
+    rate: Vec<Option<f64>>,
+    wall_s: f64,
+}
+
+fn read_columns(path: &Path, names: &[&str]) -> Result<Vec<Vec<Option<f64>>>> {
+    let mut reader = csv::Reader::from_path(path)
+        .with_context(|| format!("not a run directory: cannot read {}", path.display()))?;
+    let headers = reader.headers().with_context(|| format!("reading {}", path.display()))?.clone();
+    let index: Vec<Option<usize>> =
+        names.iter().map(|n| headers.iter().position(|h| h == *n)).collect();
+    let mut out = vec![Vec::new(); names.len()];
+    for record in reader.records() {
+        let record = record.with_context(|| format!("reading {}", path.display()))?;
+        for (col, idx) in out.iter_mut().zip(&index) {
+            col.push(idx.and_then(|i| record.get(i)).and_then(|s| s.parse::<f64>().ok()));
+        }
+    }
+    Ok(out)
+}
+
+fn load(dir: &Path) -> Result<Curves> {
+    let progress = read_columns(
+        &dir.join("progress.csv"),
+        &[
+            "Time/Total Timesteps",
+            "Train/Return",
+            "Test/Return",
+            "Train/Episode Length",
+            "Test/Episode Length",
+            "Optimizer/Mirror Loss",
+        ],
+    )?;
+    if progress[0].is_empty() {
+        bail!("{} has no logged iterations yet", dir.display());
+    }
+    let timing = read_columns(
+        &dir.join("timing.csv"),
+        &["Time/Timesteps per Second (FULL)", "Time/Elapsed"],
+    )
+    .unwrap_or_else(|_| vec![Vec::new(), Vec::new()]);
+    let mut it = progress.into_iter();
+    let mut next = || it.next().unwrap_or_default();
+    let steps = next().into_iter().map(|s| s.unwrap_or(f64::NAN)).collect();
+    let (train_return, test_return, train_len, test_len, mirror) =
+        (next(), next(), next(), next(), next());
+    let wall_s = timing[1].iter().rev().find_map(|v| *v).unwrap_or(0.0);
+    Ok(Curves {
+        steps,
+        train_return,
+        test_return,
+        train_len,
+        test_len,
+        mirror,
+        rate: timing[0].clone(),
+        wall_s,
+    })
+}
+
+type Line = (&'static str, RGBColor, Vec<(f64, f64)>);
+
+fn points(steps: &[f64], values: &[Option<f64>]) -> Vec<(f64, f64)> {
+    steps
+        .iter()
+        .zip(values)
+        .filter_map(|(&s, v)| v.filter(|v| v.is_finite() && s.is_finite()).map(|v| (s / 1e6, v)))
+        .collect()
+}
+
+fn panel(
+    area: &DrawingArea<BitMapBackend, plotters::coord::Shift>,
+    title: &str,
+    lines: &[Line],
+) -> Result<()> {
+    let all: Vec<&(f64, f64)> = lines.iter().flat_map(|l| &l.2).collect();
+    let x_max = all.iter().map(|p| p.0).fold(0.0f64, f64::max).max(1e-6);
+    let (mut y_min, mut y_max) = all
+        .iter()
+        .map(|p| p.1)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)));
+    if !y_min.is_finite() {
+        (y_min, y_max) = (0.0, 1.0);
+    }
+    let pad = ((y_max - y_min) * 0.05).max(1e-6);
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 22))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..x_max, (y_min - pad)..(y_max + pad))
+        .map_err(|e| anyhow::anyhow!("drawing {title}: {e}"))?;
+    chart
+        .configure_mesh()
+        .x_desc("timesteps (millions)")
+        .label_style(("sans-serif", 14))
+        .draw()
+        .map_err(|e| anyhow::anyhow!("drawing {title}: {e}"))?;
+    for (name, color, pts) in lines {
+        if pts.is_empty() {
+            continue;
+        }
+        let color = *color;
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+            .map_err(|e| anyhow::anyhow!("drawing {title}: {e}"))?
+            .label(*name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+    }
+    if lines.iter().filter(|l| !l.2.is_empty()).count() > 1 {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .draw()
+            .map_err(|e| anyhow::anyhow!("drawing {title}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Draws the curves of `args.paths` and returns the PNG's path.
+pub fn run_plot(args: &PlotArgs) -> Result<PathBuf> {
+    let mut all = Curves::default();
+    for dir in &args.paths {
+        let c = load(dir)?;
+        all.steps.extend(c.steps);
+        all.train_return.extend(c.train_return);
+        all.test_return.extend(c.test_return);
+        all.train_len.extend(c.train_len);
+        all.test_len.extend(c.test_len);
+        all.mirror.extend(c.mirror);
+        all.rate.extend(c.rate);
+        all.wall_s += c.wall_s;
+    }
+    let last = args.paths.last().expect("clap requires a path");
+    let out = args.out.clone().unwrap_or_else(|| last.join("progress.png"));
+    // Best effort: registering twice (a second plot in one process) is harmless.
+    let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+
+    // The encoder picks the format from the extension, so the temp file ends in .png too.
+    let tmp = out.with_extension("tmp.png");
+    {
+        let root = BitMapBackend::new(&tmp, (1400, 1000)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| anyhow::anyhow!("drawing: {e}"))?;
+        let steps_total = all.steps.iter().rev().find(|s| s.is_finite()).copied().unwrap_or(0.0);
+        let title = format!(
+            "{}: {:.2}M steps, {:.1} h wall",
+            last.display(),
+            steps_total / 1e6,
+            all.wall_s / 3600.0
+        );
+        let root = root.titled(&title, ("sans-serif", 24)).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let panels = root.split_evenly((2, 2));
+        let s = &all.steps;
+        let rate_steps: Vec<f64> = s.iter().take(all.rate.len()).copied().collect();
+        panel(
+            &panels[0],
+            "Return",
+            &[
+                ("train", BLUE, points(s, &all.train_return)),
+                ("test (deterministic)", RED, points(s, &all.test_return)),
+            ],
+        )?;
+        panel(
+            &panels[1],
+            "Episode length (policy steps)",
+            &[
+                ("train", BLUE, points(s, &all.train_len)),
+                ("test (deterministic)", RED, points(s, &all.test_len)),
+            ],
+        )?;
+        panel(&panels[2], "Optimizer/Mirror Loss", &[("mirror", BLUE, points(s, &all.mirror))])?;
+        panel(
+            &panels[3],
+            "Timesteps per second (FULL)",
+            &[("steps/s", BLUE, points(&rate_steps, &all.rate))],
+        )?;
+        root.present().with_context(|| format!("writing {}", tmp.display()))?;
+    }
+    std::fs::rename(&tmp, &out).with_context(|| format!("writing {}", out.display()))?;
+    Ok(out)
+}

@@ -1,0 +1,26 @@
+//! `gait plot`: a PNG from a run's CSV files, one clear error for a directory that is not a run.
+
+mod common;
+
+use common::{gait, only_run};
+
+#[test]
+fn plot_draws_a_png_of_a_run_and_refuses_other_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let logdir = dir.path().to_str().unwrap();
+    let o = gait(&["train", "ppo", "--env", "cartpole", "--timesteps", "8000", "--logdir", logdir]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let run = only_run(&only_run(&dir.path().join("cartpole")));
+
+    let o = gait(&["plot", run.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let png = std::fs::read(run.join("progress.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(png.len() > 20_000, "a drawn 1400x1000 chart, not an empty image: {} bytes", png.len());
+
+    let o = gait(&["plot", logdir]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("not a run directory"), "{err}");
+    assert!(!dir.path().join("progress.png").exists());
+}
