@@ -13,5 +13,6 @@ pub mod envs;
 pub mod eval;
 pub mod fsutil;
 pub mod logging;
+pub mod malloc_tuning;
 pub mod plot;
 pub mod policies;

@@ -7,6 +7,7 @@ use gait::cli::{self, BenchCommand, Command, TrainCommand};
 use gait::config::UsageError;
 
 fn main() -> ExitCode {
+    gait::malloc_tuning::tune();
     let argv: Vec<OsString> = std::env::args_os().collect();
     let parsed = match cli::parse(&argv) {
         Ok(parsed) => parsed,
