@@ -8,8 +8,12 @@
 //! (LSTM 64x64 in one measurement: 52k → 77k; page faults 374k → 70-140k per run). The cost is that freed memory stays with the process, which suits
 //! a long-running trainer.
 
-/// Applies the settings; call once at the start of `main`, before threads exist.
+/// Applies the settings; call once at the start of `main`, before threads exist. Setting
+/// `GAIT_MALLOC_DEFAULTS=1` keeps glibc's defaults (for comparisons, or if memory matters more).
 pub fn tune() {
+    if std::env::var_os("GAIT_MALLOC_DEFAULTS").is_some() {
+        return;
+    }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes allocator parameters; called before other threads start.
     unsafe {
