@@ -44,6 +44,8 @@ pub struct EvalSummary {
     pub lengths: Vec<usize>,
     /// Mean per step of each reward term.
     pub terms: BTreeMap<String, f64>,
+    /// Mean per step of each env metric ([`crate::envs::Env::metrics`]).
+    pub metrics: BTreeMap<String, f64>,
 }
 
 impl EvalSummary {
@@ -104,8 +106,13 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
         exp.args.env,
         args.episodes
     )?;
-    let mut summary =
-        EvalSummary { checkpoint, returns: vec![], lengths: vec![], terms: BTreeMap::new() };
+    let mut summary = EvalSummary {
+        checkpoint,
+        returns: vec![],
+        lengths: vec![],
+        terms: BTreeMap::new(),
+        metrics: BTreeMap::new(),
+    };
     let mut steps_total = 0usize;
     let mut action = vec![0.0f32; exp.net.act_dim];
     for episode in 0..args.episodes {
@@ -124,7 +131,11 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
             }
             obs.clear();
             obs.extend_from_slice(step.obs);
-            if step.done {
+            let done = step.done;
+            for (name, value) in env.metrics() {
+                *summary.metrics.entry(name.to_string()).or_default() += *value as f64;
+            }
+            if done {
                 break;
             }
         }
@@ -133,7 +144,7 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
         summary.returns.push(ret);
         summary.lengths.push(len);
     }
-    for value in summary.terms.values_mut() {
+    for value in summary.terms.values_mut().chain(summary.metrics.values_mut()) {
         *value /= steps_total.max(1) as f64;
     }
     let (min, max) = summary
@@ -151,6 +162,12 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
     }
     for (name, value) in &summary.terms {
         writeln!(out, "  {name}: {value:.4} per step")?;
+    }
+    if !summary.metrics.is_empty() {
+        writeln!(out, "metrics (mean per step):")?;
+    }
+    for (name, value) in &summary.metrics {
+        writeln!(out, "  {name}: {value:.4}")?;
     }
     Ok(summary)
 }

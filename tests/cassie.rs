@@ -80,4 +80,5 @@ fn cassie_trains_with_mirror_loss_and_evaluates() {
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("x_vel") && out.contains("left_force"), "reward terms reported: {out}");
+    assert!(out.contains("forward_speed") && out.contains("pelvis_height"), "metrics: {out}");
 }

@@ -61,4 +61,9 @@ pub trait Env: Send {
     fn action_mirror_indices(&self) -> Option<MirrorIndices> {
         None
     }
+    /// Physical quantities of the last step that are not reward terms (e.g. Cassie's speed
+    /// along the commanded heading), averaged and printed by `gait eval`.
+    fn metrics(&self) -> &[RewardTerm] {
+        &[]
+    }
 }

@@ -112,6 +112,7 @@ pub struct CassieEnv {
     last_action: Option<[f32; N]>,
     obs: Vec<f32>,
     terms: Vec<RewardTerm>,
+    metrics: [RewardTerm; 3],
 }
 
 impl CassieEnv {
@@ -138,6 +139,7 @@ impl CassieEnv {
             last_action: None,
             obs: vec![0.0; obs_len],
             terms: Vec::with_capacity(16),
+            metrics: [("forward_speed", 0.0), ("lateral_speed", 0.0), ("pelvis_height", 0.0)],
         }
     }
 
@@ -371,6 +373,12 @@ impl Env for CassieEnv {
         self.sim.step(&targets, self.args.substeps(rate));
         let reward = self.reward(&a);
         let done = self.done(reward);
+        // Pelvis velocity in the commanded heading's frame (what the command asks for).
+        let v = self.sim.base_linvel();
+        let (s, c) = (self.heading as f32).sin_cos();
+        self.metrics[0].1 = c * v.x + s * v.y;
+        self.metrics[1].1 = -s * v.x + c * v.y;
+        self.metrics[2].1 = self.sim.base_position().z;
         self.steps += 1;
         self.last_action = Some(a);
         self.clock.increment();
@@ -398,6 +406,10 @@ impl Env for CassieEnv {
 
     fn action_mirror_indices(&self) -> Option<MirrorIndices> {
         mirror_lists::action().ok()
+    }
+
+    fn metrics(&self) -> &[RewardTerm] {
+        &self.metrics
     }
 }
 
