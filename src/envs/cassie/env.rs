@@ -91,7 +91,6 @@ fn neutral_offset(desc: &Description) -> [f32; N] {
     offset
 }
 
-const OBS_ROBOT: usize = 35;
 const MIN_HEIGHT: f32 = 0.65;
 const MAX_TILT: f32 = 20.0 * std::f32::consts::PI / 180.0;
 
@@ -252,6 +251,8 @@ impl CassieEnv {
         self.write_obs();
     }
 
+    /// The observation of roadrunner §7.3: robot state 0..35 (quaternion, angular velocity,
+    /// motors, passive joints), then commands 35..38, gait 38..42 and clock 42..44 (..46).
     fn write_obs(&mut self) {
         let o = &mut self.obs;
         let heading = Quat::from_rotation_z(self.heading as f32);
@@ -287,7 +288,6 @@ impl CassieEnv {
             o[42] = clk[0] as f32;
             o[43] = clk[1] as f32;
         }
-        debug_assert_eq!(OBS_ROBOT, 35);
     }
 
     fn reward(&mut self, action: &[f32; N]) -> f32 {
