@@ -192,6 +192,9 @@ fn make_envs(args: &PpoArgs, n: usize) -> Result<Vec<Box<dyn Env>>> {
     (0..n).map(|_| envs::make(&args.env, &args.env_args)).collect()
 }
 
+/// Serializes seeding libtorch's global generator and initializing the networks.
+static INIT_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Trains with PPO as `args` says; `command` is recorded in `experiment.json`.
 pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Result<TrainOutcome> {
     args.validate()?;
@@ -225,7 +228,6 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
     args.workers = Some(workers);
 
     // Network init and minibatch order are seeded; the optimizer uses --backprop-workers threads.
-    tch::manual_seed(derive(args.seed, &[stream::INIT]) as i64);
     tch::set_num_threads(args.backprop_workers as i32);
     let hp = PpoHyper {
         a_lr: args.a_lr,
@@ -240,7 +242,14 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
         mirror: args.mirror,
         mirror_augment: args.mirror_augment,
     };
-    let mut optim = PPOOptim::new(&spec, hp, device, mirror_lists.as_ref().map(|(o, a)| (o, a)))?;
+    let mut optim = {
+        // libtorch's generator is process-global: seeding it and drawing the initial weights
+        // happen under one lock, so the weights depend on --seed only, even when several
+        // trainings share a process (the integration tests run them on parallel threads).
+        let _init = INIT_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        tch::manual_seed(derive(args.seed, &[stream::INIT]) as i64);
+        PPOOptim::new(&spec, hp, device, mirror_lists.as_ref().map(|(o, a)| (o, a)))?
+    };
     // With a mirror loss or augmentation the networks see mirrored states, so the normalizer's
     // statistics are made mirror-symmetric (`RunningStats::symmetrized`).
     let symmetric = |stats: crate::policies::RunningStats| match &mirror_lists {
