@@ -481,6 +481,17 @@ impl Description {
         self.base.mass + self.legs.iter().flatten().map(|l| l.mass).sum::<f32>()
     }
 
+    /// The motors' reset angles in policy order: the neutral stance that actions are added to.
+    /// The lab adds [0.0045, 0, ...] to both legs; gait uses −0.0045 for the right hip roll (the
+    /// reset pose's value), so that zero actions are mirror-symmetric like the robot.
+    pub fn neutral_stance(&self) -> [f32; super::motor::N] {
+        let mut stance = [0.0; super::motor::N];
+        for (k, (_, _, joint, _)) in self.motors().enumerate() {
+            stance[k] = joint.reset;
+        }
+        stance
+    }
+
     /// The actuated joints in policy order (left leg, then right), with their leg and chain
     /// index.
     pub fn motors(&self) -> impl Iterator<Item = (usize, usize, &Joint, Motor)> + '_ {

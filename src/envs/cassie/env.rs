@@ -80,17 +80,6 @@ impl CassieArgs {
     }
 }
 
-/// The lab's neutral stance (policy zero) per leg. The lab adds [0.0045, 0, ...] to both legs;
-/// gait uses −0.0045 for the right hip roll (the reset pose's value), so that zero actions are
-/// mirror-symmetric like the robot.
-fn neutral_offset(desc: &Description) -> [f32; N] {
-    let mut offset = [0.0; N];
-    for (k, (_, _, joint, _)) in desc.motors().enumerate() {
-        offset[k] = joint.reset;
-    }
-    offset
-}
-
 const MIN_HEIGHT: f32 = 0.65;
 const MAX_TILT: f32 = 20.0 * std::f32::consts::PI / 180.0;
 
@@ -117,7 +106,7 @@ pub struct CassieEnv {
 impl CassieEnv {
     pub fn new(args: CassieArgs) -> Self {
         let desc = Description::cassie();
-        let offset = neutral_offset(&desc);
+        let offset = desc.neutral_stance();
         let torque_limits: Vec<f32> = desc.motors().map(|(.., m)| m.gear * m.ctrl_limit).collect();
         let sim = CassieSim::new(&desc, &Dynamics::default(), args.sim_dt as f32, 0.0);
         let clock = GaitClock::new(0.7, args.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
@@ -542,7 +531,7 @@ mod tests {
         let obs = e.reset_with_heading(1.0).to_vec();
         assert_eq!(obs.len(), 44);
         assert!((obs[0] - 1.0).abs() < 1e-6, "heading-relative quaternion is identity: {obs:?}");
-        let offset = neutral_offset(&Description::cassie());
+        let offset = Description::cassie().neutral_stance();
         for k in 0..N {
             assert!((obs[7 + k] - offset[k]).abs() < 1e-5);
         }

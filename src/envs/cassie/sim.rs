@@ -493,14 +493,6 @@ impl CassieSim {
 mod tests {
     use super::*;
 
-    fn neutral(desc: &Description) -> [f32; N] {
-        let mut t = [0.0; N];
-        for (k, (_, _, j, _)) in desc.motors().enumerate() {
-            t[k] = j.reset;
-        }
-        t
-    }
-
     fn tilt_deg(q: Quat) -> f32 {
         let up = q * Vec3::Z;
         up.z.clamp(-1.0, 1.0).acos().to_degrees()
@@ -516,7 +508,7 @@ mod tests {
     fn constant_pd_stance_sags_and_tips_over_like_mujoco() {
         let desc = Description::cassie();
         let mut sim = CassieSim::new(&desc, &Dynamics::default(), 0.0005, 0.0);
-        let targets = neutral(&desc);
+        let targets = desc.neutral_stance();
         let mut z = Vec::new();
         for _ in 0..10 {
             sim.step(&targets, 400); // 0.2 s
@@ -537,7 +529,7 @@ mod tests {
         // targets, a sign and gain check of the explicit torques.
         let desc = Description::cassie();
         let mut sim = CassieSim::new(&desc, &Dynamics::default(), 0.0005, 0.0);
-        let mut targets = neutral(&desc);
+        let mut targets = desc.neutral_stance();
         targets[3] += 0.3; // left knee
         targets[8] += 0.3; // right knee
         for _ in 0..400 {
