@@ -6,6 +6,11 @@
 //! timesteps: train and test return, train and test episode length, the mirror loss, and the
 //! end-to-end sample rate. The title gives the total steps and the summed wall time.
 //!
+//! `--overlay` draws each directory as its own coloured curve instead, to compare runs or
+//! branches (say, two `--previous` continuations of one run with different flags). Only the
+//! train curves are drawn then: the test curve is a handful of deterministic episodes every
+//! `--eval-freq` iterations, too sparse and noisy to tell branches apart.
+//!
 //! The font (DejaVu Sans, free licence in `assets/fonts/LICENSE`) is compiled in, so plotting
 //! works on machines without fonts.
 
@@ -24,7 +29,14 @@ pub struct PlotArgs {
     /// Output PNG (default: progress.png in the last run directory).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Draw each directory as its own curve (train return and length), to compare runs.
+    #[arg(long)]
+    pub overlay: bool,
 }
+
+/// Colours for `--overlay`, in path order (the first is the one-curve plot's blue).
+const PALETTE: [RGBColor; 6] =
+    [BLUE, RED, RGBColor(0, 150, 0), RGBColor(230, 130, 0), MAGENTA, RGBColor(0, 160, 160)];
 
 /// One run directory's logged columns, by iteration.
 #[derive(Debug, Default)]
@@ -93,7 +105,7 @@ fn load(dir: &Path) -> Result<Curves> {
     })
 }
 
-type Line = (&'static str, RGBColor, Vec<(f64, f64)>);
+type Line = (String, RGBColor, Vec<(f64, f64)>);
 
 fn points(steps: &[f64], values: &[Option<f64>]) -> Vec<(f64, f64)> {
     steps
@@ -139,12 +151,14 @@ fn panel(
         chart
             .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
             .map_err(|e| anyhow::anyhow!("drawing {title}: {e}"))?
-            .label(*name)
+            .label(name.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
     }
     if lines.iter().filter(|l| !l.2.is_empty()).count() > 1 {
         chart
             .configure_series_labels()
+            // Learning curves rise to the right; the upper left is usually empty.
+            .position(SeriesLabelPosition::UpperLeft)
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .label_font(("sans-serif", 14))
@@ -154,20 +168,89 @@ fn panel(
     Ok(())
 }
 
-/// Draws the curves of `args.paths` and returns the PNG's path.
-pub fn run_plot(args: &PlotArgs) -> Result<PathBuf> {
+impl Curves {
+    fn append(&mut self, c: Curves) {
+        self.steps.extend(c.steps);
+        self.train_return.extend(c.train_return);
+        self.test_return.extend(c.test_return);
+        self.train_len.extend(c.train_len);
+        self.test_len.extend(c.test_len);
+        self.mirror.extend(c.mirror);
+        self.rate.extend(c.rate);
+        self.wall_s += c.wall_s;
+    }
+
+    fn last_step(&self) -> f64 {
+        self.steps.iter().rev().find(|s| s.is_finite()).copied().unwrap_or(0.0)
+    }
+
+    /// The rate column can be shorter than the progress rows (timing.csv is written second).
+    fn rate_points(&self) -> Vec<(f64, f64)> {
+        let steps: Vec<f64> = self.steps.iter().take(self.rate.len()).copied().collect();
+        points(&steps, &self.rate)
+    }
+}
+
+/// `run/timestamp`: enough of a run directory's path to tell runs apart in a legend.
+fn short_name(dir: &Path) -> String {
+    let parts: Vec<_> = dir.components().rev().take(2).collect();
+    let parts: Vec<String> =
+        parts.iter().rev().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    parts.join("/")
+}
+
+fn joined(args: &PlotArgs) -> Result<([Vec<Line>; 4], String)> {
     let mut all = Curves::default();
     for dir in &args.paths {
-        let c = load(dir)?;
-        all.steps.extend(c.steps);
-        all.train_return.extend(c.train_return);
-        all.test_return.extend(c.test_return);
-        all.train_len.extend(c.train_len);
-        all.test_len.extend(c.test_len);
-        all.mirror.extend(c.mirror);
-        all.rate.extend(c.rate);
-        all.wall_s += c.wall_s;
+        all.append(load(dir)?);
     }
+    let last = args.paths.last().expect("clap requires a path");
+    let title = format!(
+        "{}: {:.2}M steps, {:.1} h wall",
+        last.display(),
+        all.last_step() / 1e6,
+        all.wall_s / 3600.0
+    );
+    let s = &all.steps;
+    let test = "test (deterministic)".to_string();
+    let panels = [
+        vec![
+            ("train".into(), BLUE, points(s, &all.train_return)),
+            (test.clone(), RED, points(s, &all.test_return)),
+        ],
+        vec![
+            ("train".into(), BLUE, points(s, &all.train_len)),
+            (test, RED, points(s, &all.test_len)),
+        ],
+        vec![("mirror".into(), BLUE, points(s, &all.mirror))],
+        vec![("steps/s".into(), BLUE, all.rate_points())],
+    ];
+    Ok((panels, title))
+}
+
+fn overlaid(args: &PlotArgs) -> Result<([Vec<Line>; 4], String)> {
+    let mut panels: [Vec<Line>; 4] = Default::default();
+    let mut wall_s = 0.0;
+    for (i, dir) in args.paths.iter().enumerate() {
+        let c = load(dir)?;
+        let (name, color) = (short_name(dir), PALETTE[i % PALETTE.len()]);
+        panels[0].push((name.clone(), color, points(&c.steps, &c.train_return)));
+        panels[1].push((name.clone(), color, points(&c.steps, &c.train_len)));
+        panels[2].push((name.clone(), color, points(&c.steps, &c.mirror)));
+        panels[3].push((name, color, c.rate_points()));
+        wall_s += c.wall_s;
+    }
+    let title = format!(
+        "{} runs overlaid (train curves), {:.1} h wall in all",
+        args.paths.len(),
+        wall_s / 3600.0
+    );
+    Ok((panels, title))
+}
+
+/// Draws the curves of `args.paths` and returns the PNG's path.
+pub fn run_plot(args: &PlotArgs) -> Result<PathBuf> {
+    let (lines, title) = if args.overlay { overlaid(args)? } else { joined(args)? };
     let last = args.paths.last().expect("clap requires a path");
     let out = args.out.clone().unwrap_or_else(|| last.join("progress.png"));
     // Best effort: registering twice (a second plot in one process) is harmless.
@@ -178,39 +261,17 @@ pub fn run_plot(args: &PlotArgs) -> Result<PathBuf> {
     {
         let root = BitMapBackend::new(&tmp, (1400, 1000)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| anyhow::anyhow!("drawing: {e}"))?;
-        let steps_total = all.steps.iter().rev().find(|s| s.is_finite()).copied().unwrap_or(0.0);
-        let title = format!(
-            "{}: {:.2}M steps, {:.1} h wall",
-            last.display(),
-            steps_total / 1e6,
-            all.wall_s / 3600.0
-        );
         let root = root.titled(&title, ("sans-serif", 24)).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let panels = root.split_evenly((2, 2));
-        let s = &all.steps;
-        let rate_steps: Vec<f64> = s.iter().take(all.rate.len()).copied().collect();
-        panel(
-            &panels[0],
+        let areas = root.split_evenly((2, 2));
+        let titles = [
             "Return",
-            &[
-                ("train", BLUE, points(s, &all.train_return)),
-                ("test (deterministic)", RED, points(s, &all.test_return)),
-            ],
-        )?;
-        panel(
-            &panels[1],
             "Episode length (policy steps)",
-            &[
-                ("train", BLUE, points(s, &all.train_len)),
-                ("test (deterministic)", RED, points(s, &all.test_len)),
-            ],
-        )?;
-        panel(&panels[2], "Optimizer/Mirror Loss", &[("mirror", BLUE, points(s, &all.mirror))])?;
-        panel(
-            &panels[3],
+            "Optimizer/Mirror Loss",
             "Timesteps per second (FULL)",
-            &[("steps/s", BLUE, points(&rate_steps, &all.rate))],
-        )?;
+        ];
+        for ((area, title), lines) in areas.iter().zip(titles).zip(&lines) {
+            panel(area, title, lines)?;
+        }
         root.present().with_context(|| format!("writing {}", tmp.display()))?;
     }
     std::fs::rename(&tmp, &out).with_context(|| format!("writing {}", out.display()))?;
