@@ -65,9 +65,12 @@ pub static ENVS: &[EnvSpec] = &[
         about: "Cassie biped (rapier3d, 2 kHz PD), velocity commands and a gait clock",
         make: |args| Ok(Box::new(CassieEnv::new(args.cassie.clone()))),
         // Chosen for a 2-core machine (README "Cassie training"): the reference nets and PPO
-        // constants, with run_ppo's γ = λ = 0.95, 10k-step iterations (about 20 s here, not
-        // run_ppo's 50k at 80 workers), and grad-clip 0.5 (A/B over 10 iterations: episode
-        // length 59.7 vs 56.8 with the reference's 0.05; a-lr 1e-3 was unstable).
+        // constants, 10k-step iterations (about 20 s here, not run_ppo's 50k at 80 workers),
+        // grad-clip 0.5 (A/B over 10 iterations: episode length 59.7 vs 56.8 with the
+        // reference's 0.05; a-lr 1e-3 was unstable), and train.py's γ = 0.99 with run_ppo's
+        // λ = 0.95: with run_ppo's γ = 0.95 the 0.4 s horizon cannot see a fall coming, and the
+        // policy walked into falls (A/B: episode length 121 vs 95 at 0.5M steps from scratch,
+        // 250 vs 135 continuing one run).
         preset: &[
             ("traj-len", "300"),
             ("num-steps", "10000"),
@@ -77,7 +80,7 @@ pub static ENVS: &[EnvSpec] = &[
             ("a-lr", "3e-4"),
             ("c-lr", "3e-4"),
             ("grad-clip", "0.5"),
-            ("discount", "0.95"),
+            ("discount", "0.99"),
             ("gae-lambda", "0.95"),
             ("batch-size", "128"),
             ("epochs", "3"),
