@@ -6,8 +6,9 @@
 //! timesteps: train and test return, train and test episode length, the mirror loss, and the
 //! end-to-end sample rate. The title gives the total steps and the summed wall time.
 //!
-//! `--overlay` draws each directory as its own coloured curve instead, to compare runs or
-//! branches (say, two `--previous` continuations of one run with different flags). Only the
+//! `--overlay` draws each argument as its own coloured curve instead, to compare runs or
+//! branches (say, two `--previous` continuations of one run with different flags); an argument
+//! `RUN+CONT+...` joins a run and its continuations into one of those curves. Only the
 //! train curves are drawn then: the test curve is a handful of deterministic episodes every
 //! `--eval-freq` iterations, too sparse and noisy to tell branches apart.
 //!
@@ -29,7 +30,7 @@ pub struct PlotArgs {
     /// Output PNG (default: progress.png in the last run directory).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Draw each directory as its own curve (train return and length), to compare runs.
+    /// Draw each argument as its own curve (train curves), to compare runs; `RUN+CONT` joins.
     #[arg(long)]
     pub overlay: bool,
 }
@@ -228,12 +229,30 @@ fn joined(args: &PlotArgs) -> Result<([Vec<Line>; 4], String)> {
     Ok((panels, title))
 }
 
+/// The directories of one `--overlay` curve: `RUN+CONT+...` joins a run and its continuations
+/// (an argument that is itself an existing directory is taken whole, `+` and all).
+fn curve_dirs(arg: &Path) -> Vec<PathBuf> {
+    let text = arg.to_string_lossy();
+    if arg.is_dir() || !text.contains('+') {
+        return vec![arg.to_path_buf()];
+    }
+    text.split('+').map(PathBuf::from).collect()
+}
+
 fn overlaid(args: &PlotArgs) -> Result<([Vec<Line>; 4], String)> {
     let mut panels: [Vec<Line>; 4] = Default::default();
     let mut wall_s = 0.0;
-    for (i, dir) in args.paths.iter().enumerate() {
-        let c = load(dir)?;
-        let (name, color) = (short_name(dir), PALETTE[i % PALETTE.len()]);
+    for (i, arg) in args.paths.iter().enumerate() {
+        let dirs = curve_dirs(arg);
+        let mut c = Curves::default();
+        for dir in &dirs {
+            c.append(load(dir)?);
+        }
+        let mut name = short_name(&dirs[0]);
+        if dirs.len() > 1 {
+            name += &format!(" +{}", dirs.len() - 1);
+        }
+        let color = PALETTE[i % PALETTE.len()];
         panels[0].push((name.clone(), color, points(&c.steps, &c.train_return)));
         panels[1].push((name.clone(), color, points(&c.steps, &c.train_len)));
         panels[2].push((name.clone(), color, points(&c.steps, &c.mirror)));
@@ -252,6 +271,7 @@ fn overlaid(args: &PlotArgs) -> Result<([Vec<Line>; 4], String)> {
 pub fn run_plot(args: &PlotArgs) -> Result<PathBuf> {
     let (lines, title) = if args.overlay { overlaid(args)? } else { joined(args)? };
     let last = args.paths.last().expect("clap requires a path");
+    let last = if args.overlay { curve_dirs(last).pop().unwrap_or_default() } else { last.clone() };
     let out = args.out.clone().unwrap_or_else(|| last.join("progress.png"));
     // Best effort: registering twice (a second plot in one process) is harmless.
     let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);

@@ -18,14 +18,23 @@ fn plot_draws_a_png_of_a_run_and_refuses_other_directories() {
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     assert!(png.len() > 20_000, "a drawn 1400x1000 chart, not an empty image: {} bytes", png.len());
 
-    // --overlay: each directory its own curve (here the same run twice), written to --out.
+    // --overlay: each argument its own curve (here the run, and the run joined to itself with
+    // `+` as a continuation would be), written to --out.
     let out = dir.path().join("compare.png");
     let (r, o) = (run.to_str().unwrap(), out.to_str().unwrap());
-    let o = gait(&["plot", "--overlay", r, r, "--out", o]);
+    let joined = format!("{r}+{r}");
+    let o = gait(&["plot", "--overlay", r, &joined, "--out", o]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let overlay = std::fs::read(&out).unwrap();
     assert_eq!(&overlay[..8], b"\x89PNG\r\n\x1a\n");
     assert_ne!(overlay, png, "the overlay draws legends and no test curves");
+
+    let missing = format!("{r}+{logdir}/nope");
+    let o =
+        gait(&["plot", "--overlay", &missing, "--out", dir.path().join("x.png").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nope"));
+    assert!(!dir.path().join("x.png").exists());
 
     let o = gait(&["plot", logdir]);
     assert_eq!(o.status.code(), Some(1));
