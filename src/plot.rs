@@ -192,12 +192,32 @@ impl Curves {
     }
 }
 
-/// `run/timestamp`: enough of a run directory's path to tell runs apart in a legend.
-fn short_name(dir: &Path) -> String {
-    let parts: Vec<_> = dir.components().rev().take(2).collect();
-    let parts: Vec<String> =
-        parts.iter().rev().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-    parts.join("/")
+/// Legend labels for `--overlay`: the run name (`logdir/env/RUN/timestamp`), or
+/// `run/timestamp` where two curves share a run name.
+fn labels(firsts: &[PathBuf]) -> Vec<String> {
+    let part = |dir: &Path, n: usize| -> String {
+        let parts: Vec<String> = dir
+            .components()
+            .rev()
+            .take(n)
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        parts.into_iter().rev().collect::<Vec<_>>().join("/")
+    };
+    let runs: Vec<String> =
+        firsts.iter().map(|d| d.parent().map(|p| part(p, 1)).unwrap_or_default()).collect();
+    firsts
+        .iter()
+        .zip(&runs)
+        .map(|(dir, run)| {
+            let unique = runs.iter().filter(|r| *r == run).count() == 1;
+            if unique && !run.is_empty() {
+                run.clone()
+            } else {
+                part(dir, 2)
+            }
+        })
+        .collect()
 }
 
 fn joined(args: &PlotArgs) -> Result<([Vec<Line>; 4], String)> {
@@ -242,13 +262,14 @@ fn curve_dirs(arg: &Path) -> Vec<PathBuf> {
 fn overlaid(args: &PlotArgs) -> Result<([Vec<Line>; 4], String)> {
     let mut panels: [Vec<Line>; 4] = Default::default();
     let mut wall_s = 0.0;
-    for (i, arg) in args.paths.iter().enumerate() {
-        let dirs = curve_dirs(arg);
+    let curves: Vec<Vec<PathBuf>> = args.paths.iter().map(|p| curve_dirs(p)).collect();
+    let firsts: Vec<PathBuf> = curves.iter().map(|dirs| dirs[0].clone()).collect();
+    for (i, (dirs, label)) in curves.iter().zip(labels(&firsts)).enumerate() {
         let mut c = Curves::default();
-        for dir in &dirs {
+        for dir in dirs {
             c.append(load(dir)?);
         }
-        let mut name = short_name(&dirs[0]);
+        let mut name = label;
         if dirs.len() > 1 {
             name += &format!(" +{}", dirs.len() - 1);
         }
@@ -296,4 +317,28 @@ pub fn run_plot(args: &PlotArgs) -> Result<PathBuf> {
     }
     std::fs::rename(&tmp, &out).with_context(|| format!("writing {}", out.display()))?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlay_labels_are_run_names_unless_two_curves_share_one() {
+        let dirs: Vec<PathBuf> =
+            ["logs/cassie/a/t1", "logs/cassie/b/t2"].iter().map(PathBuf::from).collect();
+        assert_eq!(labels(&dirs), ["a", "b"]);
+        let dirs: Vec<PathBuf> =
+            ["logs/cassie/a/t1", "logs/cassie/a/t2", "x/c/t3"].iter().map(PathBuf::from).collect();
+        assert_eq!(labels(&dirs), ["a/t1", "a/t2", "c"]);
+    }
+
+    #[test]
+    fn plus_joins_directories_unless_the_whole_argument_is_one() {
+        assert_eq!(curve_dirs(Path::new("r/a+r/b")), [PathBuf::from("r/a"), PathBuf::from("r/b")]);
+        let dir = tempfile::tempdir().unwrap();
+        let odd = dir.path().join("a+b");
+        std::fs::create_dir(&odd).unwrap();
+        assert_eq!(curve_dirs(&odd), vec![odd]);
+    }
 }
