@@ -192,9 +192,19 @@ pub struct PpoArgs {
     /// One std per action dim, comma-separated; overrides --std.
     #[arg(long, value_delimiter = ',', value_parser = positive_f64, help_heading = "Network")]
     pub std_array: Option<Vec<f64>>,
-    /// Learn a state-dependent std head instead of a fixed std.
-    #[arg(long, alias = "learn-stddev", help_heading = "Network")]
+    /// Learn a state-dependent std head instead of a fixed std (the reference's).
+    #[arg(
+        long,
+        alias = "learn-stddev",
+        help_heading = "Network",
+        conflicts_with = "learn_log_std"
+    )]
     pub learn_std: bool,
+    /// Learn one state-independent log-std per action, starting at --std (or --std-array);
+    /// saved and resumed with the weights, logged as Policy/Std.
+    #[arg(long, help_heading = "Network")]
+    #[serde(default)]
+    pub learn_log_std: bool,
 
     #[command(flatten, next_help_heading = "Env")]
     #[serde(default)]

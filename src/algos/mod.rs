@@ -8,8 +8,10 @@ pub mod prenorm;
 pub mod resume;
 pub mod sampler;
 pub mod seeding;
+pub mod tracking;
 pub mod train;
 
 pub use buffer::Buffer;
 pub use ppo::{Batch, Losses, OptimStats, PPOOptim, PpoHyper};
 pub use sampler::{AlgoSampler, CollectRequest, Collected, PolicySnapshot, SamplerPool};
+pub use tracking::EvalEpisode;

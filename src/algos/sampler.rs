@@ -27,7 +27,7 @@ use tch::{Device, Tensor};
 use tokio::sync::mpsc;
 
 use super::seeding::{derive, stream};
-use super::Buffer;
+use super::{Buffer, EvalEpisode};
 use crate::envs::Env;
 use crate::policies::{Actor, Critic, Hidden, NetSpec, ParamSnapshot};
 
@@ -80,6 +80,8 @@ struct JobOutput {
 struct Trajectory {
     buffer: Buffer,
     steps_per_s: f64,
+    /// Eval episodes: the fixed command and the per-step means of the env's metrics.
+    episode: Option<EvalEpisode>,
 }
 
 /// What one iteration's collection asks for.
@@ -97,6 +99,8 @@ pub struct CollectRequest {
 pub struct Collected {
     pub train: Buffer,
     pub eval: Buffer,
+    /// One entry per eval episode, in job order.
+    pub eval_episodes: Vec<EvalEpisode>,
     /// Mean per-trajectory sampling speed of one worker (steps/s), the reference's `avg_eff`.
     pub worker_steps_per_s: f64,
 }
@@ -135,6 +139,13 @@ impl AlgoSampler {
         let mut noise = ChaCha8Rng::seed_from_u64(derive(job.seed, &[stream::ACTION_NOISE]));
         let mut buffer = Buffer::new(obs_dim, act_dim, self.discount, self.gae_lambda);
         self.env.seed(job.seed);
+        let commands = self.env.eval_commands();
+        let command = (!train && !commands.is_empty()).then(|| {
+            let c = commands[(job.id % commands.len() as u64) as usize];
+            self.env.set_command(&c);
+            c
+        });
+        let mut metric_sums: Vec<(&'static str, f64)> = Vec::new();
         self.obs.clear();
         self.obs.extend_from_slice(self.env.reset());
         check_finite(&self.obs, "initial observation")?;
@@ -170,11 +181,26 @@ impl AlgoSampler {
             self.obs.clear();
             self.obs.extend_from_slice(step.obs);
             check_finite(&self.obs, "observation").with_context(|| format!("at step {t}"))?;
+            if !train {
+                for (k, &(name, value)) in self.env.metrics().iter().enumerate() {
+                    match metric_sums.get_mut(k) {
+                        Some(sum) => sum.1 += value as f64,
+                        None => metric_sums.push((name, value as f64)),
+                    }
+                }
+            }
             if step_done {
                 done = true;
                 break;
             }
         }
+        if command.is_some() {
+            self.env.clear_command();
+        }
+        let episode = (!train).then(|| {
+            let n = buffer.len().max(1) as f64;
+            EvalEpisode { command, metrics: metric_sums.iter().map(|&(k, v)| (k, v / n)).collect() }
+        });
         // Terminated: 0. Cut by the time limit: bootstrap with the critic's value.
         let terminal = if train && !done {
             self.critic.value_step(&Tensor::from_slice(&self.obs), &mut critic_h).double_value(&[0])
@@ -184,7 +210,7 @@ impl AlgoSampler {
         };
         buffer.end_trajectory(terminal);
         let steps_per_s = buffer.len() as f64 / start.elapsed().as_secs_f64().max(1e-9);
-        Ok(Some(Trajectory { buffer, steps_per_s }))
+        Ok(Some(Trajectory { buffer, steps_per_s, episode }))
     }
 }
 
@@ -387,11 +413,13 @@ impl SamplerPool {
             train.append(&t.buffer);
             speeds.push(t.steps_per_s);
         }
-        for t in eval_done.values() {
+        let mut eval_episodes = Vec::new();
+        for t in eval_done.into_values() {
             eval.append(&t.buffer);
+            eval_episodes.extend(t.episode);
         }
         let worker_steps_per_s = speeds.iter().sum::<f64>() / speeds.len().max(1) as f64;
-        Ok(Collected { train, eval, worker_steps_per_s })
+        Ok(Collected { train, eval, eval_episodes, worker_steps_per_s })
     }
 }
 

@@ -24,6 +24,7 @@ use tch::Device;
 use super::interrupt::{self, Interrupted};
 use super::resume::{self, Restore, TrainState, RESUME_FILE};
 use super::seeding::{derive, stream};
+use super::tracking;
 use super::{CollectRequest, PPOOptim, PolicySnapshot, PpoHyper, SamplerPool};
 use crate::config::{DeviceArg, PpoArgs, UsageError};
 use crate::envs::{self, Env};
@@ -39,11 +40,15 @@ pub const PROGRESS_COLUMNS: &[&str] = &[
     "Train/Episode Length",
     "Test/Return",
     "Test/Episode Length",
+    tracking::FORWARD_SPEED,
+    tracking::LATERAL_SPEED,
+    tracking::VELOCITY_ERROR,
     "Optimizer/Actor Loss",
     "Optimizer/Critic Loss",
     "Optimizer/Mirror Loss",
     "Optimizer/KL",
     "Optimizer/Minibatches",
+    "Policy/Std",
 ];
 
 /// Columns of `timing.csv` (wall-clock measurements).
@@ -164,9 +169,7 @@ pub fn net_spec(args: &PpoArgs, obs_dim: usize, act_dim: usize) -> Result<NetSpe
             layers.join(",")
         )));
     }
-    let std = if args.learn_std {
-        StdSpec::Learned
-    } else if let Some(array) = &args.std_array {
+    let values = if let Some(array) = &args.std_array {
         if array.len() != act_dim {
             return Err(UsageError(format!(
                 "--std-array has {} values but env '{}' has {act_dim} actions",
@@ -174,9 +177,16 @@ pub fn net_spec(args: &PpoArgs, obs_dim: usize, act_dim: usize) -> Result<NetSpe
                 args.env
             )));
         }
-        StdSpec::Fixed(array.iter().map(|&s| s as f32).collect())
+        array.iter().map(|&s| s as f32).collect()
     } else {
-        StdSpec::Fixed(vec![args.std as f32; act_dim])
+        vec![args.std as f32; act_dim]
+    };
+    let std = if args.learn_std {
+        StdSpec::Learned
+    } else if args.learn_log_std {
+        StdSpec::LogParam(values)
+    } else {
+        StdSpec::Fixed(values)
     };
     Ok(NetSpec {
         obs_dim,
@@ -385,6 +395,11 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
             scalars.push(("Test/Return", ret));
             scalars.push(("Test/Episode Length", len));
             test_line = format!(" | test {ret:9.2}");
+            let walking = tracking::scalars(&collected.eval_episodes);
+            if let Some(&(_, speed)) = walking.iter().find(|(k, _)| *k == tracking::FORWARD_SPEED) {
+                test_line.push_str(&format!(" | fwd {speed:5.2} m/s"));
+            }
+            scalars.extend(walking);
             if best_test.is_none_or(|b| ret > b) {
                 best_test = Some(ret);
                 // The evaluated weights are the pre-update ones, still in the optimizer.
@@ -420,6 +435,9 @@ pub fn train_ppo(args: &PpoArgs, command: Vec<String>, opts: TrainOptions) -> Re
             ("Optimizer/KL", stats.kl),
             ("Optimizer/Minibatches", stats.minibatches as f64),
         ]);
+        if let Some(std) = optim.actor().mean_std() {
+            scalars.push(("Policy/Std", std));
+        }
         let itr_time = itr_start.elapsed().as_secs_f64();
         let ideal = collected.worker_steps_per_s * workers as f64;
         let timings: Vec<(&str, f64)> = vec![

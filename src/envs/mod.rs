@@ -53,6 +53,15 @@ pub trait Env: Send {
     fn set_command(&mut self, _command: &[f32]) -> bool {
         false
     }
+    /// Returns to drawing commands from the env's own distribution (undoes
+    /// [`Env::set_command`]).
+    fn clear_command(&mut self) {}
+    /// Fixed commands the training-time evaluation cycles through (eval episode `i` runs
+    /// command `i % n`), so that its speed metrics compare across iterations. Empty: the
+    /// env's own draws.
+    fn eval_commands(&self) -> &'static [[f32; 3]] {
+        &[]
+    }
     /// Signed-permutation mirror list for observations (left/right symmetry), if the env has one.
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
         None
@@ -62,7 +71,10 @@ pub trait Env: Send {
         None
     }
     /// Physical quantities of the last step that are not reward terms (e.g. Cassie's speed
-    /// along the commanded heading), averaged and printed by `gait eval`.
+    /// along the commanded heading), averaged and printed by `gait eval`. Envs that report
+    /// `forward_speed` and `lateral_speed` (m/s, in the commanded frame) get the walking
+    /// scalars `Test/Forward Speed`, `Test/Lateral Speed` and `Test/Velocity Error` at every
+    /// training evaluation (`algos::tracking`).
     fn metrics(&self) -> &[RewardTerm] {
         &[]
     }

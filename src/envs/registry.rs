@@ -30,6 +30,12 @@ impl EnvArgs {
             "--sim-dt"
         } else if c.reward != defaults.reward {
             "--reward"
+        } else if c.reference != defaults.reference {
+            "--reference"
+        } else if c.commands != defaults.commands {
+            "--commands"
+        } else if c.obs != defaults.obs {
+            "--obs"
         } else if c.full_clock {
             "--full-clock"
         } else if c.full_gait {
@@ -62,21 +68,23 @@ impl std::fmt::Debug for EnvSpec {
 pub static ENVS: &[EnvSpec] = &[
     EnvSpec {
         name: "cassie",
-        about: "Cassie biped (rapier3d, 2 kHz PD), velocity commands and a gait clock",
+        about: "Cassie biped (rapier3d, 500 Hz PD): walk straight on command, a gait clock",
         make: |args| Ok(Box::new(CassieEnv::new(args.cassie.clone()))),
         // Chosen for a 2-core machine (README "Cassie training"): the reference nets and PPO
-        // constants, 10k-step iterations (about 20 s here, not run_ppo's 50k at 80 workers),
+        // constants, 10k-step iterations (about 3 s here at 500 Hz, not run_ppo's 50k at 80
+        // workers), traj-len 400 (8 s) and std 0.2 (the walking A/Bs of walking.md §4; std
+        // 0.13 explored too little to leave the standing pose),
         // grad-clip 0.5 (A/B over 10 iterations: episode length 59.7 vs 56.8 with the
         // reference's 0.05; a-lr 1e-3 was unstable), and train.py's γ = 0.99 with run_ppo's
         // λ = 0.95: with run_ppo's γ = 0.95 the 0.4 s horizon cannot see a fall coming, and the
         // policy walked into falls (A/B: episode length 121 vs 95 at 0.5M steps from scratch,
         // 250 vs 135 continuing one run).
         preset: &[
-            ("traj-len", "300"),
+            ("traj-len", "400"),
             ("num-steps", "10000"),
             ("timesteps", "20000000"),
             ("layers", "256,256"),
-            ("std", "0.13"),
+            ("std", "0.2"),
             ("a-lr", "3e-4"),
             ("c-lr", "3e-4"),
             ("grad-clip", "0.5"),

@@ -13,14 +13,19 @@ use super::{NetSpec, Normalizer};
 pub enum StdSpec {
     /// Fixed σ per action dim (`--std` / `--std-array`), stored as the buffer `std`.
     Fixed(Vec<f32>),
-    /// State-dependent σ = exp(clamp(log_stds(h), -3, 0.5)) (`--learn-std`).
+    /// State-dependent σ = exp(clamp(log_stds(h), -3, 0.5)) (`--learn-std`, the reference's).
     Learned,
+    /// State-independent σ = exp(clamp(log_std, -5, 0.5)), one trainable `log_std` per action
+    /// dim starting at ln(`init`) (`--learn-log-std`, rsl_rl's and Isaac Lab's choice): the
+    /// exploration level is learned by the PPO loss, without the head's ≈1 rad start.
+    LogParam(Vec<f32>),
 }
 
 #[derive(Debug)]
 enum StdHead {
     Fixed(Tensor),
     Learned(nn::Linear),
+    LogParam(Tensor),
 }
 
 /// Feed-forward Gaussian policy.
@@ -48,6 +53,11 @@ impl Actor {
                 StdHead::Fixed(t)
             }
             StdSpec::Learned => StdHead::Learned(linear(&root / "log_stds", latent, spec.act_dim)),
+            StdSpec::LogParam(init) => {
+                let log: Vec<f32> = init.iter().map(|s| s.ln()).collect();
+                let t = root.add("log_std", Tensor::from_slice(&log).to_device(device), true);
+                StdHead::LogParam(t)
+            }
         };
         Self { vs, spec: spec.clone(), norm, base, means, std }
     }
@@ -81,8 +91,22 @@ impl Actor {
         let std = match &self.std {
             StdHead::Fixed(s) => s.shallow_clone(),
             StdHead::Learned(l) => l.forward(h).clamp(-3.0, 0.5).exp(),
+            StdHead::LogParam(log) => log.clamp(-5.0, 0.5).exp(),
         };
         (mean, std)
+    }
+
+    /// Mean σ over action dims for a state-independent std (fixed or `log_std`), for the
+    /// `Policy/Std` scalar; `None` for the state-dependent head.
+    pub fn mean_std(&self) -> Option<f64> {
+        let _guard = tch::no_grad_guard();
+        match &self.std {
+            StdHead::Fixed(s) => Some(s.mean(tch::Kind::Float).double_value(&[])),
+            StdHead::LogParam(log) => {
+                Some(log.clamp(-5.0, 0.5).exp().mean(tch::Kind::Float).double_value(&[]))
+            }
+            StdHead::Learned(_) => None,
+        }
     }
 
     /// Mean and standard deviation of the action distribution, for `[.., obs]` (feed-forward)
@@ -100,5 +124,45 @@ impl Actor {
     /// One rollout step on `[obs]`, carrying the recurrent state (ignored when feed-forward).
     pub fn step(&self, obs: &Tensor, hidden: &mut Hidden) -> (Tensor, Tensor) {
         self.heads(&self.base.step(&self.norm.forward(obs), hidden))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policies::{Arch, Nonlinearity};
+
+    fn spec(std: StdSpec) -> NetSpec {
+        NetSpec {
+            obs_dim: 3,
+            act_dim: 2,
+            arch: Arch::Ff,
+            layers: vec![8],
+            nonlinearity: Nonlinearity::Tanh,
+            std,
+        }
+    }
+
+    /// `log_std` starts at the given σ for every state, is trainable, and moves with a loss.
+    #[test]
+    fn learned_log_std_is_state_independent_and_trainable() {
+        let actor = Actor::new(&spec(StdSpec::LogParam(vec![0.2, 0.2])), Device::Cpu);
+        let obs = Tensor::from_slice(&[0.1f32, -2.0, 3.0, 5.0, 0.0, 1.0]).reshape([2, 3]);
+        let (_, std) = actor.distribution(&obs);
+        let values: Vec<f32> = std.reshape([-1]).try_into().unwrap();
+        assert!(values.iter().all(|v| (v - 0.2).abs() < 1e-6), "{values:?}");
+        assert!((actor.mean_std().unwrap() - 0.2).abs() < 1e-6);
+        let trainable: Vec<String> = actor
+            .var_store()
+            .variables()
+            .into_iter()
+            .filter(|(_, t)| t.requires_grad())
+            .map(|(k, _)| k)
+            .collect();
+        assert!(trainable.contains(&"log_std".to_string()), "{trainable:?}");
+        let (_, std) = actor.distribution(&obs);
+        std.sum(tch::Kind::Float).backward();
+        let grad = actor.var_store().variables()["log_std"].grad();
+        assert!(grad.abs().sum(tch::Kind::Float).double_value(&[]) > 0.0);
     }
 }

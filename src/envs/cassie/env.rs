@@ -1,39 +1,74 @@
-//! `--env cassie`: the reference's LocomotionClockEnv (roadrunner §7.2-7.8) on the rapier3d
-//! Cassie of `sim.rs`.
+//! `--env cassie`: Cassie on the rapier3d model of `sim.rs`, with two tasks behind flags.
 //!
-//! Per policy step: PD targets = action + neutral offset; `round(sim rate / policy rate)`
-//! substeps (40 at the defaults, 2 kHz / 50 Hz); reward; termination; the clock advances;
-//! every 50-250 steps new commands (and a new gait with `--full-gait`). Observation layout
-//! (44, or 46 with `--full-clock`) is §7.3's, so the reference mirror lists apply.
+//! * The walking task (the defaults): 500 Hz physics, a clock-synced reference gait under the
+//!   action ([`super::reference`]), the walking reward ([`super::reward::walk`]) with a fall
+//!   penalty, forward commands held for most of an episode, and the pelvis velocity observed.
+//! * The reference's LocomotionClockEnv (roadrunner §7.2-7.8): `--sim-dt 0.0005 --reference
+//!   none --reward vonmises --commands omni --obs reference`.
+//!
+//! Per policy step: PD targets = action + neutral offset + reference offset;
+//! `round(sim rate / policy rate)` substeps (10 at 500 Hz / 50 Hz); reward; termination; the
+//! clock advances; new commands when their hold time is up (and a new gait with
+//! `--full-gait`). Observation layout: §7.3's 44 values (46 with `--full-clock`), then with
+//! `--obs velocity` the pelvis linear velocity in its heading (yaw) frame, 3 more.
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rapier3d::glamx::{EulerRot, Quat};
 use serde::{Deserialize, Serialize};
 
 use super::clock::GaitClock;
-use super::commands::Command;
+use super::commands::{Command, CommandKind};
 use super::description::Description;
 use super::mirror_lists;
 use super::motor::N;
+use super::reference::{self, ReferenceKind};
 use super::reward::{self, RewardInputs, RewardKind};
 use super::sim::{CassieSim, Dynamics, PASSIVE};
 use crate::envs::{Env, MirrorIndices, RewardTerm, Step};
 
-/// Cassie's env flags (`gait train ppo --env cassie ...`).
+/// What the policy observes beyond the reference's layout (`--obs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ObsKind {
+    /// §7.3's layout plus the pelvis linear velocity in its heading frame (x forward, y left,
+    /// z up): a feed-forward policy cannot infer its speed from one frame of joint states,
+    /// and legged_gym, Isaac Lab and MJX all observe it.
+    #[default]
+    Velocity,
+    /// The reference's layout only (44 or 46 values).
+    Reference,
+}
+
+/// Cassie's env flags (`gait train ppo --env cassie ...`). A field missing from an older
+/// `experiment.json` takes the value that run trained with (the reference task), not today's
+/// default, so old runs rebuild the env they learned on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Args)]
 #[serde(default)]
 pub struct CassieArgs {
     /// Policy steps per second (Hz); physics substeps per step = round(sim rate / policy rate).
     #[arg(long, default_value_t = 50.0, value_parser = positive_rate)]
     pub policy_rate: f64,
-    /// Physics timestep (s); 0.0005 = 2 kHz, the lab's rate.
-    #[arg(long, default_value_t = 0.0005, value_parser = sim_dt)]
+    /// Physics timestep (s): 0.002 = 500 Hz (the walking default; the physical tests hold at
+    /// it as at 2 kHz), 0.0005 = 2 kHz, the lab's rate.
+    #[arg(long, default_value_t = 0.002, value_parser = sim_dt)]
     pub sim_dt: f64,
     /// Reward function.
-    #[arg(long, value_enum, default_value_t = RewardKind::Vonmises)]
+    #[arg(long, value_enum, default_value_t = RewardKind::Walk)]
     pub reward: RewardKind,
+    /// Reference gait added to the PD targets (the action is a residual on it).
+    #[arg(long, value_enum, default_value_t = ReferenceKind::Clock)]
+    #[serde(default = "legacy_reference")]
+    pub reference: ReferenceKind,
+    /// Command distribution.
+    #[arg(long, value_enum, default_value_t = CommandKind::Forward)]
+    #[serde(default = "legacy_commands")]
+    pub commands: CommandKind,
+    /// Observation layout.
+    #[arg(long, value_enum, default_value_t = ObsKind::Velocity)]
+    #[serde(default = "legacy_obs")]
+    pub obs: ObsKind,
     /// Observe one clock per leg (46 inputs) instead of one shared clock (44).
     #[arg(long)]
     pub full_clock: bool,
@@ -46,15 +81,45 @@ pub struct CassieArgs {
     pub dynamics_randomization: bool,
 }
 
+fn legacy_reference() -> ReferenceKind {
+    ReferenceKind::None
+}
+
+fn legacy_commands() -> CommandKind {
+    CommandKind::Omni
+}
+
+fn legacy_obs() -> ObsKind {
+    ObsKind::Reference
+}
+
 impl Default for CassieArgs {
     fn default() -> Self {
         Self {
             policy_rate: 50.0,
-            sim_dt: 0.0005,
-            reward: RewardKind::Vonmises,
+            sim_dt: 0.002,
+            reward: RewardKind::Walk,
+            reference: ReferenceKind::Clock,
+            commands: CommandKind::Forward,
+            obs: ObsKind::Velocity,
             full_clock: false,
             full_gait: false,
             dynamics_randomization: false,
+        }
+    }
+}
+
+impl CassieArgs {
+    /// The reference's LocomotionClockEnv: 2 kHz, no reference gait, the von Mises reward,
+    /// omnidirectional commands, its observation layout.
+    pub fn roadrunner() -> Self {
+        Self {
+            sim_dt: 0.0005,
+            reward: RewardKind::Vonmises,
+            reference: ReferenceKind::None,
+            commands: CommandKind::Omni,
+            obs: ObsKind::Reference,
+            ..Self::default()
         }
     }
 }
@@ -98,6 +163,8 @@ pub struct CassieEnv {
     /// Commanded heading (rad): random at reset, integrated from the turn command.
     heading: f64,
     last_action: Option<[f32; N]>,
+    /// This step's reference-gait offsets (zero with `--reference none`).
+    reference: [f32; N],
     obs: Vec<f32>,
     terms: Vec<RewardTerm>,
     metrics: [RewardTerm; 3],
@@ -110,7 +177,7 @@ impl CassieEnv {
         let torque_limits: Vec<f32> = desc.motors().map(|(.., m)| m.gear * m.ctrl_limit).collect();
         let sim = CassieSim::new(&desc, &Dynamics::default(), args.sim_dt as f32, 0.0);
         let clock = GaitClock::new(0.7, args.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
-        let obs_len = if args.full_clock { 46 } else { 44 };
+        let obs_len = Self::observation_len(&args);
         Self {
             args,
             offset,
@@ -125,10 +192,17 @@ impl CassieEnv {
             steps: 0,
             heading: 0.0,
             last_action: None,
+            reference: [0.0; N],
             obs: vec![0.0; obs_len],
             terms: Vec::with_capacity(16),
             metrics: [("forward_speed", 0.0), ("lateral_speed", 0.0), ("pelvis_height", 0.0)],
         }
+    }
+
+    /// 44 (46 with the full clock), plus 3 with `--obs velocity`.
+    fn observation_len(args: &CassieArgs) -> usize {
+        let base = if args.full_clock { 46 } else { 44 };
+        base + if args.obs == ObsKind::Velocity { 3 } else { 0 }
     }
 
     pub fn args(&self) -> &CassieArgs {
@@ -176,7 +250,8 @@ impl CassieEnv {
         d.friction = 1.0 + rng.gen_range(-0.2..0.2);
         // The reference drew the slope from the friction range (±0.2 rad); its own ±0.05 is used.
         d.slope = [rng.gen_range(-0.05..0.05), rng.gen_range(-0.05..0.05)];
-        d.delay_substeps = rng.gen_range(4..8) - 1;
+        // The reference drew 3-6 cycles at 2 kHz (1.5-3 ms); as a time, 2-4 ms at any rate.
+        d.delay = rng.gen_range(0.002..0.004);
         d.efficiency = rng.gen_range(0.9..1.0);
         for n in &mut d.encoder_noise {
             *n = rng.gen_range(-0.05..0.05);
@@ -187,7 +262,7 @@ impl CassieEnv {
     fn new_command(&mut self) {
         self.command = match self.fixed_command {
             Some(c) => c,
-            None => Command::sample(&mut self.rng).0,
+            None => self.args.commands.sample(&mut self.rng),
         };
     }
 
@@ -226,7 +301,7 @@ impl CassieEnv {
         self.clock = self.new_clock();
         let phase = self.rng.gen_range(0.0..self.clock.cycle_time());
         self.clock.set_phase(phase);
-        self.redraw_every = Command::next_redraw(&mut self.rng);
+        self.redraw_every = self.args.commands.next_redraw(&mut self.rng);
         self.new_command();
         let dynamics = self.draw_dynamics();
         let heading = match heading {
@@ -241,7 +316,8 @@ impl CassieEnv {
     }
 
     /// The observation of roadrunner §7.3: robot state 0..35 (quaternion, angular velocity,
-    /// motors, passive joints), then commands 35..38, gait 38..42 and clock 42..44 (..46).
+    /// motors, passive joints), then commands 35..38, gait 38..42 and clock 42..44 (..46);
+    /// then with `--obs velocity` the pelvis velocity in its heading frame.
     fn write_obs(&mut self) {
         let o = &mut self.obs;
         let heading = Quat::from_rotation_z(self.heading as f32);
@@ -277,6 +353,20 @@ impl CassieEnv {
             o[42] = clk[0] as f32;
             o[43] = clk[1] as f32;
         }
+        if self.args.obs == ObsKind::Velocity {
+            let v = self.sim.base_linvel();
+            let yaw = reward::yaw(q);
+            let (s, c) = yaw.sin_cos();
+            let at = if self.args.full_clock { 46 } else { 44 };
+            o[at..at + 3].copy_from_slice(&[c * v.x + s * v.y, -s * v.x + c * v.y, v.z]);
+        }
+    }
+
+    /// The reference gait's offsets at the current clock phase and command.
+    fn update_reference(&mut self) {
+        let vm = self.clock.von_mises();
+        let swing = [vm[0] as f32, vm[1] as f32];
+        reference::offsets(self.args.reference, swing, &self.command, &mut self.reference);
     }
 
     fn reward(&mut self, action: &[f32; N]) -> f32 {
@@ -302,6 +392,7 @@ impl CassieEnv {
             foot_height: [sites[0].0.z, sites[1].0.z],
             foot_rotation: [sites[0].1, sites[1].1],
             von_mises: [vm[0] as f32, vm[1] as f32],
+            stepping_gain: reference::stepping_gain(&self.command),
             linear_clock: [lin[0] as f32, lin[1] as f32],
             linear_swing_clock: [swing[0] as f32, swing[1] as f32],
             action: *action,
@@ -310,6 +401,7 @@ impl CassieEnv {
             torque_limit: self.torque_limits,
         };
         match self.args.reward {
+            RewardKind::Walk => reward::walk(&inputs, &mut self.terms),
             RewardKind::Vonmises => reward::von_mises(&inputs, &mut self.terms),
             RewardKind::Linear => reward::linear(&inputs, &mut self.terms),
         }
@@ -349,9 +441,10 @@ impl Env for CassieEnv {
     fn step(&mut self, action: &[f32]) -> Step<'_> {
         let mut a = [0.0; N];
         a.copy_from_slice(&action[..N]);
+        self.update_reference();
         let mut targets = [0.0; N];
         for k in 0..N {
-            targets[k] = a[k] + self.offset[k];
+            targets[k] = a[k] + self.offset[k] + self.reference[k];
         }
         let rate = if self.args.dynamics_randomization {
             self.args.policy_rate + self.rng.gen_range(0..6) as f64
@@ -360,8 +453,11 @@ impl Env for CassieEnv {
         };
         self.heading += self.command.turn / self.args.policy_rate;
         self.sim.step(&targets, self.args.substeps(rate));
-        let reward = self.reward(&a);
+        let mut reward = self.reward(&a);
         let done = self.done(reward);
+        if done {
+            reward += self.args.reward.termination_reward();
+        }
         // Pelvis velocity in the commanded heading's frame (what the command asks for).
         let v = self.sim.base_linvel();
         let (s, c) = (self.heading as f32).sin_cos();
@@ -389,8 +485,18 @@ impl Env for CassieEnv {
         true
     }
 
+    fn clear_command(&mut self) {
+        self.fixed_command = None;
+    }
+
+    /// 1.0 and 0.5 m/s straight ahead and standing: the speeds `gait eval` is judged at.
+    fn eval_commands(&self) -> &'static [[f32; 3]] {
+        &[[1.0, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    }
+
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
-        mirror_lists::observation(self.args.full_clock).ok()
+        let velocity = self.args.obs == ObsKind::Velocity;
+        mirror_lists::observation(self.args.full_clock, velocity).ok()
     }
 
     fn action_mirror_indices(&self) -> Option<MirrorIndices> {
@@ -411,9 +517,15 @@ mod tests {
         CassieEnv::new(CassieArgs::default())
     }
 
-    /// Angular and joint velocities in the 44-value observation.
+    /// The two tasks the physical tests run on: the walking defaults (500 Hz, reference gait,
+    /// velocity observed) and the reference's env at 2 kHz.
+    fn tasks() -> [CassieArgs; 2] {
+        [CassieArgs::default(), CassieArgs::roadrunner()]
+    }
+
+    /// Angular and joint velocities, and the pelvis velocity, in the observation.
     fn is_velocity(i: usize) -> bool {
-        (4..7).contains(&i) || (17..27).contains(&i) || (31..35).contains(&i)
+        (4..7).contains(&i) || (17..27).contains(&i) || (31..35).contains(&i) || i >= 44
     }
 
     /// From mirrored initial states, mirrored actions give mirrored observations: the model,
@@ -421,9 +533,24 @@ mod tests {
     /// clock match to 1e-3 (measured ≤ 2e-4). Velocities match to 0.03 rad/s (measured ≤ 2e-2,
     /// at foot impacts): the single-iteration contact solver visits the left foot's contacts
     /// before the right's, so an impact's velocity jump is not computed bit-symmetrically.
+    /// Both tasks, each with both clocks; the walking one also checks the reference gait and
+    /// the velocity observation's mirror entries against the physics, at 500 Hz and with the
+    /// tight 2 kHz tolerances at 2 kHz. At 500 Hz an impact's velocity jump comes in 4x larger
+    /// impulses, computed no more symmetrically: measured ≤ 1.6e-3 (positions) and 6.4e-2 rad/s
+    /// (velocities, one spike at a touchdown) over the 50 steps, against ≤ 8.8e-4 and 2.3e-2 at
+    /// 2 kHz; a wrong mirror entry is off by tenths from the first step.
     #[test]
     fn mirrored_actions_from_a_mirrored_state_give_mirrored_observations() {
-        let (mut a, mut b) = (env(), env());
+        let [walk, roadrunner] = tasks();
+        let walk_2khz = CassieArgs { sim_dt: 0.0005, ..walk.clone() };
+        for args in [walk, walk_2khz, roadrunner] {
+            mirror_check(args.clone());
+            mirror_check(CassieArgs { full_clock: true, ..args });
+        }
+    }
+
+    fn mirror_check(args: CassieArgs) {
+        let (mut a, mut b) = (CassieEnv::new(args.clone()), CassieEnv::new(args.clone()));
         let (mo, ma): (MirrorIndices, MirrorIndices) =
             (a.observation_mirror_indices().unwrap(), a.action_mirror_indices().unwrap());
         a.set_command(&[0.6, 0.2, 0.3]);
@@ -432,14 +559,21 @@ mod tests {
         b.seed(1);
         a.reset_with_heading(0.0);
         b.reset_with_heading(0.0);
+        // The mirrored clock: half a cycle later (2-value clock), or the legs' period shifts
+        // swapped (full clock); either way b's right leg swings when a's left leg does.
         let t = a.cycle_time();
         a.set_phase(0.1);
-        b.set_phase(0.1 + t / 2.0);
-        b.set_shifts([0.5, 0.0]);
+        if args.full_clock {
+            b.set_phase(0.1);
+            b.set_shifts([0.5, 0.0]);
+        } else {
+            b.set_phase(0.1 + t / 2.0);
+        }
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let (mut act, mut mirrored_act) = ([0.0f32; N], [0.0f32; N]);
         let mut expected = vec![0.0f32; a.observation_size()];
         let (mut worst_pos, mut worst_vel) = (0.0f32, 0.0f32);
+        let (pos_tol, vel_tol) = if args.sim_dt > 0.001 { (2.5e-3, 0.1) } else { (1e-3, 0.03) };
         for step in 0..50 {
             act.iter_mut().for_each(|x| *x = rng.gen_range(-0.2..0.2));
             ma.apply(&act, &mut mirrored_act);
@@ -450,15 +584,16 @@ mod tests {
                 let err = (x - y).abs();
                 if is_velocity(i) {
                     worst_vel = worst_vel.max(err);
-                    assert!(err < 0.03, "step {step} obs[{i}]: mirrored {x} vs {y}");
+                    assert!(err < vel_tol, "step {step} obs[{i}]: mirrored {x} vs {y}");
                 } else {
                     worst_pos = worst_pos.max(err);
-                    assert!(err < 1e-3, "step {step} obs[{i}]: mirrored {x} vs {y}");
+                    assert!(err < pos_tol, "step {step} obs[{i}]: mirrored {x} vs {y}");
                 }
             }
         }
         println!(
-            "mirror error over 50 steps: positions {worst_pos:.1e}, velocities {worst_vel:.1e}"
+            "dt {} full clock {}: mirror error over 50 steps: positions {worst_pos:.1e}, velocities {worst_vel:.1e}",
+            args.sim_dt, args.full_clock
         );
     }
 
@@ -489,9 +624,11 @@ mod tests {
     #[test]
     fn random_targets_for_ten_seconds_stay_physical() {
         let desc = Description::cassie();
-        for (seed, dr) in [(1, false), (2, true)] {
-            let mut e =
-                CassieEnv::new(CassieArgs { dynamics_randomization: dr, ..CassieArgs::default() });
+        let runs = tasks().into_iter().flat_map(|t| [(1, false, t.clone()), (2, true, t)]);
+        for (seed, dr, task) in runs {
+            let dt = task.sim_dt;
+            let walk = task.reward == RewardKind::Walk;
+            let mut e = CassieEnv::new(CassieArgs { dynamics_randomization: dr, ..task });
             e.seed(seed);
             e.reset();
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -501,7 +638,10 @@ mod tests {
                 let s = e.step(&act);
                 assert!(s.obs.iter().all(|x| x.is_finite()) && s.reward.is_finite());
                 for (name, value) in s.info {
-                    assert!((0.0..=0.15 / 1.1 + 1e-6).contains(value), "{name} = {value}");
+                    // Walk's progress term is signed (walking backwards costs).
+                    let low = if walk && *name == "progress" { -0.15 / 1.15 } else { 0.0 };
+                    let high = if walk { 0.15 / 1.15 } else { 0.15 / 1.1 };
+                    assert!((low - 1e-6..=high + 1e-6).contains(value), "{name} = {value}");
                 }
                 let sim = e.sim();
                 deepest = deepest.max(sim.max_penetration());
@@ -517,7 +657,7 @@ mod tests {
                     worst_coupling = worst_coupling.max((tarsus - coupled).abs());
                 }
             }
-            println!("dr={dr}: penetration {deepest:.4} m, limit overshoot {worst_limit:.4} rad, coupling error {worst_coupling:.2e} rad");
+            println!("dt {dt} dr={dr}: penetration {deepest:.4} m, limit overshoot {worst_limit:.4} rad, coupling error {worst_coupling:.2e} rad");
             assert!(deepest < 0.005, "penetration {deepest}");
             assert!(worst_limit < 0.02, "limit overshoot {worst_limit} rad");
             assert!(worst_coupling < 1e-3, "tarsus coupling error {worst_coupling}");
@@ -526,7 +666,7 @@ mod tests {
 
     #[test]
     fn standing_still_at_reset_is_not_done_and_observes_the_reset_pose() {
-        let mut e = env();
+        let mut e = CassieEnv::new(CassieArgs::roadrunner());
         e.seed(0);
         let obs = e.reset_with_heading(1.0).to_vec();
         assert_eq!(obs.len(), 44);
@@ -539,5 +679,33 @@ mod tests {
         let s = e.step(&[0.0; N]);
         assert!(!s.done);
         assert!(s.reward > 0.0 && s.reward <= 1.0);
+
+        let mut w = env();
+        w.seed(0);
+        let obs = w.reset_with_heading(1.0).to_vec();
+        assert_eq!(obs.len(), 47, "walking task observes the pelvis velocity");
+        assert_eq!(&obs[44..47], &[0.0; 3], "at rest");
+    }
+
+    /// A standing command puts nothing on top of the neutral stance, at every phase: the PD
+    /// targets are the stance plus the action, as with `--reference none`.
+    #[test]
+    fn a_standing_command_leaves_the_stance_to_the_policy() {
+        let mut e = env();
+        e.set_command(&[0.0, 0.0, 0.0]);
+        e.seed(4);
+        e.reset();
+        for _ in 0..40 {
+            e.step(&[0.0; N]);
+            assert_eq!(e.reference, [0.0; N]);
+        }
+        e.set_command(&[1.0, 0.0, 0.0]);
+        e.reset();
+        let mut moved = 0.0f32;
+        for _ in 0..40 {
+            e.step(&[0.0; N]);
+            moved = moved.max(e.reference[3].abs().max(e.reference[8].abs()));
+        }
+        assert!(moved > 0.4, "walking command folds the swing knee: {moved}");
     }
 }

@@ -2,8 +2,17 @@
 //!
 //! Robot state (35): pelvis quaternion → (w, −x, y, −z); angular velocity → (−roll, pitch,
 //! −yaw); motors swap legs with hip roll and yaw negated; passive joints swap legs. Task extras
-//! (n = 35): commands keep x and negate y and turn; the swing pair and the period shifts swap;
-//! the 2-value clock is negated (a half-cycle shift); the full clock swaps its L/R pairs.
+//! (n = 35): commands keep x and negate y and turn; the swing pair swaps; the 2-value clock is
+//! negated (a half-cycle shift) with the period shifts kept; the full clock swaps its L/R pairs
+//! and the period shifts swap.
+//!
+//! A reference bug, fixed: roadrunner negates the 2-value clock *and* swaps the period
+//! shifts. Each alone hands the left leg's swing timing to the right leg; both together cancel,
+//! so the "mirrored" observation described a state whose left leg still swung first, and with
+//! the default shifts [0, 0.5] it was an input (shifts [0.5, 0]) that never occurs in training:
+//! the mirror loss constrained the policy only where it is never used. Here the mirror of a
+//! reachable state is a reachable state (the env's physical mirror test steps both, with the
+//! clock-synced reference gait moving the legs).
 
 use crate::envs::mirror::{MirrorError, MirrorIndices};
 
@@ -16,19 +25,26 @@ const ROBOT_STATE: [f64; 35] = [
     33.0, 34.0, 31.0, 32.0,
 ];
 
-/// Observation mirror list: 44 entries, or 46 with the full clock.
-pub fn observation(full_clock: bool) -> Result<MirrorIndices, MirrorError> {
+/// Observation mirror list: 44 entries, or 46 with the full clock; with `velocity` the pelvis
+/// velocity follows (x and z kept, y negated), 3 more.
+pub fn observation(full_clock: bool, velocity: bool) -> Result<MirrorIndices, MirrorError> {
     let n = ROBOT_STATE.len() as f64;
     let mut list = ROBOT_STATE.to_vec();
     list.extend([n, -(n + 1.0), -(n + 2.0)]); // x, y, turn commands
     list.extend([n + 4.0, n + 3.0]); // swing pair
-    list.extend([n + 6.0, n + 5.0]); // period shifts
     if full_clock {
+        list.extend([n + 6.0, n + 5.0]); // period shifts swap with the per-leg clocks
         list.extend([n + 9.0, n + 10.0, n + 7.0, n + 8.0]);
     } else {
+        list.extend([n + 5.0, n + 6.0]); // period shifts kept: the clock's half turn swaps legs
         list.extend([-(n + 7.0), -(n + 8.0)]);
     }
-    MirrorIndices::with_len(&list, if full_clock { 46 } else { 44 })
+    if velocity {
+        let v = list.len() as f64;
+        list.extend([v, -(v + 1.0), v + 2.0]);
+    }
+    let expected = if full_clock { 46 } else { 44 } + if velocity { 3 } else { 0 };
+    MirrorIndices::with_len(&list, expected)
 }
 
 /// Action mirror list: swap legs, negate hip roll and yaw.
@@ -42,8 +58,10 @@ mod tests {
 
     #[test]
     fn lists_are_involutions_of_the_right_length() {
-        assert_eq!(observation(false).unwrap().len(), 44);
-        assert_eq!(observation(true).unwrap().len(), 46);
+        assert_eq!(observation(false, false).unwrap().len(), 44);
+        assert_eq!(observation(true, false).unwrap().len(), 46);
+        assert_eq!(observation(false, true).unwrap().len(), 47);
+        assert_eq!(observation(true, true).unwrap().len(), 49);
         assert_eq!(action().unwrap().len(), 10);
     }
 
@@ -55,12 +73,23 @@ mod tests {
         act.apply(&a, &mut m);
         // Left gets the right leg's values (roll, yaw negated) and vice versa.
         assert_eq!(m, vec![-6.0, -7.0, 8.0, 9.0, 10.0, -1.0, -2.0, 3.0, 4.0, 5.0]);
-        let obs = observation(false).unwrap();
+        let vel = observation(false, true).unwrap();
+        let s: Vec<f32> = (0..47).map(|i| i as f32 + 100.0).collect();
+        let mut o = vec![0.0; 47];
+        vel.apply(&s, &mut o);
+        assert_eq!(&o[44..47], &[144.0, -145.0, 146.0], "pelvis velocity: y negated");
+        let obs = observation(false, false).unwrap();
         let s: Vec<f32> = (0..44).map(|i| i as f32 + 100.0).collect();
         let mut o = vec![0.0; 44];
         obs.apply(&s, &mut o);
         assert_eq!(&o[35..38], &[135.0, -136.0, -137.0], "x kept, y and turn negated");
         assert_eq!(&o[42..44], &[-142.0, -143.0], "2-clock negated");
+        assert_eq!(&o[40..42], &[140.0, 141.0], "period shifts kept with the 2-clock");
+        let full = observation(true, false).unwrap();
+        let s: Vec<f32> = (0..46).map(|i| i as f32 + 100.0).collect();
+        let mut o = vec![0.0; 46];
+        full.apply(&s, &mut o);
+        assert_eq!(&o[40..46], &[141.0, 140.0, 144.0, 145.0, 142.0, 143.0], "full clock: L/R swap");
         assert_eq!(&o[0..4], &[100.0, -101.0, 102.0, -103.0], "quaternion (w, -x, y, -z)");
     }
 }

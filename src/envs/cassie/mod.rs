@@ -4,7 +4,8 @@
 //! * [`sim`]: the rapier world built from it, the PD/motor model applied each substep.
 //! * [`motor`]: speed-dependent torque limits and the torque-delay ring.
 //! * [`env`]: the LocomotionClockEnv task (observation, commands, clock, termination, DR).
-//! * [`reward`]: the von Mises and linear clock rewards.
+//! * [`reward`]: the walking reward and the reference's von Mises and linear clock rewards.
+//! * [`reference`]: the clock-synced reference gait under the action.
 //! * [`clock`], [`commands`], [`vonmises`], [`mirror_lists`]: the task's pieces.
 
 pub mod clock;
@@ -13,9 +14,13 @@ pub mod description;
 pub mod env;
 pub mod mirror_lists;
 pub mod motor;
+pub mod reference;
 pub mod reward;
 pub mod sim;
 pub mod vonmises;
 
+pub use commands::CommandKind;
+pub use env::ObsKind;
 pub use env::{CassieArgs, CassieEnv};
+pub use reference::ReferenceKind;
 pub use reward::RewardKind;

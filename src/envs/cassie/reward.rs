@@ -1,5 +1,6 @@
-//! Cassie's locomotion rewards (roadrunner §7.6): each term is `w · exp(−s · q)` for a cost `q ≥
-//! 0`, so it lies in `[0, w]`, and the reward is their sum.
+//! Cassie's locomotion rewards: the reference's two (roadrunner §7.6), where each term is
+//! `w · exp(−s · q)` for a cost `q ≥ 0`, so it lies in `[0, w]`, and the reward is their sum;
+//! and gait's walking reward ([`walk`], the default), built so that walking beats standing.
 //!
 //! Deviations from the reference, on purpose:
 //! * von Mises reward: the weights are normalized over the terms this robot emits (sum 1.1), not
@@ -21,12 +22,30 @@ use crate::envs::RewardTerm;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum RewardKind {
-    /// `locomotion_vonmises_clock_reward`: feet forces/speeds gated by a von Mises swing clock.
+    /// Velocity tracking with far-reaching slope, straight-line and heading terms, swing-foot
+    /// clearance, the clock terms gated by the command, and a fall penalty ([`walk`]).
     #[default]
+    Walk,
+    /// `locomotion_vonmises_clock_reward`: feet forces/speeds gated by a von Mises swing clock.
     Vonmises,
     /// `locomotion_linear_clock_reward`: piecewise-linear clock, foot height and more penalties.
     Linear,
 }
+
+impl RewardKind {
+    /// Reward added when an episode ends in a fall (not at the trajectory limit): −5 for
+    /// `walk`, so a fall costs what about 5 steps of perfect walking earn; the reference
+    /// rewards have none.
+    pub fn termination_reward(self) -> f32 {
+        match self {
+            Self::Walk => -WALK_FALL_PENALTY,
+            Self::Vonmises | Self::Linear => 0.0,
+        }
+    }
+}
+
+/// The walking reward's fall penalty (its per-step maximum is 1).
+pub const WALK_FALL_PENALTY: f32 = 5.0;
 
 /// Everything a reward reads, gathered by the env after the policy step's last substep.
 #[derive(Debug, Clone)]
@@ -46,6 +65,8 @@ pub struct RewardInputs {
     pub foot_rotation: [Quat; 2],
     /// Von Mises swing values [L, R] (≈ 1 in swing).
     pub von_mises: [f32; 2],
+    /// The command's stepping gain (0 standing, 1 walking; see `reference::stepping_gain`).
+    pub stepping_gain: f32,
     /// `linear_clock(0.2)` and `linear_clock(0.7)` [L, R].
     pub linear_clock: [f32; 2],
     pub linear_swing_clock: [f32; 2],
@@ -112,6 +133,70 @@ pub fn von_mises(inp: &RewardInputs, out: &mut Vec<RewardTerm>) -> f32 {
     out.iter().map(|t| t.1).sum()
 }
 
+/// Sum of the walking reward's raw weights; [`walk`] divides by it, so its maximum is 1.
+const WALK_TOTAL: f32 = 1.15;
+
+/// Swing-foot clearance target of the walking reward (m above the ground).
+const WALK_CLEARANCE: f32 = 0.1;
+
+/// The walking reward (`--reward walk`); writes its terms into `out` and returns their sum,
+/// at most 1 per step, plus [`RewardKind::termination_reward`] on a fall (added by the env).
+///
+/// Every choice answers a measured failure (walking.md §4, `docs/cassie-runs.md`):
+/// * Speed, three terms of 0.15: `x_vel` exp(−e²/0.25), a wide kernel whose slope reaches a
+///   standing robot at 1 m/s; `x_fine` exp(−e²/0.02), a narrow one that pays for the last
+///   0.1 m/s (the wide kernel alone let 0.5 m/s overshoot to 0.75 and standing drift at 0.13);
+///   and `progress` clip(v/c, −1, 1) while walking (linear in speed, so it never flattens
+///   out), or exp(−‖v‖²/0.02) for a standing command.
+/// * `y_vel` 0.10·exp(−e²/0.05) and `orientation` 0.15 (pelvis and feet vs the commanded
+///   heading): walking straight (0.5-0.6 m/s sideways drift without them).
+/// * Clock terms, 0.05 each per foot: swing-foot force and stance-foot speed as the von Mises
+///   reward's, and `clearance` exp(−400·s·max(0, 0.1 − h)²) (the swing foot lifts 10 cm).
+///   The swing value `s` is scaled by the command's stepping gain, so a standing command asks
+///   for both feet loaded and still.
+/// * `stable_base`, `ctrl_penalty`, `trq_penalty`, 0.05 each: the old penalties, small.
+///
+/// Standing at a 1 m/s command earns about a third of walking, and a fall costs 5: walking
+/// pays off from about 1 s of mean survival (pinned by a test), where the von Mises reward
+/// needed 8-16 s.
+pub fn walk(inp: &RewardInputs, out: &mut Vec<RewardTerm>) -> f32 {
+    out.clear();
+    let w = |x: f32| x / WALK_TOTAL;
+    let [ex, ey] = velocity_errors(inp);
+    term(out, "x_vel", w(0.15), 1.0 / 0.25, ex * ex);
+    term(out, "x_fine", w(0.15), 1.0 / 0.02, ex * ex);
+    let (s, c) = yaw(inp.base_rotation).sin_cos();
+    let v = inp.base_linvel;
+    let forward = c * v.x + s * v.y;
+    let g = inp.stepping_gain;
+    let progress = if g > 0.0 && inp.command[0].abs() > 1e-3 {
+        (forward / inp.command[0]).clamp(-1.0, 1.0)
+    } else {
+        (-(v.x * v.x + v.y * v.y) / 0.02).exp()
+    };
+    out.push(("progress", w(0.15) * progress));
+    term(out, "y_vel", w(0.10), 1.0 / 0.05, ey * ey);
+    let target = Quat::from_rotation_z(inp.target_heading);
+    let orientation = quaternion_distance(inp.base_rotation, target)
+        + quaternion_distance(inp.foot_rotation[0], target)
+        + quaternion_distance(inp.foot_rotation[1], target);
+    term(out, "orientation", w(0.15), 30.0, orientation);
+    let vm = [g * inp.von_mises[0], g * inp.von_mises[1]];
+    term(out, "left_force", w(0.05), 0.01, vm[0] * inp.foot_force[0].length());
+    term(out, "right_force", w(0.05), 0.01, vm[1] * inp.foot_force[1].length());
+    term(out, "left_speed", w(0.05), 1.0, (1.0 - vm[0]) * inp.foot_speed[0]);
+    term(out, "right_speed", w(0.05), 1.0, (1.0 - vm[1]) * inp.foot_speed[1]);
+    let low = |h: f32| (WALK_CLEARANCE - h).max(0.0).powi(2);
+    term(out, "left_clearance", w(0.05), 400.0, vm[0] * low(inp.foot_height[0]));
+    term(out, "right_clearance", w(0.05), 400.0, vm[1] * low(inp.foot_height[1]));
+    let stable: f32 = inp.base_acceleration.iter().map(|a| a.abs()).sum();
+    term(out, "stable_base", w(0.05), 0.01, stable);
+    term(out, "ctrl_penalty", w(0.05), 8.0, ctrl_change(inp));
+    let torque: f32 = inp.torque.iter().zip(inp.torque_limit).map(|(t, l)| t.abs() / l).sum();
+    term(out, "trq_penalty", w(0.05), 1.0, torque);
+    out.iter().map(|t| t.1).sum()
+}
+
 /// Desired swing foot height: 0.1 m up to 1 m/s, rising 0.1 m per m/s to 0.3 m at 3 m/s.
 fn desired_foot_height(x_command: f32) -> f32 {
     (0.1 + 0.1 * (x_command - 1.0)).clamp(0.1, 0.3)
@@ -169,6 +254,7 @@ mod tests {
             foot_height: [0.1; 2],
             foot_rotation: [Quat::IDENTITY; 2],
             von_mises: [0.0; 2],
+            stepping_gain: 1.0,
             linear_clock: [0.0; 2],
             linear_swing_clock: [1.0; 2],
             action: [0.0; 10],
@@ -199,6 +285,97 @@ mod tests {
         for (name, value) in &terms {
             assert!(*value >= 0.0 && *value <= 0.15 / 1.1 + 1e-6, "{name} {value}");
         }
+    }
+
+    /// Mean survival (s) a walking policy needs to be worth as much as standing still at a
+    /// 1 m/s command, for reward `f`: V_walk = (r_w − h·P)/(1 − γ(1 − h)) with hazard `h` per
+    /// 50 Hz step and fall penalty P, against V_stand = r_s/(1 − γ), γ = 0.99 (the preset's).
+    /// r_s averages one clock cycle of standing (both feet loaded with half the weight, still,
+    /// on the ground); r_w one cycle of ideal walking (speed on target, the swing foot
+    /// unloaded and 10 cm up, the stance foot still).
+    fn break_even_seconds(f: fn(&RewardInputs, &mut Vec<RewardTerm>) -> f32, penalty: f32) -> f32 {
+        use crate::envs::cassie::clock::GaitClock;
+        let clock = GaitClock::new(0.7, 50.0, [0.5, 0.5], [0.0, 0.5], 0.1);
+        let mut terms = Vec::new();
+        let (mut r_stand, mut r_walk) = (0.0, 0.0);
+        let n = 35;
+        for i in 0..n {
+            let phase = 0.7 * i as f64 / n as f64;
+            let vm =
+                [clock.von_mises_exact(0, phase) as f32, clock.von_mises_exact(1, phase) as f32];
+            let mut stand = inputs();
+            stand.base_linvel = Vec3::ZERO;
+            stand.von_mises = vm;
+            stand.foot_force = [Vec3::new(0.0, 0.0, 160.0); 2];
+            stand.foot_height = [0.0; 2];
+            stand.torque = [20.0; 10];
+            r_stand += f(&stand, &mut terms) / n as f32;
+            let mut walk = inputs();
+            walk.von_mises = vm;
+            walk.foot_force = [
+                Vec3::new(0.0, 0.0, 320.0 * (1.0 - vm[0])),
+                Vec3::new(0.0, 0.0, 320.0 * (1.0 - vm[1])),
+            ];
+            walk.foot_height = [0.1 * vm[0], 0.1 * vm[1]];
+            walk.torque = [20.0; 10];
+            r_walk += f(&walk, &mut terms) / n as f32;
+        }
+        let gamma = 0.99f32;
+        let v_stand = r_stand / (1.0 - gamma);
+        // V_walk falls as the hazard grows; bisect for the hazard where it meets V_stand.
+        let v_walk = |h: f32| (r_walk - h * penalty) / (1.0 - gamma * (1.0 - h));
+        assert!(v_walk(0.0) > v_stand, "walking never beats standing: {r_walk} vs {r_stand}");
+        let (mut lo, mut hi) = (0.0f32, 1.0f32);
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if v_walk(mid) > v_stand {
+                lo = mid
+            } else {
+                hi = mid
+            }
+        }
+        println!("r_stand {r_stand:.3}, r_walk {r_walk:.3}, break-even hazard {lo:.4}/step");
+        1.0 / lo / 50.0
+    }
+
+    #[test]
+    fn walking_beats_standing_within_three_seconds_of_survival() {
+        let walk_s = break_even_seconds(walk, WALK_FALL_PENALTY);
+        let von_mises_s = break_even_seconds(von_mises, 0.0);
+        println!("break-even survival: walk {walk_s:.2} s, vonmises {von_mises_s:.2} s");
+        assert!(walk_s <= 3.0, "walk reward break-even {walk_s} s");
+        assert!(
+            von_mises_s > 3.0 * walk_s,
+            "the reference reward made standing a trap: {von_mises_s} s"
+        );
+    }
+
+    #[test]
+    fn walking_reward_peaks_at_one_and_pays_for_stillness_when_told_to_stand() {
+        let mut terms = Vec::new();
+        let r = walk(&inputs(), &mut terms);
+        assert!((r - 1.0).abs() < 1e-6, "{r}");
+        // Standing command: still and loaded scores 1; stepping in place (a foot moving) or
+        // drifting at 0.13 m/s scores less.
+        let mut stand = inputs();
+        stand.command = [0.0, 0.0];
+        stand.stepping_gain = 0.0;
+        stand.base_linvel = Vec3::ZERO;
+        stand.von_mises = [1.0, 0.0];
+        stand.foot_force = [Vec3::new(0.0, 0.0, 160.0); 2];
+        stand.foot_height = [0.0; 2];
+        assert!((walk(&stand, &mut terms) - 1.0).abs() < 1e-6);
+        let mut drift = stand.clone();
+        drift.base_linvel = Vec3::new(0.13, 0.0, 0.0);
+        assert!(walk(&drift, &mut terms) < 0.9, "{}", walk(&drift, &mut terms));
+        let mut shuffle = stand.clone();
+        shuffle.foot_speed = [0.5, 0.0];
+        assert!(walk(&shuffle, &mut terms) < 0.99);
+        // Overshooting 0.5 m/s by 0.25 loses more than a tenth of the reward.
+        let mut over = inputs();
+        over.command = [0.5, 0.0];
+        over.base_linvel = Vec3::new(0.75, 0.0, 0.0);
+        assert!(walk(&over, &mut terms) < 0.9, "{}", walk(&over, &mut terms));
     }
 
     #[test]

@@ -1,0 +1,97 @@
+//! Walking scalars of a training evaluation: did the policy go at the commanded speed?
+//!
+//! Computed from eval episodes run at the env's fixed [`crate::envs::Env::eval_commands`], for
+//! envs whose metrics include `forward_speed` and `lateral_speed` (m/s, commanded frame).
+//! Each episode contributes its mean speeds (so a gait's sideways sway averages out and only
+//! drift counts, as in `gait eval`):
+//! * `Test/Forward Speed`: mean forward speed of the episodes at the fastest eval command
+//!   (1 m/s for Cassie) — the number that shows when walking appears;
+//! * `Test/Lateral Speed`: mean |lateral speed| over all eval episodes (drift);
+//! * `Test/Velocity Error`: mean over all eval episodes of ‖(forward − x, lateral − y)‖, the
+//!   standing command included, so standing still counts as much as walking at speed.
+
+/// One deterministic eval episode: its fixed command (if the env has eval commands) and the
+/// per-step means of the env's metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalEpisode {
+    pub command: Option<[f32; 3]>,
+    pub metrics: Vec<(&'static str, f64)>,
+}
+
+impl EvalEpisode {
+    fn metric(&self, name: &str) -> Option<f64> {
+        self.metrics.iter().find(|(k, _)| *k == name).map(|&(_, v)| v)
+    }
+}
+
+pub const FORWARD_SPEED: &str = "Test/Forward Speed";
+pub const LATERAL_SPEED: &str = "Test/Lateral Speed";
+pub const VELOCITY_ERROR: &str = "Test/Velocity Error";
+
+/// The walking scalars, or nothing when the episodes carry no commands or speeds.
+pub fn scalars(episodes: &[EvalEpisode]) -> Vec<(&'static str, f64)> {
+    let rows: Vec<([f32; 3], f64, f64)> = episodes
+        .iter()
+        .filter_map(|e| Some((e.command?, e.metric("forward_speed")?, e.metric("lateral_speed")?)))
+        .collect();
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let top = rows.iter().map(|r| r.0[0]).fold(f32::NEG_INFINITY, f32::max);
+    let forward: Vec<f64> = rows.iter().filter(|r| r.0[0] == top).map(|r| r.1).collect();
+    let lateral: Vec<f64> = rows.iter().map(|r| r.2.abs()).collect();
+    let error: Vec<f64> = rows
+        .iter()
+        .map(|(c, f, l)| ((f - c[0] as f64).powi(2) + (l - c[1] as f64).powi(2)).sqrt())
+        .collect();
+    vec![
+        (FORWARD_SPEED, mean(&forward)),
+        (LATERAL_SPEED, mean(&lateral)),
+        (VELOCITY_ERROR, mean(&error)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ep(command: [f32; 3], forward: f64, lateral: f64) -> EvalEpisode {
+        EvalEpisode {
+            command: Some(command),
+            metrics: vec![
+                ("forward_speed", forward),
+                ("lateral_speed", lateral),
+                ("pelvis_height", 1.0),
+            ],
+        }
+    }
+
+    #[test]
+    fn speeds_and_errors_per_episode() {
+        let got = scalars(&[
+            ep([1.0, 0.0, 0.0], 0.9, 0.1),
+            ep([0.5, 0.0, 0.0], 0.5, -0.3),
+            ep([0.0, 0.0, 0.0], 0.0, 0.0),
+            ep([1.0, 0.0, 0.0], 1.1, -0.1),
+        ]);
+        let get = |k| got.iter().find(|(n, _)| *n == k).unwrap().1;
+        assert!((get(FORWARD_SPEED) - 1.0).abs() < 1e-12, "mean of the two 1 m/s episodes");
+        assert!((get(LATERAL_SPEED) - 0.125).abs() < 1e-12);
+        let e1 = (0.01f64 + 0.01).sqrt();
+        let expected = (e1 + 0.3 + 0.0 + e1) / 4.0;
+        assert!((get(VELOCITY_ERROR) - expected).abs() < 1e-12);
+    }
+
+    #[test]
+    fn nothing_without_commands_or_speeds() {
+        assert!(scalars(&[]).is_empty());
+        let no_cmd = EvalEpisode {
+            command: None,
+            metrics: vec![("forward_speed", 1.0), ("lateral_speed", 0.0)],
+        };
+        assert!(scalars(&[no_cmd]).is_empty());
+        let no_speed = EvalEpisode { command: Some([1.0, 0.0, 0.0]), metrics: vec![] };
+        assert!(scalars(&[no_speed]).is_empty());
+    }
+}

@@ -1,0 +1,135 @@
+//! `--reference`: a clock-synced reference gait added to the PD targets, so that the policy's
+//! action is a residual on a stepping motion instead of on a static stance.
+//!
+//! Why: with joint noise around a standing pose, no amount of reward shaping made our Cassie
+//! take a first coordinated step (README "Results", `docs/cassie-runs.md`: five reward variants
+//! stood for 1.7-2.6M steps). With this reference it walked after about 1.3M steps. Peers do the
+//! same (humanoid-gym's `target_joint_pos_scale`/`use_ref_actions`, JVRC's and RSS-2020's
+//! reference motions).
+//!
+//! Per leg, with `s` that leg's von Mises swing value (≈ 0 in stance, ≈ 1 in swing) and the
+//! command `(x, y, turn)`:
+//! * hip pitch `+0.25·x·s` (rad): the swing leg reaches forward, further at higher speed;
+//! * knee `−0.5·g·s` with the stepping gain `g = min(1, max(‖(x, y)‖, |turn|) / 0.3)`: the swing
+//!   leg folds and lifts its foot whenever the command asks the robot to move;
+//! * nothing else. A standing command (`x = y = turn = 0`) gives `g = 0` and no offset at all, so
+//!   standing means standing.
+//!
+//! Mirror symmetry: the mirrored state has the legs' swing values swapped (half a cycle later),
+//! `y` and `turn` negated; pitch and knee keep their sign in the action mirror list and `g` is
+//! even in `y` and `turn`, so the mirrored reference is exactly the reference of the mirrored
+//! state (tested below and by the env's physical mirror test).
+
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+
+use super::commands::Command;
+use super::motor::N;
+
+/// Which reference gait `--reference` selects.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReferenceKind {
+    /// Hip-pitch and knee offsets in sync with the gait clock, scaled by the command.
+    #[default]
+    Clock,
+    /// No reference: PD targets are the neutral stance plus the action (roadrunner's env).
+    None,
+}
+
+/// Hip-pitch amplitude per m/s of forward command (rad·s/m).
+pub const HIP_PITCH_PER_SPEED: f32 = 0.25;
+/// Knee fold at full stepping gain (rad, negative folds the leg).
+pub const KNEE_FOLD: f32 = -0.5;
+/// Command magnitude (m/s or rad/s) at which the stepping gain reaches 1.
+pub const FULL_STEP_SPEED: f32 = 0.3;
+
+/// Index of hip pitch and knee within one leg's five motors (roll, yaw, pitch, knee, foot).
+const HIP_PITCH: usize = 2;
+const KNEE: usize = 3;
+
+/// Stepping gain `g ∈ [0, 1]` of a command: 0 for standing, 1 from 0.3 m/s (or rad/s) up.
+pub fn stepping_gain(command: &Command) -> f32 {
+    let planar = (command.x * command.x + command.y * command.y).sqrt();
+    (planar.max(command.turn.abs()) as f32 / FULL_STEP_SPEED).min(1.0)
+}
+
+/// Writes the reference offsets for swing values `swing` [L, R] and `command` into `out` (motor
+/// order: left roll, yaw, pitch, knee, foot, then the right leg).
+pub fn offsets(kind: ReferenceKind, swing: [f32; 2], command: &Command, out: &mut [f32; N]) {
+    *out = [0.0; N];
+    if kind == ReferenceKind::None {
+        return;
+    }
+    let g = stepping_gain(command);
+    let x = command.x as f32;
+    for (leg, s) in swing.into_iter().enumerate() {
+        out[5 * leg + HIP_PITCH] = HIP_PITCH_PER_SPEED * x * s;
+        out[5 * leg + KNEE] = KNEE_FOLD * g * s;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envs::cassie::clock::GaitClock;
+    use crate::envs::cassie::mirror_lists;
+
+    fn cmd(x: f64, y: f64, turn: f64) -> Command {
+        Command { x, y, turn }
+    }
+
+    #[test]
+    fn a_standing_command_gives_no_offset_at_any_phase() {
+        let mut clock = GaitClock::new(0.7, 50.0, [0.5, 0.5], [0.0, 0.5], 0.1);
+        let mut out = [1.0; N];
+        for _ in 0..35 {
+            let vm = clock.von_mises();
+            offsets(
+                ReferenceKind::Clock,
+                [vm[0] as f32, vm[1] as f32],
+                &cmd(0.0, 0.0, 0.0),
+                &mut out,
+            );
+            assert_eq!(out, [0.0; N]);
+            clock.increment();
+        }
+        offsets(ReferenceKind::None, [1.0, 1.0], &cmd(1.0, 0.0, 0.0), &mut out);
+        assert_eq!(out, [0.0; N], "--reference none adds nothing");
+    }
+
+    #[test]
+    fn the_swing_leg_reaches_forward_and_folds_scaled_by_the_command() {
+        let mut out = [0.0; N];
+        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(1.0, 0.0, 0.0), &mut out);
+        assert_eq!(out[2], 0.25);
+        assert_eq!(out[3], -0.5);
+        assert_eq!(&out[5..], &[0.0; 5], "the stance leg gets nothing");
+        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(0.15, 0.0, 0.0), &mut out);
+        assert!((out[2] - 0.0375).abs() < 1e-6 && (out[3] + 0.25).abs() < 1e-6, "{out:?}");
+        // Turning in place steps (knee) without reaching forward (pitch).
+        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(0.0, 0.0, 0.4), &mut out);
+        assert_eq!((out[2], out[3]), (0.0, -0.5));
+    }
+
+    /// The reference of the mirrored state (legs' swing swapped, y and turn negated) is the
+    /// mirror image of the reference, for every phase and a spread of commands.
+    #[test]
+    fn the_reference_is_mirror_symmetric() {
+        let mirror = mirror_lists::action().unwrap();
+        let clock = GaitClock::new(0.7, 50.0, [0.5, 0.5], [0.0, 0.5], 0.1);
+        let (mut a, mut b, mut mirrored) = ([0.0; N], [0.0; N], [0.0; N]);
+        for c in [cmd(1.0, 0.2, 0.3), cmd(0.5, -0.1, 0.0), cmd(0.0, 0.0, -0.4), cmd(-0.3, 0.0, 0.0)]
+        {
+            let mc = cmd(c.x, -c.y, -c.turn);
+            for i in 0..70 {
+                let phase = 0.7 * i as f64 / 70.0;
+                let s = [clock.von_mises_exact(0, phase), clock.von_mises_exact(1, phase)];
+                offsets(ReferenceKind::Clock, [s[0] as f32, s[1] as f32], &c, &mut a);
+                offsets(ReferenceKind::Clock, [s[1] as f32, s[0] as f32], &mc, &mut b);
+                mirror.apply(&a, &mut mirrored);
+                assert_eq!(mirrored, b, "command {c:?}, phase {phase}");
+            }
+        }
+    }
+}
