@@ -120,6 +120,7 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
         let mut obs = env.reset().to_vec();
         let (mut ret, mut len) = (0.0f64, 0usize);
         let mut hidden = None;
+        let mut episode_metrics: Vec<(&'static str, f64)> = Vec::new();
         while len < traj_len {
             let (mean, _) = actor.step(&Tensor::from_slice(&obs), &mut hidden);
             mean.copy_data(&mut action, exp.net.act_dim);
@@ -132,15 +133,25 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
             obs.clear();
             obs.extend_from_slice(step.obs);
             let done = step.done;
-            for (name, value) in env.metrics() {
+            for (k, (name, value)) in env.metrics().iter().enumerate() {
                 *summary.metrics.entry(name.to_string()).or_default() += *value as f64;
+                match episode_metrics.get_mut(k) {
+                    Some(sum) => sum.1 += *value as f64,
+                    None => episode_metrics.push((name, *value as f64)),
+                }
             }
             if done {
                 break;
             }
         }
         steps_total += len;
-        writeln!(out, "episode {episode:3}: return {ret:10.3}, length {len}")?;
+        // Each metric's mean over this episode (Cassie: its forward and lateral speed, so a
+        // drift shows per episode and cannot cancel between episodes).
+        let means: String = episode_metrics
+            .iter()
+            .map(|(name, sum)| format!(", {name} {:.3}", sum / len.max(1) as f64))
+            .collect();
+        writeln!(out, "episode {episode:3}: return {ret:10.3}, length {len}{means}")?;
         summary.returns.push(ret);
         summary.lengths.push(len);
     }

@@ -2,9 +2,12 @@
 //! `timing.csv` with plotters (bitmap backend, no system libraries).
 //!
 //! Several directories are drawn as one curve, in the order given: a run and the
-//! `--previous` continuations that carried on its step counter. Four panels against total
+//! `--previous` continuations that carried on its step counter. Panels against total
 //! timesteps: train and test return, train and test episode length, the mirror loss, and the
-//! end-to-end sample rate. The title gives the total steps and the summed wall time.
+//! end-to-end sample rate; for a walking env (its `progress.csv` has `Test/Forward Speed`) a
+//! fifth and sixth: the eval speeds (forward speed at the top eval command, lateral drift,
+//! velocity error), which show when walking appears, and the exploration std (`Policy/Std`).
+//! The title gives the total steps and the summed wall time.
 //!
 //! `--overlay` draws each argument as its own coloured curve instead, to compare runs or
 //! branches (say, two `--previous` continuations of one run with different flags); an argument
@@ -48,6 +51,10 @@ struct Curves {
     train_len: Vec<Option<f64>>,
     test_len: Vec<Option<f64>>,
     mirror: Vec<Option<f64>>,
+    forward: Vec<Option<f64>>,
+    lateral: Vec<Option<f64>>,
+    velocity_error: Vec<Option<f64>>,
+    std: Vec<Option<f64>>,
     rate: Vec<Option<f64>>,
     wall_s: f64,
 }
@@ -78,6 +85,10 @@ fn load(dir: &Path) -> Result<Curves> {
             "Train/Episode Length",
             "Test/Episode Length",
             "Optimizer/Mirror Loss",
+            crate::algos::tracking::FORWARD_SPEED,
+            crate::algos::tracking::LATERAL_SPEED,
+            crate::algos::tracking::VELOCITY_ERROR,
+            "Policy/Std",
         ],
     )?;
     if progress[0].is_empty() {
@@ -93,6 +104,7 @@ fn load(dir: &Path) -> Result<Curves> {
     let steps = next().into_iter().map(|s| s.unwrap_or(f64::NAN)).collect();
     let (train_return, test_return, train_len, test_len, mirror) =
         (next(), next(), next(), next(), next());
+    let (forward, lateral, velocity_error, std) = (next(), next(), next(), next());
     let wall_s = timing[1].iter().rev().find_map(|v| *v).unwrap_or(0.0);
     Ok(Curves {
         steps,
@@ -101,6 +113,10 @@ fn load(dir: &Path) -> Result<Curves> {
         train_len,
         test_len,
         mirror,
+        forward,
+        lateral,
+        velocity_error,
+        std,
         rate: timing[0].clone(),
         wall_s,
     })
@@ -177,6 +193,10 @@ impl Curves {
         self.train_len.extend(c.train_len);
         self.test_len.extend(c.test_len);
         self.mirror.extend(c.mirror);
+        self.forward.extend(c.forward);
+        self.lateral.extend(c.lateral);
+        self.velocity_error.extend(c.velocity_error);
+        self.std.extend(c.std);
         self.rate.extend(c.rate);
         self.wall_s += c.wall_s;
     }
@@ -220,7 +240,17 @@ fn labels(firsts: &[PathBuf]) -> Vec<String> {
         .collect()
 }
 
-fn joined(args: &PlotArgs) -> Result<([Vec<Line>; 4], String)> {
+/// Panel titles, in drawing order (the last two only for walking envs).
+const TITLES: [&str; 6] = [
+    "Return",
+    "Episode length (policy steps)",
+    "Optimizer/Mirror Loss",
+    "Timesteps per second (FULL)",
+    "Eval speeds (m/s): forward at the top command, |lateral|, error",
+    "Policy/Std",
+];
+
+fn joined(args: &PlotArgs) -> Result<(Vec<Vec<Line>>, String)> {
     let mut all = Curves::default();
     for dir in &args.paths {
         all.append(load(dir)?);
@@ -234,7 +264,7 @@ fn joined(args: &PlotArgs) -> Result<([Vec<Line>; 4], String)> {
     );
     let s = &all.steps;
     let test = "test (deterministic)".to_string();
-    let panels = [
+    let mut panels = vec![
         vec![
             ("train".into(), BLUE, points(s, &all.train_return)),
             (test.clone(), RED, points(s, &all.test_return)),
@@ -246,6 +276,15 @@ fn joined(args: &PlotArgs) -> Result<([Vec<Line>; 4], String)> {
         vec![("mirror".into(), BLUE, points(s, &all.mirror))],
         vec![("steps/s".into(), BLUE, all.rate_points())],
     ];
+    let forward = points(s, &all.forward);
+    if !forward.is_empty() {
+        panels.push(vec![
+            ("forward".into(), BLUE, forward),
+            ("|lateral|".into(), RGBColor(0, 150, 0), points(s, &all.lateral)),
+            ("velocity error".into(), RED, points(s, &all.velocity_error)),
+        ]);
+        panels.push(vec![("std".into(), BLUE, points(s, &all.std))]);
+    }
     Ok((panels, title))
 }
 
@@ -259,8 +298,8 @@ fn curve_dirs(arg: &Path) -> Vec<PathBuf> {
     text.split('+').map(PathBuf::from).collect()
 }
 
-fn overlaid(args: &PlotArgs) -> Result<([Vec<Line>; 4], String)> {
-    let mut panels: [Vec<Line>; 4] = Default::default();
+fn overlaid(args: &PlotArgs) -> Result<(Vec<Vec<Line>>, String)> {
+    let mut panels: Vec<Vec<Line>> = vec![Vec::new(); 6];
     let mut wall_s = 0.0;
     let curves: Vec<Vec<PathBuf>> = args.paths.iter().map(|p| curve_dirs(p)).collect();
     let firsts: Vec<PathBuf> = curves.iter().map(|dirs| dirs[0].clone()).collect();
@@ -277,8 +316,13 @@ fn overlaid(args: &PlotArgs) -> Result<([Vec<Line>; 4], String)> {
         panels[0].push((name.clone(), color, points(&c.steps, &c.train_return)));
         panels[1].push((name.clone(), color, points(&c.steps, &c.train_len)));
         panels[2].push((name.clone(), color, points(&c.steps, &c.mirror)));
-        panels[3].push((name, color, c.rate_points()));
+        panels[3].push((name.clone(), color, c.rate_points()));
+        panels[4].push((name.clone(), color, points(&c.steps, &c.forward)));
+        panels[5].push((name, color, points(&c.steps, &c.std)));
         wall_s += c.wall_s;
+    }
+    if panels[4].iter().all(|l| l.2.is_empty()) {
+        panels.truncate(4);
     }
     let title = format!(
         "{} runs overlaid (train curves), {:.1} h wall in all",
@@ -300,16 +344,15 @@ pub fn run_plot(args: &PlotArgs) -> Result<PathBuf> {
     // The encoder picks the format from the extension, so the temp file ends in .png too.
     let tmp = out.with_extension("tmp.png");
     {
-        let root = BitMapBackend::new(&tmp, (1400, 1000)).into_drawing_area();
+        let width = if lines.len() > 4 { 2100 } else { 1400 };
+        let root = BitMapBackend::new(&tmp, (width, 1000)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| anyhow::anyhow!("drawing: {e}"))?;
         let root = root.titled(&title, ("sans-serif", 24)).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let areas = root.split_evenly((2, 2));
-        let titles = [
-            "Return",
-            "Episode length (policy steps)",
-            "Optimizer/Mirror Loss",
-            "Timesteps per second (FULL)",
-        ];
+        let areas = root.split_evenly((2, lines.len().div_ceil(2)));
+        let mut titles = TITLES;
+        if args.overlay {
+            titles[4] = "Eval forward speed at the top command (m/s)";
+        }
         for ((area, title), lines) in areas.iter().zip(titles).zip(&lines) {
             panel(area, title, lines)?;
         }

@@ -64,6 +64,13 @@ fn cassie_trains_with_mirror_loss_and_evaluates() {
     }
     let info = std::fs::read_to_string(run.join("experiment.info")).unwrap();
     assert!(info.contains("full_clock: true") && info.contains("policy_rate: 50"), "{info}");
+    assert!(info.contains("reference: clock") && info.contains("reward: walk"), "{info}");
+    // Every iteration evaluated one episode, at the first eval command (1 m/s).
+    for col in ["Test/Forward Speed", "Test/Lateral Speed", "Test/Velocity Error", "Policy/Std"] {
+        let values = csv_column(&run.join("progress.csv"), col);
+        assert_eq!(values.len(), 2, "{col}");
+        assert!(values.iter().all(|v| v.is_some_and(f64::is_finite)), "{col}: {values:?}");
+    }
 
     let path = run.to_str().unwrap();
     let o = gait(&[
@@ -81,4 +88,57 @@ fn cassie_trains_with_mirror_loss_and_evaluates() {
     let out = stdout(&o);
     assert!(out.contains("x_vel") && out.contains("left_force"), "reward terms reported: {out}");
     assert!(out.contains("forward_speed") && out.contains("pelvis_height"), "metrics: {out}");
+    let episode = out.lines().find(|l| l.starts_with("episode")).unwrap();
+    assert!(episode.contains("forward_speed"), "per-episode speeds: {episode}");
+}
+
+/// The reference's LocomotionClockEnv stays one set of flags away: 2 kHz, no reference gait,
+/// the von Mises reward, omnidirectional commands, its 44-value observation.
+#[test]
+fn the_reference_task_trains_and_evaluates_from_its_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let logdir = dir.path().to_str().unwrap();
+    let o = gait(&[
+        "train",
+        "ppo",
+        "--env",
+        "cassie",
+        "--sim-dt",
+        "0.0005",
+        "--reference",
+        "none",
+        "--reward",
+        "vonmises",
+        "--commands",
+        "omni",
+        "--obs",
+        "reference",
+        "--timesteps",
+        "300",
+        "--num-steps",
+        "300",
+        "--traj-len",
+        "50",
+        "--prenormalize-steps",
+        "50",
+        "--batch-size",
+        "64",
+        "--num-eval-eps",
+        "0",
+        "--workers",
+        "1",
+        "--logdir",
+        logdir,
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let run = only_run(&only_run(&dir.path().join("cassie")));
+    let exp = gait::logging::Experiment::load(&run).unwrap();
+    assert_eq!(exp.net.obs_dim, 44, "the reference layout");
+    let info = std::fs::read_to_string(run.join("experiment.info")).unwrap();
+    for line in ["reference: none", "reward: vonmises", "commands: omni", "obs: reference"] {
+        assert!(info.contains(line), "{line} in {info}");
+    }
+    let o = gait(&["eval", "--path", run.to_str().unwrap(), "--episodes", "1", "--traj-len", "10"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("left_force"), "von Mises terms: {}", stdout(&o));
 }

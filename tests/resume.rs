@@ -236,3 +236,32 @@ fn bad_previous_inputs_fail_clearly_and_change_nothing() {
     }
     assert!(snapshot(dir.path()) == before);
 }
+
+/// `--learn-log-std`: σ is trained (its `Policy/Std` column moves away from the start value),
+/// saved with the weights and restored by `--previous`: 2 + 2 iterations give the rows of 4.
+#[test]
+fn learned_log_std_is_logged_trained_and_resumed_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path();
+    let flags = ["--learn-log-std", "--seed", "2"];
+    let full = train(logs, "full", &[&["--timesteps", "16000"], &flags[..]].concat());
+    let first = train(logs, "part", &[&["--timesteps", "8000"], &flags[..]].concat());
+    let o = gait(&["train", "ppo", "--previous", first.to_str().unwrap(), "--timesteps", "16000"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let cont = std::fs::read_dir(first.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains("-cont-"))
+        .expect("continuation dir");
+    let rows = |d: &Path| data_rows(&d.join("progress.csv"));
+    assert_eq!([rows(&first), rows(&cont)].concat(), rows(&full), "resumed run diverged");
+
+    let std = common::csv_column(&full.join("progress.csv"), "Policy/Std");
+    assert_eq!(std.len(), 4);
+    let std: Vec<f64> = std.into_iter().map(|s| s.expect("Policy/Std logged")).collect();
+    assert!(std.iter().all(|s| s.is_finite() && *s > 0.0), "{std:?}");
+    assert!(std.iter().any(|s| (s - 0.5).abs() > 1e-4), "σ never moved from 0.5: {std:?}");
+    let exp = gait::logging::Experiment::load(&cont).unwrap();
+    assert!(exp.args.learn_log_std, "inherited by --previous");
+}

@@ -82,7 +82,7 @@ pub static ENVS: &[EnvSpec] = &[
         preset: &[
             ("traj-len", "400"),
             ("num-steps", "10000"),
-            ("timesteps", "20000000"),
+            ("timesteps", "6000000"),
             ("layers", "256,256"),
             ("std", "0.2"),
             ("a-lr", "3e-4"),
