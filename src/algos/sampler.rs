@@ -139,12 +139,18 @@ impl AlgoSampler {
         let mut noise = ChaCha8Rng::seed_from_u64(derive(job.seed, &[stream::ACTION_NOISE]));
         let mut buffer = Buffer::new(obs_dim, act_dim, self.discount, self.gae_lambda);
         self.env.seed(job.seed);
+        // Eval episode `i` runs the env's eval command `i % n`; every other job (train jobs,
+        // and all jobs of an env without eval commands) the env's own draws, whatever the
+        // previous job on this worker set, even if it was cancelled or failed.
         let commands = self.env.eval_commands();
-        let command = (!train && !commands.is_empty()).then(|| {
-            let c = commands[(job.id % commands.len() as u64) as usize];
-            self.env.set_command(&c);
-            c
-        });
+        let command = (!train && !commands.is_empty())
+            .then(|| commands[(job.id % commands.len() as u64) as usize]);
+        match &command {
+            Some(c) => {
+                self.env.set_command(c);
+            }
+            None => self.env.clear_command(),
+        }
         let mut metric_sums: Vec<(&'static str, f64)> = Vec::new();
         self.obs.clear();
         self.obs.extend_from_slice(self.env.reset());
@@ -193,9 +199,6 @@ impl AlgoSampler {
                 done = true;
                 break;
             }
-        }
-        if command.is_some() {
-            self.env.clear_command();
         }
         let episode = (!train).then(|| {
             let n = buffer.len().max(1) as f64;
