@@ -133,13 +133,10 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
             obs.clear();
             obs.extend_from_slice(step.obs);
             let done = step.done;
-            for (k, (name, value)) in env.metrics().iter().enumerate() {
+            for (name, value) in env.metrics() {
                 *summary.metrics.entry(name.to_string()).or_default() += *value as f64;
-                match episode_metrics.get_mut(k) {
-                    Some(sum) => sum.1 += *value as f64,
-                    None => episode_metrics.push((name, *value as f64)),
-                }
             }
+            crate::algos::tracking::add_metrics(&mut episode_metrics, env.metrics());
             if done {
                 break;
             }

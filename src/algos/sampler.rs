@@ -188,12 +188,7 @@ impl AlgoSampler {
             self.obs.extend_from_slice(step.obs);
             check_finite(&self.obs, "observation").with_context(|| format!("at step {t}"))?;
             if !train {
-                for (k, &(name, value)) in self.env.metrics().iter().enumerate() {
-                    match metric_sums.get_mut(k) {
-                        Some(sum) => sum.1 += value as f64,
-                        None => metric_sums.push((name, value as f64)),
-                    }
-                }
+                super::tracking::add_metrics(&mut metric_sums, self.env.metrics());
             }
             if step_done {
                 done = true;

@@ -24,6 +24,17 @@ impl EvalEpisode {
     }
 }
 
+/// Adds one step's env metrics to per-name running sums (in the env's metric order), for the
+/// per-episode means of the training evaluation and of `gait eval`.
+pub fn add_metrics(sums: &mut Vec<(&'static str, f64)>, metrics: &[crate::envs::RewardTerm]) {
+    for (k, &(name, value)) in metrics.iter().enumerate() {
+        match sums.get_mut(k) {
+            Some(sum) => sum.1 += value as f64,
+            None => sums.push((name, value as f64)),
+        }
+    }
+}
+
 pub const FORWARD_SPEED: &str = "Test/Forward Speed";
 pub const LATERAL_SPEED: &str = "Test/Lateral Speed";
 pub const VELOCITY_ERROR: &str = "Test/Velocity Error";

@@ -355,10 +355,9 @@ impl CassieEnv {
         }
         if self.args.obs == ObsKind::Velocity {
             let v = self.sim.base_linvel();
-            let yaw = reward::yaw(q);
-            let (s, c) = yaw.sin_cos();
-            let at = if self.args.full_clock { 46 } else { 44 };
-            o[at..at + 3].copy_from_slice(&[c * v.x + s * v.y, -s * v.x + c * v.y, v.z]);
+            let [forward, lateral] = reward::planar_in_heading(v, reward::yaw(q));
+            let at = o.len() - 3;
+            o[at..].copy_from_slice(&[forward, lateral, v.z]);
         }
     }
 
@@ -459,10 +458,10 @@ impl Env for CassieEnv {
             reward += self.args.reward.termination_reward();
         }
         // Pelvis velocity in the commanded heading's frame (what the command asks for).
-        let v = self.sim.base_linvel();
-        let (s, c) = (self.heading as f32).sin_cos();
-        self.metrics[0].1 = c * v.x + s * v.y;
-        self.metrics[1].1 = -s * v.x + c * v.y;
+        let [forward, lateral] =
+            reward::planar_in_heading(self.sim.base_linvel(), self.heading as f32);
+        self.metrics[0].1 = forward;
+        self.metrics[1].1 = lateral;
         self.metrics[2].1 = self.sim.base_position().z;
         self.steps += 1;
         self.last_action = Some(a);

@@ -88,6 +88,13 @@ pub fn yaw(q: Quat) -> f32 {
     (2.0 * (q.w * q.z + q.x * q.y)).atan2(1.0 - 2.0 * (q.y * q.y + q.z * q.z))
 }
 
+/// `[forward, lateral]` components of `v` in the frame of `heading` (rad about z): the one
+/// rotation behind the walking reward, the observed pelvis velocity and the speed metrics.
+pub fn planar_in_heading(v: Vec3, heading: f32) -> [f32; 2] {
+    let (s, c) = heading.sin_cos();
+    [c * v.x + s * v.y, -s * v.x + c * v.y]
+}
+
 /// Velocity errors `|v − target|` along world x and y, the command rotated by the base yaw.
 fn velocity_errors(inp: &RewardInputs) -> [f32; 2] {
     let (s, c) = yaw(inp.base_rotation).sin_cos();
@@ -171,10 +178,8 @@ pub fn walk(inp: &RewardInputs, out: &mut Vec<RewardTerm>) -> f32 {
     // with the command turned by the base yaw, so with a random heading their "x" term paid a
     // robot standing at 90° to the world x axis; the first walking runs used that and one seed
     // in three stood.)
-    let (s, c) = inp.target_heading.sin_cos();
     let v = inp.base_linvel;
-    let forward = c * v.x + s * v.y;
-    let lateral = -s * v.x + c * v.y;
+    let [forward, lateral] = planar_in_heading(v, inp.target_heading);
     let (ex, ey) = (forward - inp.command[0], lateral - inp.command[1]);
     term(out, "x_vel", w(0.15), 1.0 / 0.25, ex * ex);
     term(out, "x_fine", w(0.15), 1.0 / 0.02, ex * ex);
