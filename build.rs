@@ -8,6 +8,7 @@ use std::path::PathBuf;
 fn main() {
     println!("cargo:rerun-if-env-changed=LIBTORCH");
     println!("cargo:rerun-if-changed=build.rs");
+    git_provenance();
     let Some(libtorch) = std::env::var_os("LIBTORCH") else {
         println!("cargo:warning=LIBTORCH is not set; run scripts/setup.sh (see README)");
         return;
@@ -40,4 +41,35 @@ fn has_cuda_libraries(torch_root: &std::path::Path) -> bool {
         })
     }
     torch_root.parent().is_some_and(|site| find(&site.join("nvidia"), 3))
+}
+
+/// Sets `GAIT_GIT_COMMIT` and `GAIT_GIT_DIRTY` (recorded in every run's `experiment.json`) when
+/// building from a git checkout; neither is set otherwise (a crates.io or tarball build).
+/// Reruns when HEAD, the index or the sources change, so "dirty" follows edits.
+fn git_provenance() {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            // `git status` must not rewrite .git/index, which would retrigger this script.
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let Some(commit) = git(&["rev-parse", "HEAD"]) else {
+        return;
+    };
+    if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
+        for file in ["HEAD", "index"] {
+            println!("cargo:rerun-if-changed={dir}/{file}");
+        }
+    }
+    for path in ["src", "Cargo.toml", "Cargo.lock"] {
+        println!("cargo:rerun-if-changed={path}");
+    }
+    let dirty =
+        git(&["status", "--porcelain", "--untracked-files=no"]).is_none_or(|s| !s.is_empty());
+    println!("cargo:rustc-env=GAIT_GIT_COMMIT={commit}");
+    println!("cargo:rustc-env=GAIT_GIT_DIRTY={dirty}");
 }

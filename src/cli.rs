@@ -93,11 +93,36 @@ fn with_inserted(argv: &[OsString], extra: Vec<OsString>) -> Vec<OsString> {
     out
 }
 
+/// The command tree with help that depends on the registry: `--env` lists the envs, and
+/// `train ppo --help` ends with each env's preset (the defaults it replaces).
+pub fn command() -> clap::Command {
+    let names: Vec<&str> = envs::ENVS.iter().map(|e| e.name).collect();
+    let mut presets = String::from(
+        "Env presets: an env replaces these defaults for flags you do not type (gait prints \
+         the ones it applied; `--previous` values take precedence):",
+    );
+    for spec in envs::ENVS {
+        let flags: Vec<String> = spec.preset.iter().map(|(f, v)| format!("--{f} {v}")).collect();
+        presets.push_str(&format!("\n  {}: {}", spec.name, flags.join(", ")));
+    }
+    Cli::command().mut_subcommand("train", |train| {
+        train.mut_subcommand("ppo", |ppo| {
+            ppo.mut_arg("env", |a| {
+                a.help(format!(
+                    "Environment to train on: {} (alias: the reference's --env-name)",
+                    names.join(", ")
+                ))
+            })
+            .after_help(presets)
+        })
+    })
+}
+
 /// Parses `argv`. For `gait train ppo`, flags the user did not type take (in order of
 /// precedence) the `--previous` run's values, else the env preset's, else the global defaults.
 /// Errors: `clap::Error` (print with `.exit()`), `UsageError`, or a runtime error.
 pub fn parse(argv: &[OsString]) -> anyhow::Result<Parsed> {
-    let matches = Cli::command().try_get_matches_from(argv)?;
+    let matches = command().try_get_matches_from(argv)?;
     let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)?;
     let Command::Train(TrainCommand::Ppo(args)) = &cli.command else {
         return Ok(Parsed { cli, notes: Vec::new() });
@@ -126,7 +151,17 @@ pub fn parse(argv: &[OsString]) -> anyhow::Result<Parsed> {
                 extra.extend(words);
             }
         }
-        let cli2 = Cli::try_parse_from(with_inserted(argv, extra))?;
+        // Typed flags were checked above, so a failure here comes from a stored value.
+        let cli2 = Cli::try_parse_from(with_inserted(argv, extra)).map_err(|e| {
+            let message = e.to_string();
+            let first = message.lines().next().unwrap_or_default();
+            anyhow::anyhow!(
+                "--previous {}: its experiment.json holds a value this gait refuses ({}); fix \
+                 the file or type the flag",
+                prev_dir.display(),
+                first.trim_start_matches("error: ")
+            )
+        })?;
         let Command::Train(TrainCommand::Ppo(new)) = &cli2.command else { unreachable!() };
         let old_flat = prev.args.values();
         for (key, value) in new.values() {
@@ -231,8 +266,88 @@ mod tests {
     }
 
     #[test]
-    fn timesteps_accept_scientific_notation() {
-        let (a, _) = ppo(&["gait", "train", "ppo", "--timesteps", "2e5"]);
-        assert_eq!(a.timesteps, 200_000);
+    fn counts_accept_scientific_notation() {
+        let (a, _) = ppo(&["gait", "train", "ppo", "--timesteps", "2e5", "--num-steps", "1e4"]);
+        assert_eq!((a.timesteps, a.num_steps), (200_000, 10_000));
+    }
+
+    #[test]
+    fn help_lists_the_envs_and_their_presets() {
+        let help = command()
+            .find_subcommand_mut("train")
+            .and_then(|t| t.find_subcommand_mut("ppo"))
+            .expect("train ppo")
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("cassie, cartpole, pendulum, mountaincar"), "{help}");
+        assert!(help.contains("Env presets"), "{help}");
+        assert!(help.contains("cassie: --traj-len 400"), "{help}");
+    }
+
+    /// Random argument vectors (flags with numbers, NaN, infinities, empty and huge values,
+    /// garbage) never panic the parser or the checks that follow it: every one is accepted or
+    /// refused with an error.
+    #[test]
+    fn random_argument_vectors_never_panic() {
+        use rand::{seq::SliceRandom, Rng, SeedableRng};
+        let flags: Vec<String> = Cli::command()
+            .find_subcommand("train")
+            .and_then(|t| t.find_subcommand("ppo"))
+            .expect("train ppo")
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect();
+        let values = [
+            "0",
+            "1",
+            "-1",
+            "0.5",
+            "1e4",
+            "1e400",
+            "-1e-400",
+            "nan",
+            "NaN",
+            "inf",
+            "-inf",
+            "",
+            "18446744073709551616",
+            "99999999999999999999999",
+            "1,2",
+            "64,64,64",
+            ",",
+            "x",
+            "..",
+            "/",
+            "cassie",
+            "cartpole",
+            "lstm",
+            "true",
+            "\u{0}",
+            "1e-45",
+            "4294967296",
+        ];
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for case in 0..3000 {
+            let mut argv: Vec<OsString> = vec!["gait".into(), "train".into(), "ppo".into()];
+            for _ in 0..rng.gen_range(0..6) {
+                argv.push(flags.choose(&mut rng).expect("flags").into());
+                if rng.gen_bool(0.8) {
+                    argv.push((*values.choose(&mut rng).expect("values")).into());
+                }
+            }
+            let result = std::panic::catch_unwind(|| {
+                if let Ok(parsed) = parse(&argv) {
+                    if let Command::Train(TrainCommand::Ppo(args)) = parsed.cli.command {
+                        // The checks `gait train` runs before allocating anything.
+                        if args.validate().is_ok() && envs::spec(&args.env).is_ok() {
+                            let _ = crate::algos::train::net_spec(&args, 40, 10).map(|spec| {
+                                crate::algos::train::check_resources(&spec, 2, 2, Some(1 << 34))
+                            });
+                        }
+                    }
+                }
+            });
+            assert!(result.is_ok(), "case {case} panicked: {argv:?}");
+        }
     }
 }

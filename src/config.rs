@@ -47,11 +47,12 @@ fn unit_interval(s: &str) -> Result<f64, String> {
     }
 }
 
-fn positive_usize(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(v) if v > 0 => Ok(v),
-        _ => Err(format!("'{s}' is not a positive integer")),
-    }
+/// Positive integers, in plain or scientific notation (`10000`, `1e4`), like [`count`].
+pub(crate) fn positive_usize(s: &str) -> Result<usize, String> {
+    count(s)
+        .ok()
+        .and_then(|v| usize::try_from(v).ok())
+        .ok_or_else(|| format!("'{s}' is not a positive whole number (e.g. 2000 or 1e4)"))
 }
 
 /// Counts like `1e8` or `100000`.
@@ -243,8 +244,14 @@ impl PpoArgs {
                 self.batch_size, self.num_steps
             )));
         }
-        if self.run_name.as_deref().is_some_and(|n| n.is_empty() || n.contains(['/', '\\'])) {
-            return Err(UsageError("--run-name must be a non-empty name without '/'".into()));
+        if let Some(name) = self.run_name.as_deref() {
+            // One plain folder name, so runs stay inside LOGDIR/ENV/RUN/TIMESTAMP.
+            if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
+                return Err(UsageError(format!(
+                    "--run-name '{name}' must be a plain folder name (not empty, '.' or '..', \
+                     no '/')"
+                )));
+            }
         }
         Ok(())
     }

@@ -10,8 +10,8 @@ use tch::{Device, Tensor};
 
 use crate::algos::seeding::{derive, stream};
 use crate::config::UsageError;
-use crate::envs;
-use crate::logging::experiment::load_run_dir;
+use crate::envs::{self, CommandError};
+use crate::logging::{load_run, RunSummary};
 use crate::policies::{load_checkpoint, Actor};
 
 #[derive(Debug, Clone, clap::Args)]
@@ -20,10 +20,10 @@ pub struct EvalArgs {
     #[arg(long)]
     pub path: PathBuf,
     /// Episodes to run.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value = "10", value_parser = crate::config::positive_usize)]
     pub episodes: usize,
     /// Maximum episode length (default: the run's --traj-len).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::config::positive_usize)]
     pub traj_len: Option<usize>,
     /// Fixed command `x,y,turn` for envs that take commands.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
@@ -60,10 +60,7 @@ impl EvalSummary {
 
 /// Runs the evaluation and prints one line per episode plus a summary.
 pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
-    if args.episodes == 0 {
-        return Err(UsageError("--episodes must be positive".into()).into());
-    }
-    let exp = load_run_dir(&args.path, "--path")?;
+    let exp = load_run(&args.path, "--path")?;
     let mut env = envs::make(&exp.args.env, &exp.args.env_args)?;
     if (env.observation_size(), env.action_size()) != (exp.net.obs_dim, exp.net.act_dim) {
         bail!(
@@ -84,15 +81,23 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
             ))
             .into());
         }
-        if !env.set_command(command) {
-            return Err(UsageError(format!("env '{}' takes no commands", exp.args.env)).into());
-        }
+        env.set_command(command).map_err(|e| match e {
+            CommandError::Unsupported => {
+                UsageError(format!("--command: env '{}' takes no commands", exp.args.env))
+            }
+            e => UsageError(format!("--command: {e}")),
+        })?;
     }
     let best = args.path.join("actor.safetensors");
     let latest = args.path.join("actor_latest.safetensors");
     let checkpoint = if !args.latest && best.is_file() { best } else { latest };
     if !checkpoint.is_file() {
-        bail!("--path {}: no actor checkpoint ({})", args.path.display(), checkpoint.display());
+        bail!(
+            "--path {}: no actor checkpoint ({}){}",
+            args.path.display(),
+            checkpoint.display(),
+            RunSummary::failure_note(&args.path)
+        );
     }
     let mut actor = Actor::new(&exp.net, Device::Cpu);
     load_checkpoint(actor.var_store_mut(), &checkpoint)?;
@@ -124,7 +129,23 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
         while len < traj_len {
             let (mean, _) = actor.step(&Tensor::from_slice(&obs), &mut hidden);
             mean.copy_data(&mut action, exp.net.act_dim);
+            // A non-finite value is a failure of whoever produced it, never a scored episode.
+            if let Some(i) = action.iter().position(|a| !a.is_finite()) {
+                bail!(
+                    "episode {episode}, step {len}: the policy produced a non-finite action \
+                     (entry {i} = {}) from a finite observation",
+                    action[i]
+                );
+            }
             let step = env.step(&action);
+            if !step.reward.is_finite() || step.obs.iter().any(|o| !o.is_finite()) {
+                bail!(
+                    "episode {episode}, step {len}: env '{}' returned a non-finite observation \
+                     or reward (reward {})",
+                    exp.args.env,
+                    step.reward
+                );
+            }
             ret += step.reward as f64;
             len += 1;
             for (name, value) in step.info {

@@ -35,6 +35,43 @@ pub fn write_atomic_with(target: &Path, write: impl FnOnce(&Path) -> Result<()>)
     result
 }
 
+/// The process id in a temp name made by [`temp_path`] (`.NAME.PID.tmp[.EXT]`), if `name` is
+/// one.
+fn temp_owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?;
+    let (before, after) = rest.rsplit_once(".tmp")?;
+    if !(after.is_empty() || after.starts_with('.')) {
+        return None;
+    }
+    let (_, pid) = before.rsplit_once('.')?;
+    pid.parse().ok()
+}
+
+/// Whether a process with this id exists (it may belong to someone else: then it is alive).
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else { return false };
+    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
+    let exists = unsafe { libc::kill(pid, 0) } == 0;
+    exists || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Removes temp files that a killed gait process left in `dir` (a kill -9 between writing a
+/// temp file and renaming it), and returns their paths. Temp files of live processes stay.
+pub fn sweep_stale_temps(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    let entries = fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = temp_owner(&name) else { continue };
+        if pid != std::process::id() && !process_alive(pid) && entry.path().is_file() {
+            fs::remove_file(entry.path())
+                .with_context(|| format!("removing stale temp file {}", entry.path().display()))?;
+            removed.push(entry.path());
+        }
+    }
+    Ok(removed)
+}
+
 /// Atomically replaces `target` with `bytes`.
 pub fn write_atomic(target: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic_with(target, |tmp| {
@@ -59,5 +96,30 @@ mod tests {
         assert!(err.is_err());
         assert_eq!(fs::read(&target).unwrap(), b"two");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn sweep_removes_temp_files_of_dead_processes_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("critic_latest.safetensors");
+        let mine = temp_path(&target);
+        assert_eq!(
+            temp_owner(&mine.file_name().unwrap().to_string_lossy()),
+            Some(std::process::id())
+        );
+        // A pid above the kernel's maximum (2^22) never belongs to a live process.
+        let dead = dir.path().join(".critic_latest.safetensors.4194305.tmp.safetensors");
+        let dead_no_ext = dir.path().join(".experiment.4194306.tmp");
+        let unrelated = dir.path().join(".hidden.1.tmpx");
+        for p in [&mine, &dead, &dead_no_ext, &unrelated, &target] {
+            fs::write(p, b"x").unwrap();
+        }
+        let mut removed = sweep_stale_temps(dir.path()).unwrap();
+        removed.sort();
+        let mut expected = vec![dead.clone(), dead_no_ext.clone()];
+        expected.sort();
+        assert_eq!(removed, expected);
+        assert!(mine.exists() && unrelated.exists() && target.exists());
+        assert!(!dead.exists() && !dead_no_ext.exists());
     }
 }

@@ -341,11 +341,19 @@ pub fn run_plot(args: &PlotArgs) -> Result<PathBuf> {
     // Best effort: registering twice (a second plot in one process) is harmless.
     let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
 
-    // The encoder picks the format from the extension, so the temp file ends in .png too.
-    let tmp = out.with_extension("tmp.png");
-    {
+    if out.is_dir() {
+        return Err(crate::config::UsageError(format!(
+            "--out {} is a directory; give a file name such as {}",
+            out.display(),
+            out.join("progress.png").display()
+        ))
+        .into());
+    }
+    // Drawn into a temp file beside `out` (removed on any failure), then renamed over it. The
+    // encoder picks the format from the extension, which the temp name keeps.
+    crate::fsutil::write_atomic_with(&out, |tmp| {
         let width = if lines.len() > 4 { 2100 } else { 1400 };
-        let root = BitMapBackend::new(&tmp, (width, 1000)).into_drawing_area();
+        let root = BitMapBackend::new(tmp, (width, 1000)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| anyhow::anyhow!("drawing: {e}"))?;
         let root = root.titled(&title, ("sans-serif", 24)).map_err(|e| anyhow::anyhow!("{e}"))?;
         let areas = root.split_evenly((2, lines.len().div_ceil(2)));
@@ -356,9 +364,9 @@ pub fn run_plot(args: &PlotArgs) -> Result<PathBuf> {
         for ((area, title), lines) in areas.iter().zip(titles).zip(&lines) {
             panel(area, title, lines)?;
         }
-        root.present().with_context(|| format!("writing {}", tmp.display()))?;
-    }
-    std::fs::rename(&tmp, &out).with_context(|| format!("writing {}", out.display()))?;
+        root.present().with_context(|| format!("writing {}", tmp.display()))
+    })
+    .with_context(|| format!("writing {}", out.display()))?;
     Ok(out)
 }
 

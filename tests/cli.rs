@@ -64,6 +64,14 @@ fn bad_input_is_one_clear_error_and_writes_nothing() {
         (&["--env", "cassie", "--policy-rate", "0"], 2, "'0' is not a policy rate in (0, 2000] Hz"),
         (&["--env", "cassie", "--sim-dt", "1"], 2, "'1' is not a timestep"),
         (&["--env", "cassie", "--reward", "fast"], 2, "invalid value 'fast' for '--reward"),
+        (&["--run-name", ".."], 2, "--run-name '..' must be a plain folder name"),
+        (&["--run-name", "."], 2, "--run-name '.' must be a plain folder name"),
+        (&["--run-name", "a/b"], 2, "--run-name 'a/b' must be a plain folder name"),
+        (&["--workers", "1000000"], 2, "--workers 1000000 is more than 16 per core"),
+        (&["--layers", "100000,100000"], 2, "of memory available"),
+        (&["--num-steps", "1.5"], 2, "'1.5' is not a positive whole number"),
+        (&["--timesteps", "nan"], 2, "'nan' is not a positive whole number"),
+        (&["--kl", "inf"], 2, "'inf' is not a positive number"),
     ];
     for (flags, code, message) in cases {
         let mut argv = vec!["train", "ppo", "--logdir", l];
@@ -137,4 +145,46 @@ fn bench_commands_print_their_keys() {
     let o = gait(&["bench", "env", "--env", "nope"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("unknown env 'nope'"));
+}
+
+#[test]
+fn eval_and_plot_refuse_bad_values_with_usage_errors() {
+    let walk = concat!(env!("CARGO_MANIFEST_DIR"), "/pretrained/cassie-walk");
+    let before = common_snapshot(Path::new(walk));
+    let cases: &[(&[&str], &str)] = &[
+        (&["--command", "nan,0,0"], "--command: command x = NaN is outside [-4, 4] m/s"),
+        (&["--command", "inf,0,0"], "--command: command x = inf is outside [-4, 4] m/s"),
+        (&["--command", "100,0,0"], "--command: command x = 100 is outside [-4, 4] m/s"),
+        (&["--command", "0,0,-9"], "command turn = -9 is outside"),
+        (&["--command", "1,0"], "--command takes 3 values x,y,turn, got 2"),
+        (&["--traj-len", "0"], "invalid value '0' for '--traj-len"),
+        (&["--episodes", "0"], "invalid value '0' for '--episodes"),
+    ];
+    for (flags, message) in cases {
+        let mut argv = vec!["eval", "--path", walk];
+        argv.extend_from_slice(flags);
+        let o = gait(&argv);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{flags:?}: {err}");
+        assert!(err.contains(message), "{flags:?}: {err}");
+        assert!(o.stdout.is_empty(), "{flags:?} ran: {}", String::from_utf8_lossy(&o.stdout));
+    }
+    // `plot --out` naming a directory: refused, nothing left behind.
+    let dir = tempfile::tempdir().unwrap();
+    let o = gait(&["plot", walk, "--out", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is a directory; give a file name"), "{}", stderr(&o));
+    assert_eq!(tree(dir.path()), Vec::<String>::new());
+    assert!(!dir.path().with_extension("tmp.png").exists(), "a temp file beside --out");
+    assert!(common_snapshot(Path::new(walk)) == before, "eval or plot changed the run dir");
+}
+
+fn common_snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    tree(dir)
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap_or_default();
+            (p, bytes)
+        })
+        .collect()
 }

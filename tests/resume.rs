@@ -156,7 +156,7 @@ fn ctrl_c_saves_and_says_how_to_resume() {
     assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
     let o = child.wait_with_output().unwrap();
     let out = stdout(&o);
-    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(130), "{out}{}", stderr(&o));
     assert!(out.contains("interrupted:"), "{out}");
     assert!(out.contains(&format!("gait train ppo --previous {}", run.display())), "{out}");
     assert!(run.join("resume.safetensors").is_file());
@@ -183,6 +183,8 @@ fn bad_previous_inputs_fail_clearly_and_change_nothing() {
     let state = std::fs::read(corrupt.join("resume.safetensors")).unwrap();
     std::fs::write(corrupt.join("resume.safetensors"), &state[..state.len() - 100]).unwrap();
     let missing = logs.join("nope");
+    let file = good.join("progress.csv");
+    let f = file.to_str().unwrap();
     let not_run = logs.join("cartpole");
     let (g, t, c, m, n) = (
         good.to_str().unwrap(),
@@ -194,6 +196,11 @@ fn bad_previous_inputs_fail_clearly_and_change_nothing() {
     let cases: Vec<(Vec<&str>, i32, String)> = vec![
         (vec!["--previous", m], 2, format!("--previous {m}: no such directory")),
         (vec!["--previous", n], 2, format!("--previous {n} is not a gait run directory")),
+        (
+            vec!["--previous", f],
+            2,
+            format!("--previous {f} is a file; give the run directory that holds experiment.json"),
+        ),
         (
             vec!["--previous", g, "--env", "pendulum"],
             2,
@@ -225,13 +232,14 @@ fn bad_previous_inputs_fail_clearly_and_change_nothing() {
         assert!(snapshot(dir.path()) == before, "{flags:?} changed files");
     }
     // gait eval on broken run dirs.
-    for (path, message) in [
-        (m, "no such directory"),
-        (n, "is not a gait run directory"),
-        (t, "experiment.json is truncated or invalid"),
+    for (path, code, message) in [
+        (m, 2, "no such directory"),
+        (n, 2, "is not a gait run directory"),
+        (f, 2, "is a file; give the run directory"),
+        (t, 1, "experiment.json is truncated or invalid"),
     ] {
         let o = gait(&["eval", "--path", path]);
-        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert_eq!(o.status.code(), Some(code), "{}", stderr(&o));
         assert!(stderr(&o).contains(message), "{}", stderr(&o));
     }
     assert!(snapshot(dir.path()) == before);

@@ -103,6 +103,19 @@ impl Adam {
         });
     }
 
+    /// The first parameter (by name) holding a NaN or infinity after a step, if any. One
+    /// reduction over the flat buffer (one host sync); the per-parameter search runs only when
+    /// it fails.
+    pub fn first_non_finite_param(&self) -> Option<&str> {
+        if crate::policies::all_finite(&self.flat) {
+            return None;
+        }
+        self.params
+            .iter()
+            .find(|(_, p)| !crate::policies::all_finite(p))
+            .map(|(name, _)| name.as_str())
+    }
+
     /// The state as named tensors: `m/<param>`, `v/<param>`, `step`.
     pub fn state(&self) -> Vec<(String, Tensor)> {
         let mut out = Vec::with_capacity(2 * self.params.len() + 1);
@@ -134,8 +147,16 @@ impl Adam {
             m.push(get(format!("m/{name}"), p)?);
             v.push(get(format!("v/{name}"), p)?);
         }
+        for ((name, _), (m, v)) in self.params.iter().zip(m.iter().zip(&v)) {
+            anyhow::ensure!(
+                crate::policies::all_finite(m) && crate::policies::all_finite(v),
+                "optimizer state of '{name}' holds a NaN or infinity"
+            );
+        }
         let step = state.get("step").context("optimizer state lacks 'step'")?;
-        self.step = step.to_kind(Kind::Int64).int64_value(&[0]);
+        let step = step.to_kind(Kind::Int64).int64_value(&[0]);
+        anyhow::ensure!(step >= 0, "optimizer state has a negative step count ({step})");
+        self.step = step;
         tch::no_grad(|| {
             self.m.copy_(&Tensor::cat(&m, 0));
             self.v.copy_(&Tensor::cat(&v, 0));

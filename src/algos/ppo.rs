@@ -231,7 +231,7 @@ impl PPOOptim {
         let lengths: Vec<usize> = buffer.traj_idx.windows(2).map(|w| w[1] - w[0]).collect();
         let mut stats = OptimStats::default();
         let mut kl_max = 0.0f64;
-        'epochs: for _ in 0..self.hp.epochs {
+        'epochs: for epoch in 0..self.hp.epochs {
             let batches = if recurrent {
                 buffer.trajectory_batches(self.hp.batch_size, rng)
             } else {
@@ -280,6 +280,23 @@ impl PPOOptim {
                 self.critic_opt.zero_grad();
                 losses.critic.backward();
                 self.critic_opt.clip_and_step(self.hp.grad_clip);
+                // Finite losses can still produce a non-finite step (a huge learning rate
+                // overflows f32): caught here, before anything is saved or sampled.
+                for (net, opt, lr) in [
+                    ("actor", &self.actor_opt, self.hp.a_lr),
+                    ("critic", &self.critic_opt, self.hp.c_lr),
+                ] {
+                    if let Some(param) = opt.first_non_finite_param() {
+                        return Err(self.diverged(
+                            net,
+                            param,
+                            lr,
+                            epoch,
+                            stats.minibatches,
+                            &batch,
+                        ));
+                    }
+                }
 
                 stats.actor_loss += values[0];
                 stats.critic_loss += values[1];
@@ -422,6 +439,38 @@ impl PPOOptim {
             Err(e) => format!("; writing the diagnostic dump failed: {e:#}"),
         };
         anyhow::anyhow!("non-finite values in {} during the PPO update{dump}", bad.join(", "))
+    }
+
+    /// The error for an update that made a parameter non-finite. The dump holds the
+    /// minibatch that drove the step (finite: the losses were checked before it), so the run
+    /// directory never holds a non-finite value.
+    fn diverged(
+        &self,
+        net: &str,
+        param: &str,
+        lr: f64,
+        epoch: usize,
+        minibatch: usize,
+        batch: &Batch,
+    ) -> anyhow::Error {
+        let flag = if net == "actor" { "--a-lr" } else { "--c-lr" };
+        let dump = match self.dump_non_finite(&[
+            ("states", &batch.states),
+            ("actions", &batch.actions),
+            ("returns", &batch.returns),
+            ("advantages", &batch.advantages),
+            ("old_log_probs", &batch.old_logp),
+            ("mask", &batch.mask),
+        ]) {
+            Ok(Some(p)) => format!("; the minibatch is in {}", p.display()),
+            Ok(None) => String::new(),
+            Err(e) => format!("; writing the diagnostic dump failed: {e:#}"),
+        };
+        anyhow::anyhow!(
+            "the PPO update diverged: {net} parameter '{param}' became NaN or infinite \
+             (epoch {epoch}, minibatch {minibatch}; {flag} {lr:e} may be too high). Nothing \
+             from this update was saved{dump}"
+        )
     }
 
     fn dump_non_finite(&self, tensors: &[(&str, &Tensor)]) -> Result<Option<PathBuf>> {

@@ -17,13 +17,15 @@ use super::seeding::{derive, stream};
 use crate::envs::Env;
 use crate::policies::{Actor, RunningStats};
 
-/// Runs the noisy policy for `steps` steps and returns the visited states' statistics.
+/// Runs the noisy policy for `steps` steps and returns the visited states' statistics;
+/// `on_steps(n)` is called after each episode with the steps visited so far.
 pub fn prenormalize(
     env: &mut dyn Env,
     actor: &Actor,
     steps: usize,
     traj_len: usize,
     seed: u64,
+    on_steps: &mut dyn FnMut(usize),
 ) -> RunningStats {
     let _no_grad = tch::no_grad_guard();
     let (obs_dim, act_dim) = (env.observation_size(), env.action_size());
@@ -57,6 +59,7 @@ pub fn prenormalize(
                 break;
             }
         }
+        on_steps(visited);
     }
     stats
 }
@@ -81,7 +84,7 @@ mod tests {
         };
         tch::manual_seed(0);
         let actor = Actor::new(&spec, tch::Device::Cpu);
-        let stats = prenormalize(&mut CartPole::new(), &actor, 300, 50, 9);
+        let stats = prenormalize(&mut CartPole::new(), &actor, 300, 50, 9, &mut |_| {});
         assert_eq!(stats.count, 300.0);
 
         let mut env = CartPole::new();

@@ -15,7 +15,7 @@ use tch::{Kind, Tensor};
 
 use super::PPOOptim;
 use crate::fsutil::write_atomic_with;
-use crate::policies::{load_named, read_tensors, strip_prefix};
+use crate::policies::{first_non_finite, load_named, read_tensors, strip_prefix, NonFiniteSave};
 
 pub const RESUME_FILE: &str = "resume.safetensors";
 
@@ -39,7 +39,9 @@ fn prefixed(prefix: &str, tensors: Vec<(String, Tensor)>) -> Vec<(String, Tensor
 
 /// Writes the resume file for `state` into `dir`.
 pub fn save(dir: &Path, optim: &PPOOptim, state: &TrainState) -> Result<()> {
-    let f = |x: Option<f64>| Tensor::from_slice(&[x.unwrap_or(f64::NAN)]);
+    // "None yet" is a 0 flag beside a 0.0 value, so the file never holds a NaN.
+    let f = |x: Option<f64>| Tensor::from_slice(&[x.unwrap_or(0.0)]);
+    let has = |x: Option<f64>| Tensor::from_slice(&[x.is_some() as i64]);
     let i = |x: u64| Tensor::from_slice(&[x as i64]);
     let mut named = prefixed("actor", optim.actor().var_store().variables().into_iter().collect());
     named.extend(prefixed("critic", optim.critic().var_store().variables().into_iter().collect()));
@@ -48,12 +50,18 @@ pub fn save(dir: &Path, optim: &PPOOptim, state: &TrainState) -> Result<()> {
         ("meta/iteration".to_string(), i(state.iteration)),
         ("meta/total_timesteps".to_string(), i(state.total_timesteps)),
         ("meta/best_test".to_string(), f(state.best_test)),
+        ("meta/has_best_test".to_string(), has(state.best_test)),
         ("meta/best_train".to_string(), f(state.best_train)),
+        ("meta/has_best_train".to_string(), has(state.best_train)),
         ("meta/gate_open".to_string(), i(state.gate_open as u64)),
         ("meta/eval_next".to_string(), i(state.eval_next as u64)),
     ]);
     let named: Vec<(String, Tensor)> =
         named.into_iter().map(|(k, t)| (k, t.detach().to_device(tch::Device::Cpu))).collect();
+    if let Some(tensor) = first_non_finite(named.iter().map(|(k, t)| (k, t))) {
+        let path = dir.join(RESUME_FILE).display().to_string();
+        return Err(NonFiniteSave { path, tensor }.into());
+    }
     write_atomic_with(&dir.join(RESUME_FILE), |tmp| {
         Tensor::write_safetensors(&named, tmp).context("writing the resume state")
     })
@@ -77,19 +85,46 @@ pub fn load(path: &Path, optim: &mut PPOOptim, what: Restore) -> Result<TrainSta
             .map(|t| t.shallow_clone())
             .with_context(|| format!("{} lacks 'meta/{key}'", path.display()))
     };
-    let int =
-        |key: &str| -> Result<u64> { Ok(meta(key)?.to_kind(Kind::Int64).int64_value(&[0]) as u64) };
+    // Counters are checked, not cast: a damaged file must not turn -5 into 2^64 - 5.
+    let int = |key: &str| -> Result<u64> {
+        let t = meta(key)?;
+        anyhow::ensure!(
+            t.numel() == 1 && !t.is_floating_point(),
+            "{}: 'meta/{key}' is not one integer",
+            path.display()
+        );
+        let v = t.to_kind(Kind::Int64).int64_value(&[0]);
+        u64::try_from(v).map_err(|_| {
+            anyhow::anyhow!("{}: 'meta/{key}' is {v}, not a count >= 0", path.display())
+        })
+    };
+    let flag = |key: &str| -> Result<bool> {
+        match int(key)? {
+            0 => Ok(false),
+            1 => Ok(true),
+            v => anyhow::bail!("{}: 'meta/{key}' is {v}, not 0 or 1", path.display()),
+        }
+    };
     let float = |key: &str| -> Result<Option<f64>> {
-        let v = meta(key)?.to_kind(Kind::Double).double_value(&[0]);
-        Ok((!v.is_nan()).then_some(v))
+        let t = meta(key)?;
+        anyhow::ensure!(t.numel() == 1, "{}: 'meta/{key}' is not one number", path.display());
+        let v = t.to_kind(Kind::Double).double_value(&[0]);
+        anyhow::ensure!(!v.is_infinite(), "{}: 'meta/{key}' is infinite", path.display());
+        // Files written before the `has_` flags used NaN for "none yet".
+        let present = match map.contains_key(&format!("meta/has_{key}")) {
+            true => flag(&format!("has_{key}"))?,
+            false => !v.is_nan(),
+        };
+        anyhow::ensure!(!(present && v.is_nan()), "{}: 'meta/{key}' is NaN", path.display());
+        Ok(present.then_some(v))
     };
     let state = TrainState {
         iteration: int("iteration")?,
         total_timesteps: int("total_timesteps")?,
         best_test: float("best_test")?,
         best_train: float("best_train")?,
-        gate_open: int("gate_open")? != 0,
-        eval_next: int("eval_next")? != 0,
+        gate_open: flag("gate_open")?,
+        eval_next: flag("eval_next")?,
     };
     if what == Restore::Everything {
         let source = path.display().to_string();

@@ -147,7 +147,9 @@ impl AlgoSampler {
             .then(|| commands[(job.id % commands.len() as u64) as usize]);
         match &command {
             Some(c) => {
-                self.env.set_command(c);
+                self.env
+                    .set_command(c)
+                    .with_context(|| format!("the env refused its own eval command {c:?}"))?;
             }
             None => self.env.clear_command(),
         }
@@ -167,6 +169,8 @@ impl AlgoSampler {
             let s = Tensor::from_slice(&self.obs);
             let (mean, std) = self.actor.step(&s, &mut actor_h);
             mean.copy_data(&mut self.action, act_dim);
+            check_policy_output(&self.action, "action mean")
+                .with_context(|| format!("at step {t}"))?;
             let value = if train {
                 let std = std.expand([act_dim as i64], false);
                 std.copy_data(&mut self.std, act_dim);
@@ -174,7 +178,11 @@ impl AlgoSampler {
                     let z: f32 = StandardNormal.sample(&mut noise);
                     *a += s * z;
                 }
-                self.critic.value_step(&s, &mut critic_h).double_value(&[0]) as f32
+                let value = self.critic.value_step(&s, &mut critic_h).double_value(&[0]) as f32;
+                check_policy_output(&[value], "value")
+                    .and_then(|()| check_policy_output(&self.std, "action std"))
+                    .with_context(|| format!("at step {t}"))?;
+                value
             } else {
                 0.0
             };
@@ -215,6 +223,18 @@ impl AlgoSampler {
 fn check_finite(values: &[f32], what: &str) -> Result<()> {
     match values.iter().position(|v| !v.is_finite()) {
         Some(i) => bail!("env returned a non-finite {what} (entry {i} = {})", values[i]),
+        None => Ok(()),
+    }
+}
+
+/// A non-finite network output from a finite observation is the policy's failure (its
+/// weights diverged or were loaded broken), never the env's.
+fn check_policy_output(values: &[f32], what: &str) -> Result<()> {
+    match values.iter().position(|v| !v.is_finite()) {
+        Some(i) => bail!(
+            "the policy produced a non-finite {what} (entry {i} = {}) from a finite observation",
+            values[i]
+        ),
         None => Ok(()),
     }
 }
@@ -314,6 +334,17 @@ impl SamplerPool {
         req: &CollectRequest,
         policy: Arc<PolicySnapshot>,
     ) -> Result<Collected> {
+        self.collect_with(req, policy, &mut |_| {}).await
+    }
+
+    /// [`SamplerPool::collect`], calling `on_steps(n)` whenever the train steps kept so far
+    /// grow to `n` (a progress bar that moves within an iteration).
+    pub async fn collect_with(
+        &mut self,
+        req: &CollectRequest,
+        policy: Arc<PolicySnapshot>,
+        on_steps: &mut dyn FnMut(usize),
+    ) -> Result<Collected> {
         let cancel_above = Arc::new(AtomicU64::new(u64::MAX));
         let mut idle: Vec<usize> = (0..self.workers.len()).rev().collect();
         let mut in_flight = 0usize;
@@ -367,10 +398,13 @@ impl SamplerPool {
                 Err(msg) => {
                     // Stop the other workers' train jobs before reporting.
                     cancel_above.store(0, Ordering::Relaxed);
+                    let kind = match out.kind {
+                        JobKind::Train => "a training",
+                        JobKind::Eval => "an evaluation",
+                    };
                     bail!(
-                        "sampler worker {} failed on a {:?} trajectory (env seed {}): {msg}",
+                        "sampler worker {} failed on {kind} episode (env seed {}): {msg}",
                         out.worker,
-                        out.kind,
                         out.seed
                     )
                 }
@@ -386,6 +420,7 @@ impl SamplerPool {
                             break;
                         };
                         prefix_steps += t.buffer.len();
+                        on_steps(prefix_steps);
                         if prefix_steps >= req.num_steps {
                             cutoff = Some(prefix_end);
                             want_train = false;

@@ -33,6 +33,17 @@ pub struct Step<'a> {
     pub info: &'a [RewardTerm],
 }
 
+/// Why [`Env::set_command`] refused a command.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CommandError {
+    #[error("this env takes no commands")]
+    Unsupported,
+    #[error("command {name} = {value} is outside [{min}, {max}] {unit}")]
+    OutOfRange { name: &'static str, value: f32, min: f32, max: f32, unit: &'static str },
+    #[error("a command takes {expected} values, got {got}")]
+    Arity { expected: usize, got: usize },
+}
+
 /// A continuous-control environment with `f32` observations and actions.
 ///
 /// Contract:
@@ -49,9 +60,10 @@ pub trait Env: Send {
     fn reset(&mut self) -> &[f32];
     fn step(&mut self, action: &[f32]) -> Step<'_>;
     /// Sets the task command (e.g. x velocity, y velocity, turn rate) for `gait eval --command`.
-    /// Returns false for envs without commands.
-    fn set_command(&mut self, _command: &[f32]) -> bool {
-        false
+    /// Refuses (and changes nothing) for envs without commands and for values the env cannot
+    /// mean, NaN and infinities included.
+    fn set_command(&mut self, _command: &[f32]) -> Result<(), CommandError> {
+        Err(CommandError::Unsupported)
     }
     /// Returns to drawing commands from the env's own distribution (undoes
     /// [`Env::set_command`]).

@@ -18,6 +18,13 @@ pub const EXPERIMENT_INFO: &str = "experiment.info";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Experiment {
     pub gait_version: String,
+    /// The git commit gait was built from (absent for builds outside a git checkout and in
+    /// runs written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_commit: Option<String>,
+    /// Whether that checkout had uncommitted changes to tracked files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_dirty: Option<bool>,
     /// The command line as typed.
     pub command: Vec<String>,
     /// Effective arguments (env presets applied, worker count resolved).
@@ -26,6 +33,18 @@ pub struct Experiment {
 }
 
 impl Experiment {
+    /// An experiment record for this build of gait.
+    pub fn new(command: Vec<String>, args: PpoArgs, net: NetSpec) -> Self {
+        Self {
+            gait_version: env!("CARGO_PKG_VERSION").to_string(),
+            git_commit: option_env!("GAIT_GIT_COMMIT").map(str::to_string),
+            git_dirty: option_env!("GAIT_GIT_DIRTY").map(|d| d == "true"),
+            command,
+            args,
+            net,
+        }
+    }
+
     pub fn save(&self, dir: &Path) -> Result<()> {
         let json = serde_json::to_string_pretty(self)?;
         write_atomic(&dir.join(EXPERIMENT_JSON), json.as_bytes())?;
@@ -53,6 +72,10 @@ impl Experiment {
         lines.push(format!("obs_dim: {}", self.net.obs_dim));
         lines.push(format!("action_dim: {}", self.net.act_dim));
         lines.push(format!("gait_version: {}", self.gait_version));
+        if let Some(commit) = &self.git_commit {
+            let dirty = if self.git_dirty == Some(true) { " (dirty)" } else { "" };
+            lines.push(format!("git_commit: {commit}{dirty}"));
+        }
         lines.sort();
         lines.join("\n") + "\n"
     }
@@ -63,6 +86,8 @@ impl Experiment {
 pub enum RunDirError {
     #[error("{flag} {dir}: no such directory")]
     Missing { flag: &'static str, dir: String },
+    #[error("{flag} {dir} is a file; give the run directory that holds {EXPERIMENT_JSON}")]
+    IsFile { flag: &'static str, dir: String },
     #[error("{flag} {dir} is not a gait run directory (no {EXPERIMENT_JSON})")]
     NotARun { flag: &'static str, dir: String },
     #[error("{flag} {dir}: {EXPERIMENT_JSON} is truncated or invalid: {reason}")]
@@ -73,6 +98,9 @@ pub enum RunDirError {
 /// directory, a directory that is not a run, and a damaged `experiment.json`.
 pub fn load_run_dir(dir: &Path, flag: &'static str) -> Result<Experiment, RunDirError> {
     let shown = dir.display().to_string();
+    if dir.is_file() {
+        return Err(RunDirError::IsFile { flag, dir: shown });
+    }
     if !dir.is_dir() {
         return Err(RunDirError::Missing { flag, dir: shown });
     }
@@ -86,13 +114,19 @@ pub fn load_run_dir(dir: &Path, flag: &'static str) -> Result<Experiment, RunDir
     })
 }
 
-/// [`load_run_dir`] for `--previous`: a missing directory or one that is not a run is a usage
-/// error; a damaged `experiment.json` is a runtime error.
-pub fn load_previous(dir: &Path) -> Result<Experiment> {
-    load_run_dir(dir, "--previous").map_err(|e| match e {
+/// [`load_run_dir`] for a flag naming a run (`--previous`, `gait eval --path`): a missing path,
+/// a file, or a directory that is not a run is a usage error (exit 2); a damaged
+/// `experiment.json` is a runtime error (exit 1).
+pub fn load_run(dir: &Path, flag: &'static str) -> Result<Experiment> {
+    load_run_dir(dir, flag).map_err(|e| match e {
         RunDirError::Invalid { .. } => anyhow::Error::new(e),
         usage => UsageError(usage.to_string()).into(),
     })
+}
+
+/// [`load_run`] for `--previous`.
+pub fn load_previous(dir: &Path) -> Result<Experiment> {
+    load_run(dir, "--previous")
 }
 
 /// The reference's nameless-run folder: a short hash of the arguments that define the

@@ -3,10 +3,12 @@
 
 pub mod experiment;
 mod run_dir;
+pub mod summary;
 mod table;
 pub mod tensorboard;
 
-pub use experiment::{args_hash_name, load_previous, Experiment};
+pub use experiment::{args_hash_name, load_previous, load_run, Experiment};
 pub use run_dir::{create_continuation_dir, create_run_dir};
+pub use summary::{RunStatus, RunSummary};
 pub use table::ScalarTable;
 pub use tensorboard::{read_events, EventWriter};

@@ -21,14 +21,23 @@ pub fn create_run_dir(logdir: &Path, env: &str, run: &str) -> Result<PathBuf> {
     create_unique(&parent, &stamp)
 }
 
-/// Creates the directory for a run continued from `previous`: a sibling named
-/// `<previous name>-cont-<timestamp>` (the reference's scheme). `previous` is never written.
-pub fn create_continuation_dir(previous: &Path) -> Result<PathBuf> {
+/// Creates the directory for a run continued from `previous`, named
+/// `<previous name>-cont-<timestamp>` (the reference's scheme): beside `previous`, or inside
+/// `under` when given (a `--logdir` typed with `--previous`). `previous` is never written.
+pub fn create_continuation_dir(previous: &Path, under: Option<&Path>) -> Result<PathBuf> {
     let previous = previous
         .canonicalize()
         .with_context(|| format!("resolving --previous {}", previous.display()))?;
     let (Some(parent), Some(leaf)) = (previous.parent(), previous.file_name()) else {
         anyhow::bail!("--previous {} has no parent directory", previous.display());
+    };
+    let parent = match under {
+        Some(dir) => {
+            fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create the run directory {}", dir.display()))?;
+            dir
+        }
+        None => parent,
     };
     let stamp = chrono::Local::now().format("%Y-%m-%d_%H-%M-%S");
     create_unique(parent, &format!("{}-cont-{stamp}", leaf.to_string_lossy()))

@@ -14,8 +14,8 @@ pub use critic::Critic;
 pub use layers::{Arch, Nonlinearity};
 pub use normalizer::{Normalizer, RunningStats};
 pub use params::{
-    load_checkpoint, load_named, read_tensors, save_checkpoint, strip_prefix, CheckpointError,
-    ParamSnapshot,
+    all_finite, first_non_finite, load_checkpoint, load_named, read_tensors, save_checkpoint,
+    strip_prefix, CheckpointError, NonFiniteSave, ParamSnapshot,
 };
 
 use serde::{Deserialize, Serialize};
@@ -31,6 +31,34 @@ pub struct NetSpec {
     /// Hidden activation of the actor (the critic always uses ReLU, as the reference does).
     pub nonlinearity: Nonlinearity,
     pub std: StdSpec,
+}
+
+impl NetSpec {
+    /// Parameters of the actor plus the critic (weights and biases; an LSTM layer counts its
+    /// four gates). Computed from the widths, before anything is allocated, so a network too
+    /// large for the machine is refused with numbers instead of dying in libtorch.
+    pub fn num_params(&self) -> u128 {
+        let widths = |out: usize| {
+            let mut w: Vec<u128> = vec![self.obs_dim as u128];
+            w.extend(self.layers.iter().map(|&l| l as u128));
+            w.push(out as u128);
+            w
+        };
+        let count = |w: &[u128]| -> u128 {
+            w.windows(2)
+                .enumerate()
+                .map(|(i, p)| {
+                    let recurrent = self.arch == Arch::Lstm && i + 2 < w.len();
+                    if recurrent {
+                        4 * (p[0] + p[1] + 2) * p[1]
+                    } else {
+                        (p[0] + 1) * p[1]
+                    }
+                })
+                .sum()
+        };
+        count(&widths(self.act_dim)) + count(&widths(1)) + self.act_dim as u128
+    }
 }
 
 impl std::fmt::Display for NetSpec {

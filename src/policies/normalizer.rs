@@ -122,6 +122,11 @@ impl Normalizer {
             "normalizer statistics have {} entries, the network expects {dim}",
             stats.mean.len()
         );
+        ensure!(
+            stats.mean.iter().chain(&stats.var).all(|v| v.is_finite()) && stats.count.is_finite(),
+            "normalizer statistics hold a NaN or infinity (count {})",
+            stats.count
+        );
         let device = self.mean.device();
         let std: Vec<f32> = if stats.count > 0.0 {
             stats.var.iter().map(|v| (v.sqrt()).max(STD_FLOOR) as f32).collect()

@@ -65,6 +65,34 @@ pub enum CheckpointError {
          network shapes [{expected}]"
     )]
     Mismatch { path: String, detail: String, found: String, expected: String },
+    #[error(
+        "checkpoint {path}: tensor '{tensor}' holds a NaN or infinity; a policy with a \
+         non-finite value is never loaded (the run that wrote it diverged)"
+    )]
+    NonFinite { path: String, tensor: String },
+}
+
+/// Refusal to write a policy with a non-finite value (see [`save_checkpoint`]).
+#[derive(Debug, Error)]
+#[error("refusing to write {path}: tensor '{tensor}' holds a NaN or infinity")]
+pub struct NonFiniteSave {
+    pub path: String,
+    pub tensor: String,
+}
+
+/// True when every element of `t` is finite (integer tensors always are).
+pub fn all_finite(t: &Tensor) -> bool {
+    !t.is_floating_point() || t.isfinite().all().int64_value(&[]) != 0
+}
+
+/// The first tensor, by name, holding a NaN or an infinity.
+pub fn first_non_finite<'a, I>(tensors: I) -> Option<String>
+where
+    I: IntoIterator<Item = (&'a String, &'a Tensor)>,
+{
+    let mut sorted: Vec<(&String, &Tensor)> = tensors.into_iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(b.0));
+    sorted.into_iter().find(|(_, t)| !all_finite(t)).map(|(n, _)| n.clone())
 }
 
 fn describe(map: &BTreeMap<String, (Vec<i64>, Kind)>) -> String {
@@ -72,8 +100,13 @@ fn describe(map: &BTreeMap<String, (Vec<i64>, Kind)>) -> String {
 }
 
 /// Atomically writes every variable of `vs` to a `.safetensors` file (loadable by PyTorch's
-/// `safetensors.torch.load_file`).
+/// `safetensors.torch.load_file`). A store holding a NaN or infinity is refused
+/// ([`NonFiniteSave`]) and nothing is written: a diverged policy must never become a
+/// checkpoint that `gait eval` would score.
 pub fn save_checkpoint(vs: &VarStore, path: &Path) -> Result<()> {
+    if let Some(tensor) = first_non_finite(&vs.variables()) {
+        return Err(NonFiniteSave { path: path.display().to_string(), tensor }.into());
+    }
     write_atomic_with(path, |tmp| {
         vs.save(tmp).with_context(|| format!("writing checkpoint {}", tmp.display()))
     })
@@ -100,8 +133,9 @@ pub fn read_tensors(path: &Path) -> Result<HashMap<String, Tensor>, CheckpointEr
     })
 }
 
-/// Copies `tensors` into `vs` after checking that names, shapes and dtypes match exactly;
-/// on mismatch nothing is changed. `source` names the origin in errors.
+/// Copies `tensors` into `vs` after checking that names, shapes and dtypes match exactly and
+/// that every value is finite; otherwise nothing is changed. `source` names the origin in
+/// errors.
 pub fn load_named(
     vs: &mut VarStore,
     tensors: &HashMap<String, Tensor>,
@@ -135,6 +169,9 @@ pub fn load_named(
             found: describe(&found),
             expected: describe(&expected),
         });
+    }
+    if let Some(tensor) = first_non_finite(tensors) {
+        return Err(CheckpointError::NonFinite { path: source.to_string(), tensor });
     }
     tch::no_grad(|| {
         for (name, src) in tensors {

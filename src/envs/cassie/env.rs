@@ -26,7 +26,7 @@ use super::motor::N;
 use super::reference::{self, ReferenceKind};
 use super::reward::{self, RewardInputs, RewardKind};
 use super::sim::{CassieSim, Dynamics, PASSIVE};
-use crate::envs::{Env, MirrorIndices, RewardTerm, Step};
+use crate::envs::{CommandError, Env, MirrorIndices, RewardTerm, Step};
 
 /// What the policy observes beyond the reference's layout (`--obs`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
@@ -144,6 +144,12 @@ impl CassieArgs {
         ((1.0 / self.sim_dt) / rate).round().max(1.0) as usize
     }
 }
+
+/// Commands `gait eval --command` accepts: `(name, |limit|, unit)` for x, y and turn. Wider
+/// than either training distribution (so out-of-distribution speeds can be probed) but within
+/// what the robot could mean: Cassie's record is about 4 m/s.
+const COMMAND_LIMITS: [(&str, f32, &str); 3] =
+    [("x", 4.0, "m/s"), ("y", 2.0, "m/s"), ("turn", std::f32::consts::PI, "rad/s")];
 
 const MIN_HEIGHT: f32 = 0.65;
 const MAX_TILT: f32 = 20.0 * std::f32::consts::PI / 180.0;
@@ -478,10 +484,23 @@ impl Env for CassieEnv {
         Step { obs: &self.obs, reward, done, info: &self.terms }
     }
 
-    fn set_command(&mut self, command: &[f32]) -> bool {
-        let get = |i: usize| command.get(i).copied().unwrap_or(0.0) as f64;
-        self.fixed_command = Some(Command { x: get(0), y: get(1), turn: get(2) });
-        true
+    fn set_command(&mut self, command: &[f32]) -> Result<(), CommandError> {
+        let [x, y, turn] = command else {
+            return Err(CommandError::Arity { expected: 3, got: command.len() });
+        };
+        for (&(name, limit, unit), &value) in COMMAND_LIMITS.iter().zip([x, y, turn]) {
+            if !value.is_finite() || value.abs() > limit {
+                return Err(CommandError::OutOfRange {
+                    name,
+                    value,
+                    min: -limit,
+                    max: limit,
+                    unit,
+                });
+            }
+        }
+        self.fixed_command = Some(Command { x: *x as f64, y: *y as f64, turn: *turn as f64 });
+        Ok(())
     }
 
     fn clear_command(&mut self) {
@@ -509,6 +528,25 @@ impl Env for CassieEnv {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn commands_outside_the_limits_are_refused_and_change_nothing() {
+        let mut e = CassieEnv::new(CassieArgs::default());
+        e.set_command(&[0.5, 0.0, 0.0]).unwrap();
+        for bad in [
+            [f32::NAN, 0.0, 0.0],
+            [f32::INFINITY, 0.0, 0.0],
+            [4.5, 0.0, 0.0],
+            [0.0, -2.5, 0.0],
+            [0.0, 0.0, 4.0],
+        ] {
+            let err = e.set_command(&bad).unwrap_err();
+            assert!(matches!(err, CommandError::OutOfRange { .. }), "{bad:?}: {err}");
+        }
+        assert_eq!(e.set_command(&[1.0]), Err(CommandError::Arity { expected: 3, got: 1 }));
+        assert_eq!(e.fixed_command, Some(Command { x: 0.5, y: 0.0, turn: 0.0 }));
+        e.set_command(&[-4.0, 2.0, 3.0]).unwrap();
+    }
+
     use super::*;
     use crate::envs::MirrorIndices;
 
@@ -552,8 +590,8 @@ mod tests {
         let (mut a, mut b) = (CassieEnv::new(args.clone()), CassieEnv::new(args.clone()));
         let (mo, ma): (MirrorIndices, MirrorIndices) =
             (a.observation_mirror_indices().unwrap(), a.action_mirror_indices().unwrap());
-        a.set_command(&[0.6, 0.2, 0.3]);
-        b.set_command(&[0.6, -0.2, -0.3]);
+        a.set_command(&[0.6, 0.2, 0.3]).unwrap();
+        b.set_command(&[0.6, -0.2, -0.3]).unwrap();
         a.seed(1);
         b.seed(1);
         a.reset_with_heading(0.0);
@@ -708,14 +746,14 @@ mod tests {
     #[test]
     fn a_standing_command_leaves_the_stance_to_the_policy() {
         let mut e = env();
-        e.set_command(&[0.0, 0.0, 0.0]);
+        e.set_command(&[0.0, 0.0, 0.0]).unwrap();
         e.seed(4);
         e.reset();
         for _ in 0..40 {
             e.step(&[0.0; N]);
             assert_eq!(e.reference, [0.0; N]);
         }
-        e.set_command(&[1.0, 0.0, 0.0]);
+        e.set_command(&[1.0, 0.0, 0.0]).unwrap();
         e.reset();
         let mut moved = 0.0f32;
         for _ in 0..40 {

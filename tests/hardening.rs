@@ -1,0 +1,284 @@
+//! Hostile input: diverging updates, broken checkpoints, damaged resume files, repeated
+//! Ctrl-C, stray temp files. Each case gets one clear error, the documented exit code
+//! (2 usage, 1 runtime failure, 130 interrupted), and nothing broken on disk.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{gait, only_run, snapshot};
+use rand::{Rng, SeedableRng};
+use tch::Tensor;
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn train(logdir: &Path, run: &str, extra: &[&str]) -> std::process::Output {
+    let l = logdir.to_str().unwrap();
+    let mut argv = vec!["train", "ppo", "--env", "cartpole", "--logdir", l, "--run-name", run];
+    argv.extend_from_slice(extra);
+    gait(&argv)
+}
+
+fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Names of the tensors in a safetensors file that hold a NaN or infinity.
+fn non_finite_tensors(path: &Path) -> Vec<String> {
+    Tensor::read_safetensors(path)
+        .unwrap()
+        .into_iter()
+        .filter(|(_, t)| t.is_floating_point() && t.isfinite().all().int64_value(&[]) == 0)
+        .map(|(n, _)| n)
+        .collect()
+}
+
+/// Rewrites one tensor of a safetensors file.
+fn rewrite(path: &Path, name: &str, f: impl Fn(&Tensor) -> Tensor) {
+    let tensors: Vec<(String, Tensor)> = Tensor::read_safetensors(path)
+        .unwrap()
+        .into_iter()
+        .map(|(n, t)| if n == name { (n, f(&t)) } else { (n, t) })
+        .collect();
+    assert!(tensors.iter().any(|(n, _)| n == name), "no tensor {name} in {}", path.display());
+    Tensor::write_safetensors(&tensors, path).unwrap();
+}
+
+#[test]
+fn an_exploding_learning_rate_saves_nothing_broken_and_the_run_is_refused_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = train(dir.path(), "boom", &["--a-lr", "1e39", "--timesteps", "20000"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{}{err}", stdout(&o));
+    assert!(err.contains("the PPO update diverged: actor parameter '"), "{err}");
+    assert!(err.contains("--a-lr 1e39 may be too high"), "{err}");
+    assert!(!err.contains("env returned"), "blames the env: {err}");
+    let run = only_run(&dir.path().join("cartpole").join("boom"));
+    // Nothing in the run dir holds a NaN or infinity: no checkpoint was written, and the
+    // diagnostic dump holds the (finite) minibatch that drove the step.
+    let tensors = files_with_ext(&run, "safetensors");
+    assert!(tensors.iter().any(|p| p.ends_with("training_error.safetensors")), "{tensors:?}");
+    for file in &tensors {
+        assert_eq!(non_finite_tensors(file), Vec::<String>::new(), "{}", file.display());
+    }
+    assert!(!run.join("actor_latest.safetensors").exists());
+    let summary = std::fs::read_to_string(run.join("summary.json")).unwrap();
+    assert!(
+        summary.contains("\"status\": \"failed\"") && summary.contains("diverged"),
+        "{summary}"
+    );
+    // eval and --previous refuse, naming the cause.
+    let r = run.to_str().unwrap();
+    let o = gait(&["eval", "--path", r]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the run failed") && stderr(&o).contains("diverged"),
+        "{}",
+        stderr(&o)
+    );
+    let before = snapshot(dir.path());
+    let o = gait(&["train", "ppo", "--previous", r, "--a-lr", "1e-4"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("diverged"), "{}", stderr(&o));
+    assert!(snapshot(dir.path()) == before, "a refused --previous changed files");
+}
+
+#[test]
+fn checkpoints_and_resume_files_with_bad_values_are_refused_naming_the_tensor() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = train(dir.path(), "good", &["--timesteps", "8000", "--eval-freq", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let good = only_run(&dir.path().join("cartpole").join("good"));
+    let copy = |name: &str| {
+        let to = dir.path().join(name);
+        std::fs::create_dir(&to).unwrap();
+        for e in std::fs::read_dir(&good).unwrap().flatten() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+        to
+    };
+    let nan = |t: &Tensor| t.full_like(f64::NAN);
+    // NaN weights in every actor file and in the resume state.
+    let poisoned = copy("poisoned");
+    for file in ["actor.safetensors", "actor_latest.safetensors"] {
+        rewrite(&poisoned.join(file), "layers.0.weight", nan);
+    }
+    rewrite(&poisoned.join("resume.safetensors"), "actor/layers.0.weight", nan);
+    // Damaged counters.
+    let negative = copy("negative");
+    rewrite(&negative.join("resume.safetensors"), "meta/iteration", |_| {
+        Tensor::from_slice(&[-5i64])
+    });
+    let inf_adam = copy("inf_adam");
+    rewrite(&inf_adam.join("resume.safetensors"), "actor_adam/v/layers.0.weight", |t| {
+        t.full_like(f64::INFINITY)
+    });
+    let (p, n, a) =
+        (poisoned.to_str().unwrap(), negative.to_str().unwrap(), inf_adam.to_str().unwrap());
+    let before = snapshot(dir.path());
+    let cases: &[(&[&str], &str)] = &[
+        (&["eval", "--path", p], "tensor 'layers.0.weight' holds a NaN or infinity"),
+        (&["eval", "--path", p, "--latest"], "tensor 'layers.0.weight' holds a NaN or infinity"),
+        (&["train", "ppo", "--previous", p], "tensor 'layers.0.weight' holds a NaN or infinity"),
+        (&["train", "ppo", "--previous", n], "'meta/iteration' is -5, not a count >= 0"),
+        (&["train", "ppo", "--previous", a], "optimizer state of 'layers.0.weight' holds a NaN"),
+    ];
+    for (argv, message) in cases {
+        let o = gait(argv);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{argv:?}: {err}");
+        assert!(err.contains(message), "{argv:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{argv:?}: one line: {err}");
+    }
+    assert!(snapshot(dir.path()) == before, "a refused command changed files");
+}
+
+/// Starts a long cartpole run in the background.
+fn spawn_long(logdir: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_gait"))
+        .args(["train", "ppo", "--env", "cartpole", "--timesteps", "1e9", "--num-steps", "1000"])
+        .args(["--logdir", logdir.to_str().unwrap(), "--run-name", "sig"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn sigint(child: &std::process::Child) {
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+}
+
+/// Two Ctrl-Cs at random moments (start-up, sampling, the update, saving): exit 130 every
+/// time, no segfault, no panic, no libtorch trace.
+#[test]
+fn a_second_ctrl_c_exits_130_at_once_without_a_crash() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    for attempt in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = spawn_long(dir.path());
+        // From the moment the run dir exists (the handler is installed before it): before
+        // that the signal meets libtorch's loader and the default action.
+        let parent = dir.path().join("cartpole").join("sig");
+        let start = Instant::now();
+        while !parent.is_dir() {
+            assert!(start.elapsed() < Duration::from_secs(60), "no run dir");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(rng.gen_range(0..2500)));
+        sigint(&child);
+        std::thread::sleep(Duration::from_millis(rng.gen_range(0..300)));
+        // The first Ctrl-C may already have ended the run.
+        if child.try_wait().unwrap().is_none() {
+            sigint(&child);
+        }
+        let start = Instant::now();
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(130), "attempt {attempt}: {:?} {err}", o.status);
+        assert!(start.elapsed() < Duration::from_secs(20), "attempt {attempt}: slow exit");
+        for crash in ["panicked", "Segmentation", "terminate called", "libc++abi", "Aborted"] {
+            assert!(!err.contains(crash), "attempt {attempt}: {err}");
+        }
+    }
+}
+
+#[test]
+fn one_ctrl_c_saves_exits_130_and_records_the_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = spawn_long(dir.path());
+    let parent = dir.path().join("cartpole").join("sig");
+    let start = Instant::now();
+    let run = loop {
+        if parent.is_dir() {
+            if let Some(run) = std::fs::read_dir(&parent).unwrap().flatten().next() {
+                if run.path().join("resume.safetensors").is_file() {
+                    break run.path();
+                }
+            }
+        }
+        assert!(child.try_wait().unwrap().is_none(), "training exited early");
+        assert!(start.elapsed() < Duration::from_secs(120), "no progress");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    sigint(&child);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(stdout(&o).contains("gait train ppo --previous"), "{}", stdout(&o));
+    let summary = std::fs::read_to_string(run.join("summary.json")).unwrap();
+    assert!(summary.contains("\"status\": \"interrupted\""), "{summary}");
+}
+
+#[test]
+fn a_resumed_run_removes_stale_temp_files_and_honours_a_typed_logdir() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = train(dir.path(), "first", &["--timesteps", "4000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = only_run(&dir.path().join("cartpole").join("first"));
+    let summary = std::fs::read_to_string(first.join("summary.json")).unwrap();
+    assert!(summary.contains("\"status\": \"completed\"") && summary.contains("\"mean_return\""));
+    let experiment = std::fs::read_to_string(first.join("experiment.json")).unwrap();
+    if Path::new(env!("CARGO_MANIFEST_DIR")).join(".git").exists() {
+        assert!(experiment.contains("\"git_commit\": \""), "{experiment}");
+        assert!(experiment.contains("\"git_dirty\": "), "{experiment}");
+    }
+    // A kill -9 between a temp write and its rename leaves a hidden file; a process id above
+    // the kernel's maximum is never alive.
+    let stale = first.join(".critic_latest.safetensors.4194305.tmp.safetensors");
+    std::fs::write(&stale, b"partial").unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    let o = gait(&[
+        "train",
+        "ppo",
+        "--previous",
+        first.to_str().unwrap(),
+        "--timesteps",
+        "8000",
+        "--logdir",
+        elsewhere.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stale.exists(), "stale temp file kept");
+    assert!(stderr(&o).contains("left by a killed process"), "{}", stderr(&o));
+    // The continuation went under the typed --logdir, keeping the run's folder name.
+    let cont = only_run(&elsewhere.join("cartpole").join("first"));
+    let name = cont.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.contains("-cont-"), "{name}");
+    let info = std::fs::read_to_string(cont.join("experiment.info")).unwrap();
+    assert!(info.contains(&format!("logdir: {}", elsewhere.display())), "{info}");
+    assert_eq!(std::fs::read_dir(first.parent().unwrap()).unwrap().count(), 1);
+}
+
+#[test]
+fn a_bad_value_stored_in_experiment_json_is_blamed_on_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = train(dir.path(), "r", &["--timesteps", "4000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = only_run(&dir.path().join("cartpole").join("r"));
+    let path = run.join("experiment.json");
+    let json = std::fs::read_to_string(&path).unwrap();
+    let key = "\"batch_size\": ";
+    let at = json.find(key).expect("batch_size in experiment.json") + key.len();
+    let end = at + json[at..].find([',', '\n']).unwrap();
+    std::fs::write(&path, format!("{}0{}", &json[..at], &json[end..])).unwrap();
+    let o = gait(&["train", "ppo", "--previous", run.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("its experiment.json holds a value this gait refuses"), "{err}");
+    assert!(err.contains("--batch-size"), "{err}");
+}
