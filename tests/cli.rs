@@ -37,6 +37,9 @@ fn train_prints_iterations_and_finishes() {
     assert!(out.contains("env 'cartpole' preset:"), "{out}");
     assert!(out.contains("iter    0 |") && out.contains("iter    1 |"), "{out}");
     assert!(out.contains("done: 2 iterations"), "{out}");
+    for line in out.lines().filter(|l| l.starts_with("iter ")) {
+        assert!(line.chars().count() <= 100, "over 100 columns: {line}");
+    }
 }
 
 #[test]
