@@ -20,6 +20,10 @@ pub struct BenchEnvArgs {
     /// How long to run.
     #[arg(long, default_value_t = 5.0)]
     pub seconds: f64,
+    /// Run exactly this many policy steps instead of `--seconds`: a fixed workload, so
+    /// instruction counts (`valgrind --tool=callgrind`) compare between builds.
+    #[arg(long, value_parser = crate::config::positive_usize)]
+    pub steps: Option<usize>,
     #[command(flatten)]
     pub env_args: EnvArgs,
 }
@@ -49,8 +53,9 @@ pub fn bench_env(args: &BenchEnvArgs) -> Result<f64> {
     let budget = Duration::from_secs_f64(args.seconds.max(0.01));
     let start = Instant::now();
     let cpu_start = thread_cpu_seconds();
-    while start.elapsed() < budget {
-        for _ in 0..64 {
+    let fixed = args.steps.map(|n| n as u64);
+    while fixed.map_or(start.elapsed() < budget, |n| steps < n) {
+        for _ in 0..fixed.map_or(64, |n| (n - steps).min(64)) {
             action.iter_mut().for_each(|a| *a = rng.gen_range(-1.0..1.0));
             steps += 1;
             if env.step(&action).done {
