@@ -547,6 +547,91 @@ mod tests {
         }
     }
 
+    /// Random targets around the stance, as `gait bench env` drives the robot.
+    fn random_targets(desc: &Description, rng: &mut impl rand::Rng) -> [f32; N] {
+        let mut t = desc.neutral_stance();
+        t.iter_mut().for_each(|x| *x += rng.gen_range(-1.0..1.0));
+        t
+    }
+
+    fn max_abs(m: &rapier3d::na::DMatrix<f32>) -> f32 {
+        m.iter().fold(0.0f32, |a, &x| a.max(x.abs()))
+    }
+
+    /// The vendored rapier's tree-sparse mass matrix (vendor/rapier3d/GAIT_PATCH.md) against
+    /// rapier's original dense code, on the states of a random-target run at both physics
+    /// rates (falls and ground contacts included): both matrices, and the accelerations they
+    /// give for random generalized forces, agree to f32 rounding.
+    #[test]
+    fn the_tree_sparse_mass_matrix_matches_the_dense_one() {
+        use rand::{Rng, SeedableRng};
+        let desc = Description::cassie();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let mut checked = 0;
+        for dt in [0.0005f32, 0.002] {
+            let mut sim = CassieSim::new(&desc, &Dynamics::default(), dt, 0.3);
+            for step in 0..150 {
+                sim.step(&random_targets(&desc, &mut rng), (0.02 / dt).round() as usize);
+                if step % 5 != 0 {
+                    continue;
+                }
+                let mb = sim.multibody();
+                let (sparse, sparse_acc) = mb.mass_matrices(dt, &sim.world.bodies, false);
+                let (dense, dense_acc) = mb.mass_matrices(dt, &sim.world.bodies, true);
+                for (s, d, what) in [(&sparse, &dense, "mass"), (&sparse_acc, &dense_acc, "acc")] {
+                    let err = max_abs(&(s - d)) / max_abs(d);
+                    assert!(err < 1e-5, "dt {dt}, step {step}: {what} matrix differs by {err:e}");
+                }
+                let force = rapier3d::na::DVector::<f32>::from_fn(sparse.nrows(), |_, _| {
+                    rng.gen_range(-50.0..50.0)
+                });
+                let a = sparse_acc.clone().lu().solve(&force).expect("invertible");
+                let b = dense_acc.clone().lu().solve(&force).expect("invertible");
+                let err = (&a - &b).amax() / b.amax();
+                assert!(err < 1e-3, "dt {dt}, step {step}: accelerations differ by {err:e}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 60);
+    }
+
+    /// Eight policy steps of random targets (80 substeps at 500 Hz, 320 at 2 kHz), once with
+    /// the tree-sparse mass matrix and once with the dense one: the same motion.
+    #[test]
+    fn a_step_with_the_sparse_mass_matrix_matches_the_dense_one() {
+        use rand::SeedableRng;
+        let desc = Description::cassie();
+        for (trial, dt) in [0.0005f32, 0.002, 0.002].into_iter().enumerate() {
+            let substeps = (0.02 / dt).round() as usize;
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(trial as u64);
+            let warmup: Vec<[f32; N]> = (0..8).map(|_| random_targets(&desc, &mut rng)).collect();
+            let mut sims = [false, true].map(|dense| {
+                let mut sim = CassieSim::new(&desc, &Dynamics::default(), dt, 0.0);
+                let id = sim.multibody;
+                let (mb, _) = sim.world.multibody_joints.get_mut(id).expect("robot");
+                mb.set_dense_mass_matrix(dense);
+                sim
+            });
+            // Both follow the same 8 random targets (0.16 s, ground contacts included).
+            for targets in &warmup {
+                for sim in &mut sims {
+                    sim.step(targets, substeps);
+                }
+            }
+            let [a, b] = &sims;
+            let (pa, pb) = (a.base_position(), b.base_position());
+            let (qa, qb) = (a.true_motor_positions(), b.true_motor_positions());
+            println!("trial {trial} dt {dt}: base {pa} vs {pb}");
+            assert!((pa - pb).length() < 1e-3, "trial {trial}: base {pa} vs {pb}");
+            for k in 0..N {
+                assert!((qa[k] - qb[k]).abs() < 1e-3, "trial {trial} joint {k}: {qa:?} vs {qb:?}");
+            }
+            assert!(
+                a.world.bodies[a.base].linvel().distance(b.world.bodies[b.base].linvel()) < 1e-2
+            );
+        }
+    }
+
     #[test]
     fn the_torque_delay_is_a_time_at_any_physics_rate() {
         let d = Dynamics::default();

@@ -25,6 +25,8 @@ mod multibody_joint_set;
 mod multibody_link;
 #[cfg(feature = "alloc")]
 mod multibody_workspace;
+#[cfg(all(feature = "alloc", feature = "dim3"))]
+mod tree_sparsity;
 
 #[cfg(feature = "alloc")]
 mod multibody_ik;

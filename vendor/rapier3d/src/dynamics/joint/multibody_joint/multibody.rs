@@ -1,5 +1,7 @@
 use super::multibody_link::{MultibodyLink, MultibodyLinkVec};
 use super::multibody_workspace::MultibodyWorkspace;
+#[cfg(feature = "dim3")]
+use super::tree_sparsity::AncestorDofs;
 use crate::alloc_prelude::*;
 use crate::dynamics::integration_parameters::SpringCoefficients;
 use crate::dynamics::solver::{GenericJointConstraint, WritebackId};
@@ -134,6 +136,13 @@ pub struct Multibody {
     coriolis_v: Vec<OMatrix<Real, Dim, Dyn>>,
     coriolis_w: Vec<OMatrix<Real, AngDim, Dyn>>,
     i_coriolis_dt: Jacobian<Real>,
+    /// gait patch: each link's ancestor DoFs, so the mass matrix is built on them only.
+    #[cfg(feature = "dim3")]
+    #[cfg_attr(feature = "serde-serialize", serde(skip))]
+    ancestor_dofs: AncestorDofs,
+    /// gait patch: build the mass matrix with the original dense code (a reference for tests).
+    #[cfg_attr(feature = "serde-serialize", serde(skip))]
+    dense_mass_matrix: bool,
 }
 impl Default for Multibody {
     fn default() -> Self {
@@ -167,6 +176,9 @@ impl Multibody {
             coriolis_v: Vec::new(),
             coriolis_w: Vec::new(),
             i_coriolis_dt: Jacobian::zeros(0),
+            #[cfg(feature = "dim3")]
+            ancestor_dofs: AncestorDofs::default(),
+            dense_mass_matrix: false,
             root_is_dynamic: false,
             self_contacts_enabled,
             couplings: Vec::new(),
@@ -842,6 +854,14 @@ impl Multibody {
         }
 
         let mut curr_assembly_id = 0;
+        #[cfg(feature = "dim3")]
+        let sparse = !self.dense_mass_matrix;
+        #[cfg(not(feature = "dim3"))]
+        let sparse = false;
+        #[cfg(feature = "dim3")]
+        if sparse {
+            self.ancestor_dofs.rebuild(&self.links);
+        }
 
         for i in 0..self.links.len() {
             let link = &self.links[i];
@@ -881,16 +901,30 @@ impl Multibody {
                 augmented_inertia += gyroscopic_matrix * dt;
             }
 
-            // TODO: optimize that (knowing the structure of the augmented inertia matrix).
-            // TODO: this could be better optimized in 2D.
-            #[allow(clippy::useless_conversion)] // Needed in 3D, no-op in 2D
-            let rb_mass_matrix_wo_gyro = concat_rb_mass_matrix(rb_mass, rb_inertia.into());
-            #[allow(clippy::useless_conversion)] // Needed in 3D, no-op in 2D
-            let rb_mass_matrix = concat_rb_mass_matrix(rb_mass, augmented_inertia.into());
-            self.augmented_mass
-                .quadform(1.0, &rb_mass_matrix_wo_gyro, body_jacobian, 1.0);
-            self.acc_augmented_mass
-                .quadform(1.0, &rb_mass_matrix, body_jacobian, 1.0);
+            #[cfg(feature = "dim3")]
+            if sparse {
+                self.ancestor_dofs.add_quadforms(
+                    i,
+                    body_jacobian,
+                    rb_mass.into(),
+                    &rb_inertia.into(),
+                    &(augmented_inertia - rb_inertia).into(),
+                    &mut self.augmented_mass,
+                    &mut self.acc_augmented_mass,
+                );
+            }
+            if !sparse {
+                // TODO: optimize that (knowing the structure of the augmented inertia matrix).
+                // TODO: this could be better optimized in 2D.
+                #[allow(clippy::useless_conversion)] // Needed in 3D, no-op in 2D
+                let rb_mass_matrix_wo_gyro = concat_rb_mass_matrix(rb_mass, rb_inertia.into());
+                #[allow(clippy::useless_conversion)] // Needed in 3D, no-op in 2D
+                let rb_mass_matrix = concat_rb_mass_matrix(rb_mass, augmented_inertia.into());
+                self.augmented_mass
+                    .quadform(1.0, &rb_mass_matrix_wo_gyro, body_jacobian, 1.0);
+                self.acc_augmented_mass
+                    .quadform(1.0, &rb_mass_matrix, body_jacobian, 1.0);
+            }
 
             /*
              *
@@ -1017,8 +1051,19 @@ impl Multibody {
                 i_coriolis_dt_w.gemm(dt, &mat_to_na(rb_inertia), coriolis_w, 0.0);
             }
 
-            self.acc_augmented_mass
-                .gemm_tr(1.0, rb_j, &self.i_coriolis_dt, 1.0);
+            #[cfg(feature = "dim3")]
+            if sparse {
+                self.ancestor_dofs.add_coriolis(
+                    i,
+                    rb_j,
+                    &self.i_coriolis_dt,
+                    &mut self.acc_augmented_mass,
+                );
+            }
+            if !sparse {
+                self.acc_augmented_mass
+                    .gemm_tr(1.0, rb_j, &self.i_coriolis_dt, 1.0);
+            }
         }
 
         /*
@@ -1082,6 +1127,30 @@ impl Multibody {
                 .view((0, 0), (effective_dim, effective_dim))
                 .into_owned(),
         );
+    }
+
+    /// gait patch: builds the mass matrix with the original dense code instead of the
+    /// tree-sparse one (both give the same matrix up to float rounding). For tests and
+    /// measurements; not meant for simulation.
+    #[doc(hidden)]
+    pub fn set_dense_mass_matrix(&mut self, dense: bool) {
+        self.dense_mass_matrix = dense;
+    }
+
+    /// gait patch: the mass matrices of the current state, without and with the gyroscopic and
+    /// Coriolis terms, as built by the dense code (`dense`) or the tree-sparse one. Computed
+    /// on a copy: `self` is unchanged. For tests comparing the two.
+    #[doc(hidden)]
+    pub fn mass_matrices(
+        &self,
+        dt: Real,
+        bodies: &RigidBodySet,
+        dense: bool,
+    ) -> (DMatrix<Real>, DMatrix<Real>) {
+        let mut copy = self.clone();
+        copy.dense_mass_matrix = dense;
+        copy.update_mass_matrix(dt, bodies);
+        (copy.augmented_mass, copy.acc_augmented_mass)
     }
 
     /// Per-DoF inverse joint-space inertia `diag(M⁻¹)` at the current configuration, where `M`
