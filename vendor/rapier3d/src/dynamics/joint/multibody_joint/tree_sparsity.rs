@@ -22,10 +22,14 @@ use super::multibody_link::MultibodyLinkVec;
 pub(crate) struct AncestorDofs {
     dofs: Vec<usize>,
     ranges: Vec<(usize, usize)>,
-    /// Scratch: `M·J` on the link's columns, row-major `SPATIAL_DIM × k`.
-    mj: Vec<Real>,
-    /// Scratch: `G·J_w` (gyroscopic part) on the link's columns, `3 × k`.
-    gj: Vec<Real>,
+    /// The same DoFs as contiguous `(first, count)` column spans, for nalgebra views:
+    /// link `i`'s are `spans[span_ranges[i].0..span_ranges[i].1]`.
+    spans: Vec<(usize, usize)>,
+    span_ranges: Vec<(usize, usize)>,
+    /// Scratch, one chunk per ancestor column: `J` (6 each), `M·J` (6) and `G·J_w` (3).
+    jc: Vec<[Real; SPATIAL_DIM]>,
+    mj: Vec<[Real; SPATIAL_DIM]>,
+    gj: Vec<[Real; 3]>,
 }
 
 impl AncestorDofs {
@@ -35,6 +39,8 @@ impl AncestorDofs {
     pub fn rebuild(&mut self, links: &MultibodyLinkVec) {
         self.dofs.clear();
         self.ranges.clear();
+        self.spans.clear();
+        self.span_ranges.clear();
         for i in 0..links.len() {
             let start = self.dofs.len();
             let mut id = i;
@@ -52,7 +58,22 @@ impl AncestorDofs {
             }
             self.dofs[start..].reverse();
             self.ranges.push((start, self.dofs.len()));
+            let first_span = self.spans.len();
+            for &dof in &self.dofs[start..] {
+                let extends = self.spans.len() > first_span;
+                match self.spans.last_mut() {
+                    Some((first, count)) if extends && *first + *count == dof => *count += 1,
+                    _ => self.spans.push((dof, 1)),
+                }
+            }
+            self.span_ranges.push((first_span, self.spans.len()));
         }
+    }
+
+    /// The ancestor DoFs of link `i` as contiguous `(first column, count)` spans.
+    pub fn spans(&self, i: usize) -> &[(usize, usize)] {
+        let (a, b) = self.span_ranges[i];
+        &self.spans[a..b]
     }
 
     /// The ancestor DoFs of link `i`.
@@ -76,69 +97,73 @@ impl AncestorDofs {
         acc_augmented: &mut DMatrix<Real>,
     ) {
         let (a, b) = self.ranges[i];
-        let k = b - a;
-        self.mj.resize(SPATIAL_DIM * k, 0.0);
-        self.gj.resize(3 * k, 0.0);
         let cols = &self.dofs[a..b];
-        for (c, &col) in cols.iter().enumerate() {
-            let j = jacobian.column(col);
+        let n = augmented.nrows();
+        // Column-major slices: element (r, c) at c·n + r; the Jacobian's column c at 6c.
+        let jac = jacobian.as_slice();
+        let aug = augmented.as_mut_slice();
+        let acc = acc_augmented.as_mut_slice();
+        // Gather J's ancestor columns, then M·J and G·J_w per column.
+        let times = |m: &Matrix3<Real>, w: &[Real]| -> [Real; 3] {
+            core::array::from_fn(|r| m[(r, 0)] * w[0] + m[(r, 1)] * w[1] + m[(r, 2)] * w[2])
+        };
+        self.jc.clear();
+        self.mj.clear();
+        self.gj.clear();
+        for &col in cols {
+            let mut j = [0.0; SPATIAL_DIM];
+            j.copy_from_slice(&jac[SPATIAL_DIM * col..SPATIAL_DIM * (col + 1)]);
+            let iw = times(inertia, &j[DIM..]);
+            let mut mj = [0.0; SPATIAL_DIM];
             for r in 0..DIM {
-                self.mj[r * k + c] = mass[r] * j[r];
+                mj[r] = mass[r] * j[r];
+                mj[DIM + r] = iw[r];
             }
-            for r in 0..3 {
-                let (mut m, mut g) = (0.0, 0.0);
-                for s in 0..3 {
-                    m += inertia[(r, s)] * j[DIM + s];
-                    g += gyroscopic_dt[(r, s)] * j[DIM + s];
-                }
-                self.mj[(DIM + r) * k + c] = m;
-                self.gj[r * k + c] = g;
-            }
+            self.jc.push(j);
+            self.mj.push(mj);
+            self.gj.push(times(gyroscopic_dt, &j[DIM..]));
         }
-        for (p, &row) in cols.iter().enumerate() {
-            let jr = jacobian.column(row);
-            for (q, &col) in cols.iter().enumerate().skip(p) {
+        for (p, (jp, &row)) in self.jc.iter().zip(cols).enumerate() {
+            for (q, (mq, &col)) in self.mj[p..].iter().zip(&cols[p..]).enumerate() {
                 let mut sym = 0.0;
                 for r in 0..SPATIAL_DIM {
-                    sym += jr[r] * self.mj[r * k + q];
+                    sym += jp[r] * mq[r];
                 }
-                augmented[(row, col)] += sym;
-                acc_augmented[(row, col)] += sym;
-                if q != p {
-                    augmented[(col, row)] += sym;
-                    acc_augmented[(col, row)] += sym;
+                aug[col * n + row] += sym;
+                acc[col * n + row] += sym;
+                if q != 0 {
+                    aug[row * n + col] += sym;
+                    acc[row * n + col] += sym;
                 }
             }
             // The gyroscopic term is not symmetric: the full row.
-            for (q, &col) in cols.iter().enumerate() {
-                let mut gyro = 0.0;
-                for r in 0..3 {
-                    gyro += jr[DIM + r] * self.gj[r * k + q];
-                }
-                acc_augmented[(row, col)] += gyro;
+            for (gq, &col) in self.gj.iter().zip(cols) {
+                acc[col * n + row] += jp[DIM] * gq[0] + jp[DIM + 1] * gq[1] + jp[DIM + 2] * gq[2];
             }
         }
     }
 
     /// Adds link `i`'s `Jᵀ · i_coriolis_dt` to `acc_augmented` on its ancestor DoFs (the
-    /// Coriolis matrix of a link is zero outside them too).
+    /// Coriolis matrix of a link is zero outside them too). Uses the columns of `J` gathered by
+    /// the [`Self::add_quadforms`] call for the same link.
     pub fn add_coriolis(
         &self,
         i: usize,
-        jacobian: &Jacobian<Real>,
         i_coriolis_dt: &Jacobian<Real>,
         acc_augmented: &mut DMatrix<Real>,
     ) {
         let cols = self.of(i);
-        for &row in cols {
-            let jr = jacobian.column(row);
-            for &col in cols {
-                let ic = i_coriolis_dt.column(col);
+        let n = acc_augmented.nrows();
+        let ic = i_coriolis_dt.as_slice();
+        let acc = acc_augmented.as_mut_slice();
+        for &col in cols {
+            let c = &ic[SPATIAL_DIM * col..SPATIAL_DIM * (col + 1)];
+            for (jr, &row) in self.jc.iter().zip(cols) {
                 let mut sum = 0.0;
                 for r in 0..SPATIAL_DIM {
-                    sum += jr[r] * ic[r];
+                    sum += jr[r] * c[r];
                 }
-                acc_augmented[(row, col)] += sum;
+                acc[col * n + row] += sum;
             }
         }
     }
