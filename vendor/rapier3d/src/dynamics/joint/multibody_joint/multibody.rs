@@ -908,7 +908,7 @@ impl Multibody {
                     body_jacobian,
                     rb_mass.into(),
                     &rb_inertia.into(),
-                    &(augmented_inertia - rb_inertia).into(),
+                    &augmented_inertia.into(),
                     &mut self.augmented_mass,
                     &mut self.acc_augmented_mass,
                 );

@@ -7,8 +7,8 @@
 //! at most the DoFs on its path to the root (12 of 18 for a Cassie foot), and the same holds for
 //! the Coriolis term `Jᵀ (I·C·dt)`. The dense code forms both over all `n` DoFs (`6·n² + 36·n`
 //! multiply-adds each for the quadform, plus the Coriolis `gemm_tr`), twice for the quadform
-//! (with and without the gyroscopic term). Here `M·J` is formed once on the `k` columns, the
-//! symmetric part once as a triangle, and the gyroscopic difference as a `3 × k` update.
+//! (with and without the gyroscopic term). Here `M·J` and `M'·J` are formed on the `k` columns
+//! only, and both products share one pass over the `k × k` block.
 
 use crate::alloc_prelude::*;
 use crate::math::{DIM, Jacobian, Real, SPATIAL_DIM};
@@ -26,10 +26,10 @@ pub(crate) struct AncestorDofs {
     /// link `i`'s are `spans[span_ranges[i].0..span_ranges[i].1]`.
     spans: Vec<(usize, usize)>,
     span_ranges: Vec<(usize, usize)>,
-    /// Scratch, one chunk per ancestor column: `J` (6 each), `M·J` (6) and `G·J_w` (3).
+    /// Scratch, one entry per ancestor column: `J`, `M·J` and `M'·J`.
     jc: Vec<[Real; SPATIAL_DIM]>,
     mj: Vec<[Real; SPATIAL_DIM]>,
-    gj: Vec<[Real; 3]>,
+    gj: Vec<[Real; SPATIAL_DIM]>,
 }
 
 impl AncestorDofs {
@@ -82,9 +82,11 @@ impl AncestorDofs {
         &self.dofs[a..b]
     }
 
-    /// Adds link `i`'s `Jᵀ M J` to `augmented` and `Jᵀ (M + G·dt) J` to `acc_augmented`, where
-    /// `M = diag(mass) ⊕ inertia` and `G` is the gyroscopic derivative, on the link's ancestor
-    /// DoFs only (the dense result, up to float rounding).
+    /// Adds link `i`'s `Jᵀ M J` to `augmented` and `Jᵀ M' J` to `acc_augmented`, where
+    /// `M = diag(mass) ⊕ inertia` and `M'` the same with `augmented_inertia` (the gyroscopic
+    /// term included), on the link's ancestor DoFs only. Every entry is the dense code's dot
+    /// product in the dense code's order, minus terms that are exactly zero, so the matrices
+    /// are bit-identical to the dense ones (the tests check this).
     #[allow(clippy::too_many_arguments)]
     pub fn add_quadforms(
         &mut self,
@@ -92,7 +94,7 @@ impl AncestorDofs {
         jacobian: &Jacobian<Real>,
         mass: [Real; DIM],
         inertia: &Matrix3<Real>,
-        gyroscopic_dt: &Matrix3<Real>,
+        augmented_inertia: &Matrix3<Real>,
         augmented: &mut DMatrix<Real>,
         acc_augmented: &mut DMatrix<Real>,
     ) {
@@ -103,7 +105,7 @@ impl AncestorDofs {
         let jac = jacobian.as_slice();
         let aug = augmented.as_mut_slice();
         let acc = acc_augmented.as_mut_slice();
-        // Gather J's ancestor columns, then M·J and G·J_w per column.
+        // Gather J's ancestor columns, then M·J and M'·J per column (nalgebra's `gemv` order).
         let times = |m: &Matrix3<Real>, w: &[Real]| -> [Real; 3] {
             core::array::from_fn(|r| m[(r, 0)] * w[0] + m[(r, 1)] * w[1] + m[(r, 2)] * w[2])
         };
@@ -113,32 +115,27 @@ impl AncestorDofs {
         for &col in cols {
             let mut j = [0.0; SPATIAL_DIM];
             j.copy_from_slice(&jac[SPATIAL_DIM * col..SPATIAL_DIM * (col + 1)]);
-            let iw = times(inertia, &j[DIM..]);
-            let mut mj = [0.0; SPATIAL_DIM];
+            let (iw, aw) = (times(inertia, &j[DIM..]), times(augmented_inertia, &j[DIM..]));
+            let (mut mj, mut gj) = ([0.0; SPATIAL_DIM], [0.0; SPATIAL_DIM]);
             for r in 0..DIM {
                 mj[r] = mass[r] * j[r];
+                gj[r] = mj[r];
                 mj[DIM + r] = iw[r];
+                gj[DIM + r] = aw[r];
             }
             self.jc.push(j);
             self.mj.push(mj);
-            self.gj.push(times(gyroscopic_dt, &j[DIM..]));
+            self.gj.push(gj);
         }
-        for (p, (jp, &row)) in self.jc.iter().zip(cols).enumerate() {
-            for (q, (mq, &col)) in self.mj[p..].iter().zip(&cols[p..]).enumerate() {
-                let mut sym = 0.0;
+        for (jp, &row) in self.jc.iter().zip(cols) {
+            for ((mq, gq), &col) in self.mj.iter().zip(&self.gj).zip(cols) {
+                let (mut m, mut g) = (0.0, 0.0);
                 for r in 0..SPATIAL_DIM {
-                    sym += jp[r] * mq[r];
+                    m += jp[r] * mq[r];
+                    g += jp[r] * gq[r];
                 }
-                aug[col * n + row] += sym;
-                acc[col * n + row] += sym;
-                if q != 0 {
-                    aug[row * n + col] += sym;
-                    acc[row * n + col] += sym;
-                }
-            }
-            // The gyroscopic term is not symmetric: the full row.
-            for (gq, &col) in self.gj.iter().zip(cols) {
-                acc[col * n + row] += jp[DIM] * gq[0] + jp[DIM + 1] * gq[1] + jp[DIM + 2] * gq[2];
+                aug[col * n + row] += m;
+                acc[col * n + row] += g;
             }
         }
     }
