@@ -145,6 +145,8 @@ fn bench_commands_print_their_keys() {
         .parse()
         .unwrap();
     assert!(rate > 0.0);
+    let o = gait(&["bench", "env", "--env", "cartpole", "--steps", "1000"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("steps=1000 "), "a fixed workload");
     let o = gait(&["bench", "env", "--env", "nope"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("unknown env 'nope'"));
