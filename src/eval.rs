@@ -13,6 +13,7 @@ use crate::config::UsageError;
 use crate::envs::{self, CommandError};
 use crate::logging::{load_run, RunSummary};
 use crate::policies::{load_checkpoint, Actor};
+use crate::replay::{render_gif, Frame, GifStyle, Recording};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct EvalArgs {
@@ -34,6 +35,10 @@ pub struct EvalArgs {
     /// Seeds the episodes' initial states.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Also render the first episode as an animated GIF (side view following the pelvis),
+    /// for envs that can describe their bodies (Cassie).
+    #[arg(long)]
+    pub gif: Option<PathBuf>,
 }
 
 /// What `gait eval` measured.
@@ -88,6 +93,26 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
             e => UsageError(format!("--command: {e}")),
         })?;
     }
+    let bodies = match &args.gif {
+        Some(gif) => {
+            if gif.is_dir()
+                || gif.parent().is_some_and(|d| !d.as_os_str().is_empty() && !d.is_dir())
+            {
+                return Err(UsageError(format!(
+                    "--gif {}: give a file name in an existing directory",
+                    gif.display()
+                ))
+                .into());
+            }
+            Some(env.body_shapes().ok_or_else(|| {
+                UsageError(format!(
+                    "--gif: env '{}' cannot describe its bodies (only Cassie can so far)",
+                    exp.args.env
+                ))
+            })?)
+        }
+        None => None,
+    };
     let best = args.path.join("actor.safetensors");
     let latest = args.path.join("actor_latest.safetensors");
     let checkpoint = if !args.latest && best.is_file() { best } else { latest };
@@ -119,6 +144,12 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
         metrics: BTreeMap::new(),
     };
     let mut steps_total = 0usize;
+    let mut recording = bodies.map(|bodies| Recording {
+        bodies,
+        dt: env.policy_dt(),
+        command: args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
+        frames: Vec::new(),
+    });
     let mut action = vec![0.0f32; exp.net.act_dim];
     for episode in 0..args.episodes {
         env.seed(derive(args.seed, &[stream::EVAL_JOB, u64::MAX, episode as u64]));
@@ -158,6 +189,13 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
                 *summary.metrics.entry(name.to_string()).or_default() += *value as f64;
             }
             crate::algos::tracking::add_metrics(&mut episode_metrics, env.metrics());
+            if let Some(rec) = recording.as_mut().filter(|_| episode == 0) {
+                let mut poses = Vec::new();
+                env.body_poses(&mut poses);
+                let forward_speed =
+                    env.metrics().iter().find(|(k, _)| *k == "forward_speed").map(|&(_, v)| v);
+                rec.frames.push(Frame { poses, forward_speed });
+            }
             if done {
                 break;
             }
@@ -172,6 +210,10 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
         writeln!(out, "episode {episode:3}: return {ret:10.3}, length {len}{means}")?;
         summary.returns.push(ret);
         summary.lengths.push(len);
+    }
+    if let (Some(rec), Some(path)) = (&recording, &args.gif) {
+        let frames = render_gif(rec, path, GifStyle::default())?;
+        writeln!(out, "wrote {} ({frames} frames of episode 0)", path.display())?;
     }
     for value in summary.terms.values_mut().chain(summary.metrics.values_mut()) {
         *value /= steps_total.max(1) as f64;

@@ -16,3 +16,4 @@ pub mod logging;
 pub mod malloc_tuning;
 pub mod plot;
 pub mod policies;
+pub mod replay;

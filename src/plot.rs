@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use plotters::prelude::*;
 
-static FONT: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
+pub(crate) static FONT: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
 
 #[derive(Debug, clap::Args)]
 pub struct PlotArgs {

@@ -180,3 +180,66 @@ fn the_pretrained_policy_walks() {
         .unwrap_or_else(|| panic!("forward_speed in {episode}"));
     assert!(speed > 0.7, "walks at 1 m/s: {episode}");
 }
+
+/// `gait eval --gif`: one episode becomes an animated GIF with one frame per 3 policy steps,
+/// each drawing the robot (pixels other than the background, sky and ground, in the middle of
+/// the picture, where the camera keeps the pelvis). Envs that cannot describe their bodies
+/// refuse with a usage error, before running anything.
+#[test]
+fn eval_renders_an_episode_as_a_gif() {
+    let walk = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("pretrained/cassie-walk");
+    let dir = tempfile::tempdir().unwrap();
+    let gif_path = dir.path().join("walk.gif");
+    let o = gait(&[
+        "eval",
+        "--path",
+        walk.to_str().unwrap(),
+        "--command",
+        "1,0,0",
+        "--episodes",
+        "2",
+        "--traj-len",
+        "60",
+        "--gif",
+        gif_path.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("(20 frames of episode 0)"), "{}", stdout(&o));
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::RGBA);
+    let mut decoder = options.read_info(std::fs::File::open(&gif_path).unwrap()).unwrap();
+    assert_eq!((decoder.width(), decoder.height()), (400, 300));
+    let mut frames = 0;
+    while let Some(frame) = decoder.read_next_frame().unwrap() {
+        frames += 1;
+        assert_eq!(frame.delay, 6, "3 policy steps of 20 ms, in 1/100 s");
+        // The robot: dark or blue pixels in the central third of the picture.
+        let (w, h) = (frame.width as usize, frame.height as usize);
+        let robot = (h / 4..3 * h / 4)
+            .flat_map(|y| (w / 3..2 * w / 3).map(move |x| (x, y)))
+            .filter(|&(x, y)| {
+                let p = &frame.buffer[4 * (y * w + x)..4 * (y * w + x) + 3];
+                p[2] > p[0] + 40 || p.iter().all(|&c| c < 120)
+            })
+            .count();
+        assert!(robot > 500, "frame {frames}: {robot} robot pixels");
+    }
+    assert_eq!(frames, 20);
+    let size = std::fs::metadata(&gif_path).unwrap().len();
+    assert!(size < 400_000, "{size} bytes for 20 frames");
+
+    let cartpole = dir.path().join("c");
+    let o = gait(
+        &["train", "ppo", "--env", "cartpole", "--timesteps", "4000", "--logdir"]
+            .into_iter()
+            .chain([cartpole.to_str().unwrap(), "--run-name", "c"])
+            .collect::<Vec<_>>(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = only_run(&cartpole.join("cartpole").join("c"));
+    let refused = dir.path().join("c.gif");
+    let o = gait(&["eval", "--path", run.to_str().unwrap(), "--gif", refused.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("env 'cartpole' cannot describe its bodies"), "{}", stderr(&o));
+    assert!(!refused.exists());
+}

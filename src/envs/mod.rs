@@ -4,6 +4,7 @@
 //! An `Env` owns its observation buffer and hands out borrowed slices, so the sampler's hot
 //! loop does not allocate per step.
 
+pub mod bodies;
 mod cartpole;
 pub mod cassie;
 pub mod mirror;
@@ -11,6 +12,7 @@ mod mountaincar;
 mod pendulum;
 mod registry;
 
+pub use bodies::{BodyPose, BodyShape, Primitive};
 pub use cartpole::CartPole;
 pub use mirror::MirrorIndices;
 pub use mountaincar::MountainCar;
@@ -73,6 +75,20 @@ pub trait Env: Send {
     /// env's own draws.
     fn eval_commands(&self) -> &'static [[f32; 3]] {
         &[]
+    }
+    /// Simulated seconds per step, for pictures played in real time (Gym's classic-control
+    /// envs use 0.02).
+    fn policy_dt(&self) -> f32 {
+        0.02
+    }
+    /// The env's rigid bodies as drawable shapes, for `gait eval --gif`; `None` for envs that
+    /// cannot describe their bodies.
+    fn body_shapes(&self) -> Option<Vec<BodyShape>> {
+        None
+    }
+    /// Each body's world pose now, in [`Env::body_shapes`] order (cleared first).
+    fn body_poses(&self, out: &mut Vec<BodyPose>) {
+        out.clear();
     }
     /// Signed-permutation mirror list for observations (left/right symmetry), if the env has one.
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {

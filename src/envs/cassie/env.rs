@@ -512,6 +512,18 @@ impl Env for CassieEnv {
         &[[1.0, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.0]]
     }
 
+    fn policy_dt(&self) -> f32 {
+        (1.0 / self.args.policy_rate) as f32
+    }
+
+    fn body_shapes(&self) -> Option<Vec<crate::envs::BodyShape>> {
+        Some(self.sim.body_shapes(&self.desc))
+    }
+
+    fn body_poses(&self, out: &mut Vec<crate::envs::BodyPose>) {
+        self.sim.body_poses(out);
+    }
+
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
         let velocity = self.args.obs == ObsKind::Velocity;
         mirror_lists::observation(self.args.full_clock, velocity).ok()

@@ -490,6 +490,55 @@ impl CassieSim {
         deepest
     }
 
+    /// The robot's bodies (pelvis, then each leg's links from the hip out, left leg first)
+    /// with their collision shapes in body frames, for pictures.
+    pub fn body_shapes(&self, desc: &Description) -> Vec<crate::envs::BodyShape> {
+        use crate::envs::Primitive;
+        let local =
+            |p: [f32; 3], com: [f32; 3]| -> [f32; 3] { std::array::from_fn(|i| p[i] - com[i]) };
+        let shapes =
+            |name: &str, colliders: &[ColliderDesc], com: [f32; 3]| crate::envs::BodyShape {
+                name: name.to_string(),
+                primitives: colliders
+                    .iter()
+                    .flat_map(|c| match c.shape {
+                        Shape::Sphere { center, radius } => {
+                            vec![Primitive::Sphere { center: local(center, com), radius }]
+                        }
+                        Shape::Capsule { a, b, radius } => {
+                            vec![Primitive::Capsule { a: local(a, com), b: local(b, com), radius }]
+                        }
+                        Shape::Balls { a, b, radius } => vec![
+                            Primitive::Sphere { center: local(a, com), radius },
+                            Primitive::Sphere { center: local(b, com), radius },
+                        ],
+                        Shape::Cuboid { center, half, axes } => {
+                            vec![Primitive::Cuboid { center: local(center, com), half, axes }]
+                        }
+                    })
+                    .collect(),
+            };
+        let mut out = vec![shapes(desc.base.name, &desc.base.colliders, desc.base.com)];
+        for leg in &desc.legs {
+            out.extend(leg.iter().map(|l| shapes(l.name, &l.colliders, l.com)));
+        }
+        out
+    }
+
+    /// Each body's world pose, in [`CassieSim::body_shapes`] order.
+    pub fn body_poses(&self, out: &mut Vec<crate::envs::BodyPose>) {
+        out.clear();
+        let handles =
+            std::iter::once(self.base).chain(self.joints.iter().flatten().map(|slot| slot.child));
+        for h in handles {
+            let p = self.world.bodies[h].position();
+            out.push(crate::envs::BodyPose {
+                position: p.translation.to_array(),
+                rotation: p.rotation.to_array(),
+            });
+        }
+    }
+
     /// Every body's pose and velocity, flattened (for determinism and mirror tests).
     pub fn body_states(&self) -> Vec<f32> {
         let mut out = Vec::new();
