@@ -14,6 +14,7 @@ train: build
 # Format and lint checks, then unit + integration tests in release mode (one build: clippy
 # reuses the release build of torch-sys, and the learning tests run fast).
 test: setup
+	./scripts/setup_test.sh
 	cargo fmt --check
 	cargo clippy --release --all-targets -- -D warnings
 	cargo test --release

@@ -9,6 +9,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=LIBTORCH");
     println!("cargo:rerun-if-changed=build.rs");
     git_provenance();
+    three_js();
     let Some(libtorch) = std::env::var_os("LIBTORCH") else {
         println!("cargo:warning=LIBTORCH is not set; run scripts/setup.sh (see README)");
         return;
@@ -72,4 +73,20 @@ fn git_provenance() {
         git(&["status", "--porcelain", "--untracked-files=no"]).is_none_or(|s| !s.is_empty());
     println!("cargo:rustc-env=GAIT_GIT_COMMIT={commit}");
     println!("cargo:rustc-env=GAIT_GIT_DIRTY={dirty}");
+}
+
+/// Embeds three.js (installed by scripts/setup.sh behind the `.three` link) into the binary for
+/// `gait eval --record` pages: sets `GAIT_THREE_JS`, `GAIT_THREE_LICENSE` and the `gait_three`
+/// cfg. Without it gait builds all the same and `--record` explains how to get it.
+fn three_js() {
+    println!("cargo::rustc-check-cfg=cfg(gait_three)");
+    println!("cargo:rerun-if-changed=.three");
+    let dir = PathBuf::from(".three");
+    let (js, licence) = (dir.join("build/three.min.js"), dir.join("LICENSE"));
+    if let (Ok(js), Ok(licence)) = (js.canonicalize(), licence.canonicalize()) {
+        println!("cargo:rerun-if-changed={}", js.display());
+        println!("cargo:rustc-env=GAIT_THREE_JS={}", js.display());
+        println!("cargo:rustc-env=GAIT_THREE_LICENSE={}", licence.display());
+        println!("cargo:rustc-cfg=gait_three");
+    }
 }

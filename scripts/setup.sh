@@ -62,3 +62,27 @@ if [[ "$(readlink "$link" 2>/dev/null || true)" != "$torch_dir" ]]; then
   ln -sfn "$torch_dir" "$link"
 fi
 echo "setup: libtorch ready at $torch_dir ($flavour)" >&2
+
+# three.js for `gait eval --record` pages (embedded into each page with its licence), from the
+# npm registry, pinned and cached like libtorch. 0.149.0 is the last release with the classic
+# `build/three.min.js` (global THREE), so a page opened from file:// needs no module loader.
+# The binary embeds it when built after this step (build.rs); without Node/npm gait still builds
+# and `--record` says how to get it.
+THREE_VERSION=0.149.0
+three_dir="$cache/three-$THREE_VERSION"
+if [[ ! -f "$three_dir/.gait-installed" ]]; then
+  if command -v npm >/dev/null 2>&1; then
+    echo "setup: installing three.js $THREE_VERSION into $three_dir" >&2
+    rm -rf "$three_dir" && mkdir -p "$three_dir"
+    npm install --silent --no-audit --no-fund --prefix "$three_dir" "three@$THREE_VERSION" >&2
+    touch "$three_dir/.gait-installed"
+  else
+    echo "setup: npm not found: skipping three.js (gait eval --record needs it)" >&2
+  fi
+fi
+if [[ -f "$three_dir/.gait-installed" ]]; then
+  three_pkg="$three_dir/node_modules/three"
+  if [[ "$(readlink "$root/.three" 2>/dev/null || true)" != "$three_pkg" ]]; then
+    ln -sfn "$three_pkg" "$root/.three"
+  fi
+fi

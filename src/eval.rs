@@ -13,7 +13,7 @@ use crate::config::UsageError;
 use crate::envs::{self, CommandError};
 use crate::logging::{load_run, RunSummary};
 use crate::policies::{load_checkpoint, Actor};
-use crate::replay::{render_gif, Frame, GifStyle, Recording};
+use crate::replay::{render_gif, write_page, Episode, Frame, GifStyle, Replay};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct EvalArgs {
@@ -39,6 +39,10 @@ pub struct EvalArgs {
     /// for envs that can describe their bodies (Cassie).
     #[arg(long)]
     pub gif: Option<PathBuf>,
+    /// Also write every episode as a self-contained 3D replay page (HTML, works offline), for
+    /// envs that can describe their bodies (Cassie).
+    #[arg(long)]
+    pub record: Option<PathBuf>,
 }
 
 /// What `gait eval` measured.
@@ -93,26 +97,38 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
             e => UsageError(format!("--command: {e}")),
         })?;
     }
-    let bodies = match &args.gif {
-        Some(gif) => {
-            if gif.is_dir()
-                || gif.parent().is_some_and(|d| !d.as_os_str().is_empty() && !d.is_dir())
-            {
-                return Err(UsageError(format!(
-                    "--gif {}: give a file name in an existing directory",
-                    gif.display()
-                ))
-                .into());
-            }
-            Some(env.body_shapes().ok_or_else(|| {
-                UsageError(format!(
-                    "--gif: env '{}' cannot describe its bodies (only Cassie can so far)",
-                    exp.args.env
-                ))
-            })?)
+    // Pictures: checked before anything runs.
+    let pictures: Vec<(&str, &PathBuf)> = [("--gif", &args.gif), ("--record", &args.record)]
+        .into_iter()
+        .filter_map(|(flag, path)| path.as_ref().map(|p| (flag, p)))
+        .collect();
+    for &(flag, path) in &pictures {
+        if path.is_dir() || path.parent().is_some_and(|d| !d.as_os_str().is_empty() && !d.is_dir())
+        {
+            return Err(UsageError(format!(
+                "{flag} {}: give a file name in an existing directory",
+                path.display()
+            ))
+            .into());
         }
-        None => None,
-    };
+        if env.body_shapes().is_none() {
+            return Err(UsageError(format!(
+                "{flag}: env '{}' cannot describe its bodies (only Cassie can so far)",
+                exp.args.env
+            ))
+            .into());
+        }
+    }
+    if args.record.is_some() && !crate::replay::can_write_pages() {
+        // The error says how to get three.js.
+        crate::replay::page(&Replay::new("", 0.0, Vec::new()))?;
+    }
+    let mut replay = env
+        .body_shapes()
+        .filter(|_| !pictures.is_empty())
+        .map(|bodies| Replay::new(&exp.args.env, env.policy_dt(), bodies));
+    // --gif draws the first episode; --record keeps them all.
+    let recorded_episodes = if args.record.is_some() { args.episodes } else { 1 };
     let best = args.path.join("actor.safetensors");
     let latest = args.path.join("actor_latest.safetensors");
     let checkpoint = if !args.latest && best.is_file() { best } else { latest };
@@ -144,12 +160,6 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
         metrics: BTreeMap::new(),
     };
     let mut steps_total = 0usize;
-    let mut recording = bodies.map(|bodies| Recording {
-        bodies,
-        dt: env.policy_dt(),
-        command: args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
-        frames: Vec::new(),
-    });
     let mut action = vec![0.0f32; exp.net.act_dim];
     for episode in 0..args.episodes {
         env.seed(derive(args.seed, &[stream::EVAL_JOB, u64::MAX, episode as u64]));
@@ -185,16 +195,20 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
             obs.clear();
             obs.extend_from_slice(step.obs);
             let done = step.done;
+            let (reward, terms) = (step.reward, step.info.to_vec());
             for (name, value) in env.metrics() {
                 *summary.metrics.entry(name.to_string()).or_default() += *value as f64;
             }
             crate::algos::tracking::add_metrics(&mut episode_metrics, env.metrics());
-            if let Some(rec) = recording.as_mut().filter(|_| episode == 0) {
-                let mut poses = Vec::new();
-                env.body_poses(&mut poses);
-                let forward_speed =
-                    env.metrics().iter().find(|(k, _)| *k == "forward_speed").map(|&(_, v)| v);
-                rec.frames.push(Frame { poses, forward_speed });
+            if let Some(replay) = replay.as_mut().filter(|_| episode < recorded_episodes) {
+                if replay.episodes.len() == episode {
+                    replay.episodes.push(Episode {
+                        command: args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
+                        frames: Vec::new(),
+                    });
+                }
+                let frame = Frame::capture(env.as_ref(), reward, &terms);
+                replay.episodes[episode].frames.push(frame);
             }
             if done {
                 break;
@@ -211,9 +225,19 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
         summary.returns.push(ret);
         summary.lengths.push(len);
     }
-    if let (Some(rec), Some(path)) = (&recording, &args.gif) {
-        let frames = render_gif(rec, path, GifStyle::default())?;
+    if let (Some(replay), Some(path)) = (&replay, &args.gif) {
+        let frames = render_gif(replay, path, GifStyle::default())?;
         writeln!(out, "wrote {} ({frames} frames of episode 0)", path.display())?;
+    }
+    if let (Some(replay), Some(path)) = (&replay, &args.record) {
+        write_page(replay, path)?;
+        let frames: usize = replay.episodes.iter().map(|e| e.frames.len()).sum();
+        writeln!(
+            out,
+            "wrote {} ({} episodes, {frames} frames; open it in a browser)",
+            path.display(),
+            replay.episodes.len()
+        )?;
     }
     for value in summary.terms.values_mut().chain(summary.metrics.values_mut()) {
         *value /= steps_total.max(1) as f64;

@@ -1,34 +1,105 @@
-//! Pictures of a policy. `gait eval --gif FILE.gif` records one episode (every body's pose per
-//! policy step) and renders it as an animated GIF: a side view that follows the pelvis, a ground
-//! grid that slides past to show speed, and the time and speed printed in a corner.
+//! Pictures of a policy, from one recording of evaluated episodes (every body's pose per policy
+//! step, plus the command, speeds and reward terms):
 //!
-//! Rendered in Rust with plotters' bitmap GIF backend (no browser, no system libraries, the
-//! bundled font), so it works on a headless machine.
+//! * `gait eval --gif FILE.gif`: the first episode as an animated GIF, a side view that follows
+//!   the pelvis, a ground grid that slides past to show speed, time and speed in a corner.
+//!   Rendered in Rust with plotters' bitmap GIF backend (no browser, no system libraries, the
+//!   bundled font), so it works on a headless machine.
+//! * `gait eval --record FILE.html`: one self-contained page (three.js and the recording
+//!   embedded) that replays every episode in 3D from `file://`.
+//!
+//! The recording's JSON form ([`Replay`], `docs/replay-schema.json`) is what the page embeds.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
 
 use crate::envs::{BodyPose, BodyShape, Primitive};
 
-/// One episode's bodies and their poses per policy step.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Recording {
-    pub bodies: Vec<BodyShape>,
-    /// Seconds per policy step.
+/// The `format` field of every replay.
+pub const REPLAY_FORMAT: &str = "gait-replay";
+/// The `version` field; bumped on any incompatible change of the format.
+pub const REPLAY_VERSION: u32 = 1;
+
+/// A recording of evaluated episodes (the replay format, version 1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replay {
+    /// Always [`REPLAY_FORMAT`].
+    pub format: String,
+    /// [`REPLAY_VERSION`].
+    pub version: u32,
+    pub env: String,
+    /// Simulated seconds per frame (one policy step).
     pub dt: f32,
-    /// The fixed command of the episode, if any (`x, y, turn`).
+    /// The bodies, in the order of every frame's `poses`.
+    pub bodies: Vec<BodyShape>,
+    pub episodes: Vec<Episode>,
+}
+
+/// One episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Episode {
+    /// The fixed command `[x m/s, y m/s, turn rad/s]`, if the episode had one.
     pub command: Option<[f32; 3]>,
     pub frames: Vec<Frame>,
 }
 
-/// One policy step.
-#[derive(Debug, Clone, PartialEq)]
+/// One policy step, after it was taken.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Frame {
-    pub poses: Vec<BodyPose>,
-    /// The env's `forward_speed` metric at this step, when it has one.
+    /// Per body: position `x, y, z` (m, z up) and orientation quaternion `x, y, z, w`.
+    pub poses: Vec<[f32; 7]>,
+    /// The env's `forward_speed` / `lateral_speed` metrics (m/s, commanded frame), if it has them.
     pub forward_speed: Option<f32>,
+    pub lateral_speed: Option<f32>,
+    pub reward: f32,
+    /// The reward's terms, for envs that report them.
+    pub terms: BTreeMap<String, f32>,
+}
+
+impl Replay {
+    pub fn new(env: &str, dt: f32, bodies: Vec<BodyShape>) -> Self {
+        Self {
+            format: REPLAY_FORMAT.to_string(),
+            version: REPLAY_VERSION,
+            env: env.to_string(),
+            dt,
+            bodies,
+            episodes: Vec::new(),
+        }
+    }
+}
+
+impl Frame {
+    /// A frame from the env's state after a step.
+    pub fn capture(env: &dyn crate::envs::Env, reward: f32, terms: &[(&str, f32)]) -> Self {
+        let mut poses = Vec::new();
+        env.body_poses(&mut poses);
+        let metric = |name: &str| env.metrics().iter().find(|(k, _)| *k == name).map(|&(_, v)| v);
+        Self {
+            poses: poses
+                .iter()
+                .map(|p| {
+                    let [x, y, z] = p.position;
+                    let [qx, qy, qz, qw] = p.rotation;
+                    [x, y, z, qx, qy, qz, qw]
+                })
+                .collect(),
+            forward_speed: metric("forward_speed"),
+            lateral_speed: metric("lateral_speed"),
+            reward,
+            terms: terms.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
+        }
+    }
+
+    fn pose(&self, i: usize) -> Option<BodyPose> {
+        self.poses
+            .get(i)
+            .map(|p| BodyPose { position: [p[0], p[1], p[2]], rotation: [p[3], p[4], p[5], p[6]] })
+    }
 }
 
 /// GIF geometry and pacing.
@@ -59,11 +130,11 @@ impl GifStyle {
 
 /// The horizontal direction of the side view: the pelvis's heading at the first frame, so a
 /// robot walking straight moves left to right whatever its yaw.
-fn view_axis(rec: &Recording) -> [f32; 2] {
-    let Some(pelvis) = rec.frames.first().and_then(|f| f.poses.first()) else {
+fn view_axis(episode: &Episode) -> [f32; 2] {
+    let Some(pelvis) = episode.frames.first().and_then(|f| f.pose(0)) else {
         return [1.0, 0.0];
     };
-    let forward = BodyPose { position: [0.0; 3], ..*pelvis }.apply([1.0, 0.0, 0.0]);
+    let forward = BodyPose { position: [0.0; 3], ..pelvis }.apply([1.0, 0.0, 0.0]);
     let norm = forward[0].hypot(forward[1]);
     if norm < 1e-6 {
         [1.0, 0.0]
@@ -95,18 +166,21 @@ fn hull(mut pts: Vec<(f32, f32)>) -> Vec<(f32, f32)> {
     out
 }
 
-/// Renders `rec` into `path` as an animated GIF and returns the number of frames.
-pub fn render_gif(rec: &Recording, path: &Path, style: GifStyle) -> Result<usize> {
+/// Renders the first episode of `replay` into `path` as an animated GIF and returns the
+/// number of frames.
+pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize> {
+    let rec = replay.episodes.first().context("nothing to draw: no episode was recorded")?;
     anyhow::ensure!(!rec.frames.is_empty(), "nothing to draw: the episode has no steps");
     // Best effort: registering twice (a second picture in one process) is harmless.
     let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, crate::plot::FONT);
     let axis = view_axis(rec);
+    let dt = replay.dt;
     // World point → (horizontal along the view axis, height), then pixels around the pelvis.
     let side = |p: [f32; 3]| (p[0] * axis[0] + p[1] * axis[1], p[2]);
     let (w, h) = (style.width as f32, style.height as f32);
     let scale = w / style.span_m;
     let ground_px = h - 0.12 * h;
-    let delay_ms = (1000.0 * rec.dt * style.stride as f32).round() as u32;
+    let delay_ms = (1000.0 * dt * style.stride as f32).round() as u32;
     let mut frames = 0;
     crate::fsutil::write_atomic_with(path, |tmp| {
         let root = BitMapBackend::gif(tmp, (style.width, style.height), delay_ms)
@@ -114,7 +188,7 @@ pub fn render_gif(rec: &Recording, path: &Path, style: GifStyle) -> Result<usize
             .into_drawing_area();
         let draw_err = |e| anyhow::anyhow!("drawing the GIF: {e:?}");
         for (k, frame) in rec.frames.iter().enumerate().step_by(style.stride) {
-            let centre = frame.poses.first().map_or(0.0, |p| side(p.position).0);
+            let centre = frame.pose(0).map_or(0.0, |p| side(p.position).0);
             let px = |(x, z): (f32, f32)| {
                 (((x - centre) * scale + w / 2.0) as i32, (ground_px - z * scale) as i32)
             };
@@ -138,11 +212,11 @@ pub fn render_gif(rec: &Recording, path: &Path, style: GifStyle) -> Result<usize
             ))
             .map_err(draw_err)?;
             // Bodies: the far leg (right, in a side view of a forward walk) first, paler.
-            let n = rec.bodies.len();
+            let n = replay.bodies.len();
             let order: Vec<usize> =
                 std::iter::once(0).chain((1 + (n - 1) / 2..n).chain(1..1 + (n - 1) / 2)).collect();
             for i in order {
-                let (Some(body), Some(pose)) = (rec.bodies.get(i), frame.poses.get(i)) else {
+                let (Some(body), Some(pose)) = (replay.bodies.get(i), frame.pose(i)) else {
                     continue;
                 };
                 let colour = match i {
@@ -186,7 +260,7 @@ pub fn render_gif(rec: &Recording, path: &Path, style: GifStyle) -> Result<usize
                     }
                 }
             }
-            let t = k as f32 * rec.dt;
+            let t = k as f32 * dt;
             let mut label = format!("t {t:4.1} s");
             if let Some(v) = frame.forward_speed {
                 label.push_str(&format!("   {v:4.2} m/s"));
@@ -203,6 +277,58 @@ pub fn render_gif(rec: &Recording, path: &Path, style: GifStyle) -> Result<usize
     })
     .with_context(|| format!("writing {}", path.display()))?;
     Ok(frames)
+}
+
+/// The page template: `/*GAIT_THREE_JS*/`, `/*GAIT_THREE_LICENSE*/` and `/*GAIT_REPLAY_JSON*/`
+/// are replaced by three.js, its licence and the recording.
+const PAGE: &str = include_str!("../assets/replay.html");
+
+/// three.js as embedded at build time (`scripts/setup.sh` installs it; `build.rs` embeds it).
+#[cfg(gait_three)]
+fn three_js() -> Result<(&'static str, &'static str)> {
+    Ok((include_str!(env!("GAIT_THREE_JS")), include_str!(env!("GAIT_THREE_LICENSE"))))
+}
+
+#[cfg(not(gait_three))]
+fn three_js() -> Result<(&'static str, &'static str)> {
+    anyhow::bail!(
+        "this gait was built without three.js, which --record pages embed: run scripts/setup.sh \
+         (it installs three.js with npm) and rebuild"
+    )
+}
+
+/// Whether this build can write `--record` pages.
+pub fn can_write_pages() -> bool {
+    three_js().is_ok()
+}
+
+/// The page for `replay`: one self-contained HTML file (three.js, its licence and the replay
+/// JSON inside) that works offline from `file://`.
+pub fn page(replay: &Replay) -> Result<String> {
+    let (three, licence) = three_js()?;
+    // `</` would end the <script> element early; `<\/` is the same JSON string.
+    let json = serde_json::to_string(replay)?.replace("</", "<\\/");
+    let licence = licence.replace("*/", "* /");
+    Ok(PAGE
+        .replacen("/*GAIT_THREE_LICENSE*/", &format!("/*\n{licence}*/"), 1)
+        .replacen("/*GAIT_THREE_JS*/", three, 1)
+        .replacen("/*GAIT_REPLAY_JSON*/", &json, 1))
+}
+
+/// The replay JSON embedded in a page written by [`page`] (for tools and tests).
+pub fn from_page(html: &str) -> Result<Replay> {
+    let start =
+        html.find(r#"<script type="application/json" id="replay">"#).context("no replay")?;
+    let body = &html[start..];
+    let body = &body[body.find('>').context("no replay")? + 1..];
+    let end = body.find("</script>").context("unterminated replay")?;
+    serde_json::from_str(&body[..end]).context("parsing the embedded replay")
+}
+
+/// Writes the page for `replay` to `path` (atomically).
+pub fn write_page(replay: &Replay, path: &Path) -> Result<()> {
+    let html = page(replay)?;
+    crate::fsutil::write_atomic(path, html.as_bytes())
 }
 
 #[cfg(test)]

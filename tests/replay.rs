@@ -1,0 +1,142 @@
+//! `gait eval --record`: the replay page holds the documented JSON (round trip), and a real
+//! browser (headless Debian Chromium, installed by scripts/setup_test.sh) opens it from
+//! `file://` without a JavaScript error and draws the robot.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::gait;
+use gait::replay::{from_page, page, Replay, REPLAY_FORMAT, REPLAY_VERSION};
+
+fn record(dir: &Path) -> std::path::PathBuf {
+    let walk = Path::new(env!("CARGO_MANIFEST_DIR")).join("pretrained/cassie-walk");
+    let html = dir.join("replay.html");
+    let o = gait(&[
+        "eval",
+        "--path",
+        walk.to_str().unwrap(),
+        "--command",
+        "1,0,0",
+        "--episodes",
+        "2",
+        "--traj-len",
+        "40",
+        "--record",
+        html.to_str().unwrap(),
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("(2 episodes, 80 frames; open it in a browser)"), "{out}");
+    html
+}
+
+#[test]
+fn a_recorded_replay_holds_every_frame_and_body_and_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = std::fs::read_to_string(record(dir.path())).unwrap();
+    let replay: Replay = from_page(&html).unwrap();
+    assert_eq!((replay.format.as_str(), replay.version), (REPLAY_FORMAT, REPLAY_VERSION));
+    assert_eq!((replay.env.as_str(), replay.dt), ("cassie", 0.02));
+    assert_eq!(replay.bodies.len(), 13, "pelvis and 6 links per leg");
+    // Collision shapes: the hip roll and yaw links have none (as in the lab's model).
+    let drawn: Vec<&str> = replay
+        .bodies
+        .iter()
+        .filter(|b| !b.primitives.is_empty())
+        .map(|b| b.name.as_str())
+        .collect();
+    assert_eq!(drawn.len(), 9, "{drawn:?}");
+    assert!(drawn.contains(&"pelvis") && drawn.contains(&"left-foot"), "{drawn:?}");
+    assert_eq!(replay.episodes.len(), 2);
+    for episode in &replay.episodes {
+        assert_eq!(episode.command, Some([1.0, 0.0, 0.0]));
+        assert_eq!(episode.frames.len(), 40);
+        for f in &episode.frames {
+            assert_eq!(f.poses.len(), 13);
+            assert!(f.poses.iter().flatten().all(|x| x.is_finite()));
+            let q = &f.poses[0][3..];
+            let norm: f32 = q.iter().map(|x| x * x).sum();
+            assert!((norm - 1.0).abs() < 1e-4, "unit quaternions");
+            assert!(f.forward_speed.is_some() && !f.terms.is_empty());
+        }
+    }
+    // The page embeds exactly the serde form: serialize, parse, embed, extract.
+    let json = serde_json::to_string(&replay).unwrap();
+    assert_eq!(serde_json::from_str::<Replay>(&json).unwrap(), replay);
+    assert_eq!(from_page(&page(&replay).unwrap()).unwrap(), replay);
+}
+
+fn chromium(dir: &Path, args: &[&str], page: &Path) -> std::process::Output {
+    Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--use-angle=swiftshader",
+            "--enable-unsafe-swiftshader",
+            "--virtual-time-budget=1500",
+        ])
+        .arg(format!("--user-data-dir={}", dir.join(format!("profile{}", args.len())).display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium is installed by scripts/setup_test.sh (make test runs it)")
+}
+
+#[test]
+fn a_browser_opens_the_page_offline_and_draws_the_robot() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = record(dir.path());
+    let dom = chromium(dir.path(), &["--dump-dom"], &html);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let status = dom.split(r#"<div id="status">"#).nth(1).and_then(|s| s.split('<').next());
+    assert_eq!(status, Some("ok"), "the page's status (a JavaScript error shows here)");
+
+    let shot = dir.path().join("shot.png");
+    let arg = format!("--screenshot={}", shot.display());
+    let o = chromium(dir.path(), &[&arg, "--window-size=900,700"], &html);
+    assert!(shot.is_file(), "{}", String::from_utf8_lossy(&o.stderr));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    let (w, h) = (info.width as usize, info.height as usize);
+    // The legs are blue and red; the sky and the sandy ground are neither.
+    let (mut blue, mut red) = (0, 0);
+    for y in h / 5..3 * h / 4 {
+        for x in w / 3..2 * w / 3 {
+            let p = &buf[channels * (y * w + x)..channels * (y * w + x) + 3];
+            let (r, g, b) = (p[0] as i32, p[1] as i32, p[2] as i32);
+            blue += (b > r + 60 && b > g + 30) as usize;
+            red += (r > g + 60 && r > b + 60) as usize;
+        }
+    }
+    assert!(blue > 300 && red > 300, "robot pixels in the middle: blue {blue}, red {red}");
+}
+
+#[test]
+fn envs_without_bodies_refuse_to_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let logdir = dir.path().join("logs");
+    let o = gait(
+        &["train", "ppo", "--env", "cartpole", "--timesteps", "4000", "--logdir"]
+            .into_iter()
+            .chain([logdir.to_str().unwrap(), "--run-name", "c"])
+            .collect::<Vec<_>>(),
+    );
+    assert!(o.status.success());
+    let run = common::only_run(&logdir.join("cartpole").join("c"));
+    let out = dir.path().join("c.html");
+    let o = gait(&["eval", "--path", run.to_str().unwrap(), "--record", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--record: env 'cartpole' cannot describe its bodies"), "{err}");
+    assert!(!out.exists());
+}
