@@ -58,6 +58,8 @@ pub struct Frame {
     pub reward: f32,
     /// The reward's terms, for envs that report them.
     pub terms: BTreeMap<String, f32>,
+    /// Indices of the bodies in contact (with the ground or another body).
+    pub contacts: Vec<usize>,
 }
 
 impl Replay {
@@ -79,6 +81,8 @@ impl Frame {
         let mut poses = Vec::new();
         env.body_poses(&mut poses);
         let metric = |name: &str| env.metrics().iter().find(|(k, _)| *k == name).map(|&(_, v)| v);
+        let mut touching = Vec::new();
+        env.body_contacts(&mut touching);
         Self {
             poses: poses
                 .iter()
@@ -92,6 +96,7 @@ impl Frame {
             lateral_speed: metric("lateral_speed"),
             reward,
             terms: terms.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
+            contacts: touching.iter().enumerate().filter(|(_, &t)| t).map(|(i, _)| i).collect(),
         }
     }
 

@@ -62,6 +62,12 @@ fn a_recorded_replay_holds_every_frame_and_body_and_round_trips() {
             assert!(f.forward_speed.is_some() && !f.terms.is_empty());
         }
     }
+    // Walking: each foot (bodies 6 and 12) touches the ground in some frames and not in others.
+    let frames: Vec<_> = replay.episodes.iter().flat_map(|e| &e.frames).collect();
+    for foot in [6, 12] {
+        let down = frames.iter().filter(|f| f.contacts.contains(&foot)).count();
+        assert!(down > 0 && down < frames.len(), "foot {foot} down in {down} of {}", frames.len());
+    }
     // The page embeds exactly the serde form: serialize, parse, embed, extract.
     let json = serde_json::to_string(&replay).unwrap();
     assert_eq!(serde_json::from_str::<Replay>(&json).unwrap(), replay);

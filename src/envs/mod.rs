@@ -90,6 +90,11 @@ pub trait Env: Send {
     fn body_poses(&self, out: &mut Vec<BodyPose>) {
         out.clear();
     }
+    /// Whether each body is in contact now, in [`Env::body_shapes`] order (cleared first; left
+    /// empty by envs that do not know).
+    fn body_contacts(&self, out: &mut Vec<bool>) {
+        out.clear();
+    }
     /// Signed-permutation mirror list for observations (left/right symmetry), if the env has one.
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
         None

@@ -524,6 +524,10 @@ impl Env for CassieEnv {
         self.sim.body_poses(out);
     }
 
+    fn body_contacts(&self, out: &mut Vec<bool>) {
+        self.sim.body_contacts(out);
+    }
+
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
         let velocity = self.args.obs == ObsKind::Velocity;
         mirror_lists::observation(self.args.full_clock, velocity).ok()

@@ -525,12 +525,27 @@ impl CassieSim {
         out
     }
 
+    /// The bodies' handles in [`CassieSim::body_shapes`] order.
+    fn body_handles(&self) -> impl Iterator<Item = RigidBodyHandle> + '_ {
+        std::iter::once(self.base).chain(self.joints.iter().flatten().map(|slot| slot.child))
+    }
+
+    /// Whether each body touches anything (the ground, or the other leg) now, in
+    /// [`CassieSim::body_shapes`] order.
+    pub fn body_contacts(&self, out: &mut Vec<bool>) {
+        out.clear();
+        for h in self.body_handles() {
+            let touching = self.world.bodies[h].colliders().iter().any(|&c| {
+                self.world.narrow_phase.contact_pairs_with(c).any(|p| p.has_any_active_contact())
+            });
+            out.push(touching);
+        }
+    }
+
     /// Each body's world pose, in [`CassieSim::body_shapes`] order.
     pub fn body_poses(&self, out: &mut Vec<crate::envs::BodyPose>) {
         out.clear();
-        let handles =
-            std::iter::once(self.base).chain(self.joints.iter().flatten().map(|slot| slot.child));
-        for h in handles {
+        for h in self.body_handles() {
             let p = self.world.bodies[h].position();
             out.push(crate::envs::BodyPose {
                 position: p.translation.to_array(),
