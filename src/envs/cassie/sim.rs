@@ -662,7 +662,7 @@ mod tests {
                 let mut sim = CassieSim::new(&desc, &Dynamics::default(), dt, 0.0);
                 let id = sim.multibody;
                 let (mb, _) = sim.world.multibody_joints.get_mut(id).expect("robot");
-                mb.set_dense_mass_matrix(dense);
+                mb.set_reference_paths(dense);
                 for t in &targets {
                     sim.step(t, substeps);
                 }

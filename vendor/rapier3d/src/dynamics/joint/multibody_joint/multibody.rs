@@ -140,9 +140,10 @@ pub struct Multibody {
     #[cfg(feature = "dim3")]
     #[cfg_attr(feature = "serde-serialize", serde(skip))]
     ancestor_dofs: AncestorDofs,
-    /// gait patch: build the mass matrix with the original dense code (a reference for tests).
+    /// gait patch: run the original code paths (the dense mass matrix, a solved row for every
+    /// joint limit): the reference the tests compare the patched paths with.
     #[cfg_attr(feature = "serde-serialize", serde(skip))]
-    dense_mass_matrix: bool,
+    reference_paths: bool,
 }
 impl Default for Multibody {
     fn default() -> Self {
@@ -178,7 +179,7 @@ impl Multibody {
             i_coriolis_dt: Jacobian::zeros(0),
             #[cfg(feature = "dim3")]
             ancestor_dofs: AncestorDofs::default(),
-            dense_mass_matrix: false,
+            reference_paths: false,
             root_is_dynamic: false,
             self_contacts_enabled,
             couplings: Vec::new(),
@@ -855,7 +856,7 @@ impl Multibody {
 
         let mut curr_assembly_id = 0;
         #[cfg(feature = "dim3")]
-        let sparse = !self.dense_mass_matrix;
+        let sparse = !self.reference_paths;
         #[cfg(not(feature = "dim3"))]
         let sparse = false;
         #[cfg(feature = "dim3")]
@@ -1137,12 +1138,17 @@ impl Multibody {
         );
     }
 
-    /// gait patch: builds the mass matrix with the original dense code instead of the
-    /// tree-sparse one (both give the same matrix up to float rounding). For tests and
-    /// measurements; not meant for simulation.
+    /// gait patch: runs the original code paths instead of the patched ones (the dense mass
+    /// matrix; a solved row for every joint limit, active or not). Both give bit-identical
+    /// results; for tests and measurements, not for simulation.
     #[doc(hidden)]
-    pub fn set_dense_mass_matrix(&mut self, dense: bool) {
-        self.dense_mass_matrix = dense;
+    pub fn set_reference_paths(&mut self, reference: bool) {
+        self.reference_paths = reference;
+    }
+
+    /// gait patch: whether [`Multibody::set_reference_paths`] is on.
+    pub(crate) fn reference_paths(&self) -> bool {
+        self.reference_paths
     }
 
     /// gait patch: the mass matrices of the current state, without and with the gyroscopic and
@@ -1156,7 +1162,7 @@ impl Multibody {
         dense: bool,
     ) -> (DMatrix<Real>, DMatrix<Real>) {
         let mut copy = self.clone();
-        copy.dense_mass_matrix = dense;
+        copy.reference_paths = dense;
         copy.update_mass_matrix(dt, bodies);
         (copy.augmented_mass, copy.acc_augmented_mass)
     }

@@ -34,6 +34,34 @@ pub fn unit_joint_limit_constraint(
 
     let dof_j_id = *j_id + dof_id + link.assembly_id;
     jacobians.rows_mut(*j_id, ndofs * 2).fill(0.0);
+    if !min_enabled && !max_enabled && !multibody.reference_paths() {
+        // gait patch: an inactive limit's impulse bounds are [0, 0], so its row cannot act: the
+        // solver adds a zero impulse times `M⁻¹J` to the velocities. Its slot stays (the row
+        // count is fixed per step), but as an all-zero row, without the `M⁻¹J` solve. Same
+        // result, bit for bit (tests compare with `set_reference_paths`).
+        constraints[*insert_at] = GenericJointConstraint {
+            is_rigid_body1: false,
+            solver_vel1: u32::MAX,
+            ndofs1: 0,
+            j_id1: 0,
+            is_rigid_body2: false,
+            solver_vel2: multibody.solver_id,
+            ndofs2: ndofs,
+            j_id2: *j_id,
+            joint_id: usize::MAX,
+            impulse: 0.0,
+            impulse_bounds: [0.0, 0.0],
+            inv_lhs: 0.0,
+            rhs: 0.0,
+            rhs_wo_bias: 0.0,
+            cfm_coeff,
+            cfm_gain: 0.0,
+            writeback_id: WritebackId::Limit(dof_id),
+        };
+        *insert_at += 1;
+        *j_id += 2 * ndofs;
+        return;
+    }
     jacobians[dof_j_id] = 1.0;
     jacobians[dof_j_id + ndofs] = 1.0;
     multibody
