@@ -29,6 +29,8 @@
 
 use std::f32::consts::PI;
 
+use super::motor::{Motor, N};
+
 /// `[x, y, z]` in metres (world frame at the reset pose).
 pub type Vec3 = [f32; 3];
 
@@ -88,19 +90,6 @@ pub struct Collider {
     pub shape: Shape,
     pub group: ContactGroup,
     pub role: ColliderRole,
-}
-
-/// An electric motor behind a gearbox, as the lab's `set_torque` models it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Motor {
-    pub gear: f32,
-    /// Motor-side torque limit (N·m); the joint-side limit is `gear · ctrl_limit`.
-    pub ctrl_limit: f32,
-    /// No-load speed (rpm, motor side).
-    pub max_rpm: f32,
-    pub kp: f32,
-    /// Applied as implicit per-DoF damping, as the lab writes kd into `dof_damping`.
-    pub kd: f32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -484,8 +473,8 @@ impl Description {
     /// The motors' reset angles in policy order: the neutral stance that actions are added to.
     /// The lab adds [0.0045, 0, ...] to both legs; gait uses −0.0045 for the right hip roll (the
     /// reset pose's value), so that zero actions are mirror-symmetric like the robot.
-    pub fn neutral_stance(&self) -> [f32; super::motor::N] {
-        let mut stance = [0.0; super::motor::N];
+    pub fn neutral_stance(&self) -> [f32; N] {
+        let mut stance = [0.0; N];
         for (k, (_, _, joint, _)) in self.motors().enumerate() {
             stance[k] = joint.reset;
         }

@@ -2,10 +2,22 @@
 //! `τ = kp·(target − q_measured)`, a speed-dependent torque limit, a torque-delay ring, and an
 //! efficiency factor. kd is not here: it is the joint's implicit damping in the simulator.
 
-use super::description::Motor;
-
 /// Number of actuated joints.
 pub const N: usize = 10;
+
+/// An electric motor behind a gearbox, as the lab's `set_torque` models it. The robot
+/// description holds one per actuated joint; this module knows what they mean.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Motor {
+    pub gear: f32,
+    /// Motor-side torque limit (N·m); the joint-side limit is `gear · ctrl_limit`.
+    pub ctrl_limit: f32,
+    /// No-load speed (rpm, motor side).
+    pub max_rpm: f32,
+    pub kp: f32,
+    /// Applied as implicit per-DoF damping, as the lab writes kd into `dof_damping`.
+    pub kd: f32,
+}
 
 /// Motor-side torque limit at joint speed `qd`: full torque up to half the no-load speed,
 /// falling linearly to 0 at the no-load speed (`clip(2·c − (2c/ω_max)·|ω|, 0, c)`).

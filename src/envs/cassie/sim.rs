@@ -10,9 +10,9 @@ use rapier3d::glamx::{EulerRot, Mat3, Quat, Vec3};
 use rapier3d::prelude::*;
 
 use super::description::{
-    Collider as ColliderDesc, ColliderRole, ContactGroup, Description, Drive, Motor, Shape, Side,
+    Collider as ColliderDesc, ColliderRole, ContactGroup, Description, Drive, Shape, Side,
 };
-use super::motor::{pd_torque, TorqueDelay, N};
+use super::motor::{pd_torque, Motor, TorqueDelay, N};
 
 /// Links per leg in the description.
 pub const LEG_LINKS: usize = 6;
