@@ -111,22 +111,22 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
             ))
             .into());
         }
-        if env.body_shapes().is_none() {
-            return Err(UsageError(format!(
-                "{flag}: env '{}' cannot describe its bodies (only Cassie can so far)",
-                exp.args.env
-            ))
-            .into());
+    }
+    if args.record.is_some() {
+        crate::replay::ensure_pages_supported()?;
+    }
+    let mut replay = match pictures.first() {
+        Some(&(flag, _)) => {
+            let bodies = env.body_shapes().ok_or_else(|| {
+                UsageError(format!(
+                    "{flag}: env '{}' cannot describe its bodies (only Cassie can so far)",
+                    exp.args.env
+                ))
+            })?;
+            Some(Replay::new(&exp.args.env, env.policy_dt(), bodies))
         }
-    }
-    if args.record.is_some() && !crate::replay::can_write_pages() {
-        // The error says how to get three.js.
-        crate::replay::page(&Replay::new("", 0.0, Vec::new()))?;
-    }
-    let mut replay = env
-        .body_shapes()
-        .filter(|_| !pictures.is_empty())
-        .map(|bodies| Replay::new(&exp.args.env, env.policy_dt(), bodies));
+        None => None,
+    };
     // --gif draws the first episode; --record keeps them all.
     let recorded_episodes = if args.record.is_some() { args.episodes } else { 1 };
     let best = args.path.join("actor.safetensors");
@@ -195,12 +195,15 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
             obs.clear();
             obs.extend_from_slice(step.obs);
             let done = step.done;
-            let (reward, terms) = (step.reward, step.info.to_vec());
+            let recording = replay.is_some() && episode < recorded_episodes;
+            // Copied only when recording: `step` borrows the env, and the frame reads it too.
+            let (reward, terms) =
+                (step.reward, if recording { step.info.to_vec() } else { Vec::new() });
             for (name, value) in env.metrics() {
                 *summary.metrics.entry(name.to_string()).or_default() += *value as f64;
             }
             crate::algos::tracking::add_metrics(&mut episode_metrics, env.metrics());
-            if let Some(replay) = replay.as_mut().filter(|_| episode < recorded_episodes) {
+            if let Some(replay) = replay.as_mut().filter(|_| recording) {
                 if replay.episodes.len() == episode {
                     replay.episodes.push(Episode {
                         command: args.command.as_ref().map(|c| [c[0], c[1], c[2]]),

@@ -302,9 +302,10 @@ fn three_js() -> Result<(&'static str, &'static str)> {
     )
 }
 
-/// Whether this build can write `--record` pages.
-pub fn can_write_pages() -> bool {
-    three_js().is_ok()
+/// `Ok` when this build can write `--record` pages; else the error that says how to get
+/// three.js.
+pub fn ensure_pages_supported() -> Result<()> {
+    three_js().map(|_| ())
 }
 
 /// The page for `replay`: one self-contained HTML file (three.js, its licence and the replay
