@@ -93,6 +93,19 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// The training inputs by name: what a non-finite check inspects and a diagnostic dump
+    /// holds.
+    fn inputs(&self) -> [(&'static str, &Tensor); 6] {
+        [
+            ("states", &self.states),
+            ("actions", &self.actions),
+            ("returns", &self.returns),
+            ("advantages", &self.advantages),
+            ("old_log_probs", &self.old_logp),
+            ("mask", &self.mask),
+        ]
+    }
+
     /// The same selection applied to every field.
     fn select(&self, f: impl Fn(&Tensor) -> Tensor) -> Batch {
         Batch {
@@ -217,13 +230,7 @@ impl PPOOptim {
     /// for recurrent ones, `batch_size` states or trajectories each.
     pub fn optimize(&mut self, buffer: &Buffer, rng: &mut impl Rng) -> Result<OptimStats> {
         let full = self.full_batch(buffer);
-        let inputs = [
-            ("states", &full.states),
-            ("actions", &full.actions),
-            ("returns", &full.returns),
-            ("advantages", &full.advantages),
-            ("old_log_probs", &full.old_logp),
-        ];
+        let inputs = full.inputs();
         if inputs.iter().any(|(_, t)| !is_finite(t)) {
             return Err(self.non_finite(&inputs));
         }
@@ -261,18 +268,14 @@ impl PPOOptim {
                     losses.mirror.double_value(&[]),
                 ];
                 if values.iter().any(|l| !l.is_finite()) {
-                    return Err(self.non_finite(&[
-                        ("states", &batch.states),
-                        ("actions", &batch.actions),
-                        ("returns", &batch.returns),
-                        ("advantages", &batch.advantages),
+                    let mut tensors = batch.inputs().to_vec();
+                    tensors.extend([
                         ("log_probs", &losses.logp),
-                        ("old_log_probs", &batch.old_logp),
-                        ("mask", &batch.mask),
                         ("actor_loss", &losses.actor),
                         ("critic_loss", &losses.critic),
                         ("mirror_loss", &losses.mirror),
-                    ]));
+                    ]);
+                    return Err(self.non_finite(&tensors));
                 }
                 self.actor_opt.zero_grad();
                 (&losses.actor + &losses.entropy_pen + &losses.mirror).backward();
@@ -454,14 +457,7 @@ impl PPOOptim {
         batch: &Batch,
     ) -> anyhow::Error {
         let flag = if net == "actor" { "--a-lr" } else { "--c-lr" };
-        let dump = match self.dump_non_finite(&[
-            ("states", &batch.states),
-            ("actions", &batch.actions),
-            ("returns", &batch.returns),
-            ("advantages", &batch.advantages),
-            ("old_log_probs", &batch.old_logp),
-            ("mask", &batch.mask),
-        ]) {
+        let dump = match self.dump_non_finite(&batch.inputs()) {
             Ok(Some(p)) => format!("; the minibatch is in {}", p.display()),
             Ok(None) => String::new(),
             Err(e) => format!("; writing the diagnostic dump failed: {e:#}"),
