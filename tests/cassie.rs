@@ -4,15 +4,7 @@
 
 mod common;
 
-use common::{csv_column, gait, only_run};
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{csv_column, gait, only_run, pretrained_walk, stderr, stdout, trained_cartpole};
 
 #[test]
 fn cassie_trains_with_mirror_loss_and_evaluates() {
@@ -155,7 +147,7 @@ fn the_reference_task_trains_and_evaluates_from_its_flags() {
 /// the first second includes the start from rest).
 #[test]
 fn the_pretrained_policy_walks() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("pretrained/cassie-walk");
+    let dir = pretrained_walk();
     let path = dir.to_str().unwrap();
     let o = gait(&[
         "eval",
@@ -187,7 +179,7 @@ fn the_pretrained_policy_walks() {
 /// refuse with a usage error, before running anything.
 #[test]
 fn eval_renders_an_episode_as_a_gif() {
-    let walk = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("pretrained/cassie-walk");
+    let walk = pretrained_walk();
     let dir = tempfile::tempdir().unwrap();
     let gif_path = dir.path().join("walk.gif");
     let o = gait(&[
@@ -228,15 +220,7 @@ fn eval_renders_an_episode_as_a_gif() {
     let size = std::fs::metadata(&gif_path).unwrap().len();
     assert!(size < 400_000, "{size} bytes for 20 frames");
 
-    let cartpole = dir.path().join("c");
-    let o = gait(
-        &["train", "ppo", "--env", "cartpole", "--timesteps", "4000", "--logdir"]
-            .into_iter()
-            .chain([cartpole.to_str().unwrap(), "--run-name", "c"])
-            .collect::<Vec<_>>(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let run = only_run(&cartpole.join("cartpole").join("c"));
+    let run = trained_cartpole(&dir.path().join("c"), "c", &["--timesteps", "4000"]);
     let refused = dir.path().join("c.gif");
     let o = gait(&["eval", "--path", run.to_str().unwrap(), "--gif", refused.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

@@ -5,27 +5,14 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{gait, only_run, snapshot};
+use common::{
+    gait, only_run, snapshot, spawn_cartpole, stderr, stdout, train_cartpole, trained_cartpole,
+};
 use rand::{Rng, SeedableRng};
 use tch::Tensor;
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn train(logdir: &Path, run: &str, extra: &[&str]) -> std::process::Output {
-    let l = logdir.to_str().unwrap();
-    let mut argv = vec!["train", "ppo", "--env", "cartpole", "--logdir", l, "--run-name", run];
-    argv.extend_from_slice(extra);
-    gait(&argv)
-}
 
 fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -62,7 +49,7 @@ fn rewrite(path: &Path, name: &str, f: impl Fn(&Tensor) -> Tensor) {
 #[test]
 fn an_exploding_learning_rate_saves_nothing_broken_and_the_run_is_refused_later() {
     let dir = tempfile::tempdir().unwrap();
-    let o = train(dir.path(), "boom", &["--a-lr", "1e39", "--timesteps", "20000"]);
+    let o = train_cartpole(dir.path(), "boom", &["--a-lr", "1e39", "--timesteps", "20000"]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{}{err}", stdout(&o));
     assert!(err.contains("the PPO update diverged: actor parameter '"), "{err}");
@@ -101,9 +88,7 @@ fn an_exploding_learning_rate_saves_nothing_broken_and_the_run_is_refused_later(
 #[test]
 fn checkpoints_and_resume_files_with_bad_values_are_refused_naming_the_tensor() {
     let dir = tempfile::tempdir().unwrap();
-    let o = train(dir.path(), "good", &["--timesteps", "8000", "--eval-freq", "1"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let good = only_run(&dir.path().join("cartpole").join("good"));
+    let good = trained_cartpole(dir.path(), "good", &["--timesteps", "8000", "--eval-freq", "1"]);
     let copy = |name: &str| {
         let to = dir.path().join(name);
         std::fs::create_dir(&to).unwrap();
@@ -148,17 +133,6 @@ fn checkpoints_and_resume_files_with_bad_values_are_refused_naming_the_tensor() 
     assert!(snapshot(dir.path()) == before, "a refused command changed files");
 }
 
-/// Starts a long cartpole run in the background.
-fn spawn_long(logdir: &Path) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_gait"))
-        .args(["train", "ppo", "--env", "cartpole", "--timesteps", "1e9", "--num-steps", "1000"])
-        .args(["--logdir", logdir.to_str().unwrap(), "--run-name", "sig"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 fn sigint(child: &std::process::Child) {
     let pid = child.id().to_string();
     assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
@@ -171,7 +145,7 @@ fn a_second_ctrl_c_exits_130_at_once_without_a_crash() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
     for attempt in 0..5 {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = spawn_long(dir.path());
+        let mut child = spawn_cartpole(dir.path(), "sig");
         // From the moment the run dir exists (the handler is installed before it): before
         // that the signal meets libtorch's loader and the default action.
         let parent = dir.path().join("cartpole").join("sig");
@@ -201,7 +175,7 @@ fn a_second_ctrl_c_exits_130_at_once_without_a_crash() {
 #[test]
 fn one_ctrl_c_saves_exits_130_and_records_the_stop() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = spawn_long(dir.path());
+    let mut child = spawn_cartpole(dir.path(), "sig");
     let parent = dir.path().join("cartpole").join("sig");
     let start = Instant::now();
     let run = loop {
@@ -227,9 +201,7 @@ fn one_ctrl_c_saves_exits_130_and_records_the_stop() {
 #[test]
 fn a_resumed_run_removes_stale_temp_files_and_honours_a_typed_logdir() {
     let dir = tempfile::tempdir().unwrap();
-    let o = train(dir.path(), "first", &["--timesteps", "4000"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let first = only_run(&dir.path().join("cartpole").join("first"));
+    let first = trained_cartpole(dir.path(), "first", &["--timesteps", "4000"]);
     let summary = std::fs::read_to_string(first.join("summary.json")).unwrap();
     assert!(summary.contains("\"status\": \"completed\"") && summary.contains("\"mean_return\""));
     let experiment = std::fs::read_to_string(first.join("experiment.json")).unwrap();
@@ -267,9 +239,7 @@ fn a_resumed_run_removes_stale_temp_files_and_honours_a_typed_logdir() {
 #[test]
 fn a_bad_value_stored_in_experiment_json_is_blamed_on_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let o = train(dir.path(), "r", &["--timesteps", "4000"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let run = only_run(&dir.path().join("cartpole").join("r"));
+    let run = trained_cartpole(dir.path(), "r", &["--timesteps", "4000"]);
     let path = run.join("experiment.json");
     let json = std::fs::read_to_string(&path).unwrap();
     let key = "\"batch_size\": ";

@@ -7,11 +7,11 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::gait;
+use common::{gait, pretrained_walk, trained_cartpole};
 use gait::replay::{from_page, page, Replay, REPLAY_FORMAT, REPLAY_VERSION};
 
 fn record(dir: &Path) -> std::path::PathBuf {
-    let walk = Path::new(env!("CARGO_MANIFEST_DIR")).join("pretrained/cassie-walk");
+    let walk = pretrained_walk();
     let html = dir.join("replay.html");
     let o = gait(&[
         "eval",
@@ -130,15 +130,7 @@ fn a_browser_opens_the_page_offline_and_draws_the_robot() {
 #[test]
 fn envs_without_bodies_refuse_to_record() {
     let dir = tempfile::tempdir().unwrap();
-    let logdir = dir.path().join("logs");
-    let o = gait(
-        &["train", "ppo", "--env", "cartpole", "--timesteps", "4000", "--logdir"]
-            .into_iter()
-            .chain([logdir.to_str().unwrap(), "--run-name", "c"])
-            .collect::<Vec<_>>(),
-    );
-    assert!(o.status.success());
-    let run = common::only_run(&logdir.join("cartpole").join("c"));
+    let run = trained_cartpole(&dir.path().join("logs"), "c", &["--timesteps", "4000"]);
     let out = dir.path().join("c.html");
     let o = gait(&["eval", "--path", run.to_str().unwrap(), "--record", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));

@@ -4,30 +4,13 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{gait, only_run, snapshot};
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{gait, only_run, snapshot, spawn_cartpole, stderr, stdout, trained_cartpole};
 
 fn data_rows(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path).unwrap().lines().skip(1).map(str::to_string).collect()
-}
-
-fn train(logdir: &Path, run: &str, extra: &[&str]) -> std::path::PathBuf {
-    let l = logdir.to_str().unwrap();
-    let mut argv = vec!["train", "ppo", "--env", "cartpole", "--logdir", l, "--run-name", run];
-    argv.extend_from_slice(extra);
-    let o = gait(&argv);
-    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-    only_run(&logdir.join("cartpole").join(run))
 }
 
 #[test]
@@ -35,8 +18,8 @@ fn three_plus_two_iterations_equal_five() {
     let dir = tempfile::tempdir().unwrap();
     let logs = dir.path();
     // The cartpole preset collects ~4000 steps per iteration: 12000 -> 3 iterations.
-    let full = train(logs, "full", &["--timesteps", "20000", "--seed", "4"]);
-    let first = train(logs, "part", &["--timesteps", "12000", "--seed", "4"]);
+    let full = trained_cartpole(logs, "full", &["--timesteps", "20000", "--seed", "4"]);
+    let first = trained_cartpole(logs, "part", &["--timesteps", "12000", "--seed", "4"]);
     let before = snapshot(&first);
     let o = gait(&["train", "ppo", "--previous", first.to_str().unwrap(), "--timesteps", "20000"]);
     let out = stdout(&o);
@@ -111,13 +94,7 @@ fn wait_for_rows(progress: &Path, rows: usize, child: &mut std::process::Child) 
 
 /// Starts a long cartpole run in the background and returns it with its run directory.
 fn spawn_long(logdir: &Path, run: &str) -> (std::process::Child, std::path::PathBuf) {
-    let child = Command::new(env!("CARGO_BIN_EXE_gait"))
-        .args(["train", "ppo", "--env", "cartpole", "--timesteps", "1e9", "--num-steps", "1000"])
-        .args(["--logdir", logdir.to_str().unwrap(), "--run-name", run])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_cartpole(logdir, run);
     let parent = logdir.join("cartpole").join(run);
     while !parent.is_dir() || std::fs::read_dir(&parent).unwrap().count() == 0 {
         std::thread::sleep(Duration::from_millis(20));
@@ -168,7 +145,7 @@ fn ctrl_c_saves_and_says_how_to_resume() {
 fn bad_previous_inputs_fail_clearly_and_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let logs = dir.path().join("logs");
-    let good = train(&logs, "good", &["--timesteps", "4000"]);
+    let good = trained_cartpole(&logs, "good", &["--timesteps", "4000"]);
     // A damaged copy of the run: truncated experiment.json, and one with a corrupt checkpoint.
     let truncated = logs.join("cartpole").join("truncated");
     let corrupt = logs.join("cartpole").join("corrupt");
@@ -252,8 +229,8 @@ fn learned_log_std_is_logged_trained_and_resumed_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let logs = dir.path();
     let flags = ["--learn-log-std", "--seed", "2"];
-    let full = train(logs, "full", &[&["--timesteps", "16000"], &flags[..]].concat());
-    let first = train(logs, "part", &[&["--timesteps", "8000"], &flags[..]].concat());
+    let full = trained_cartpole(logs, "full", &[&["--timesteps", "16000"], &flags[..]].concat());
+    let first = trained_cartpole(logs, "part", &[&["--timesteps", "8000"], &flags[..]].concat());
     let o = gait(&["train", "ppo", "--previous", first.to_str().unwrap(), "--timesteps", "16000"]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     let cont = std::fs::read_dir(first.parent().unwrap())

@@ -67,3 +67,42 @@ pub fn only_run(parent: &Path) -> std::path::PathBuf {
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     dirs[0].clone()
 }
+
+pub fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The shipped walking policy (`pretrained/cassie-walk`).
+pub fn pretrained_walk() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("pretrained/cassie-walk")
+}
+
+/// Runs `gait train ppo --env cartpole --logdir LOGDIR --run-name RUN EXTRA...`.
+pub fn train_cartpole(logdir: &Path, run: &str, extra: &[&str]) -> std::process::Output {
+    let l = logdir.to_str().expect("utf-8 temp path");
+    let mut argv = vec!["train", "ppo", "--env", "cartpole", "--logdir", l, "--run-name", run];
+    argv.extend_from_slice(extra);
+    gait(&argv)
+}
+
+/// [`train_cartpole`], which must succeed; returns the run directory.
+pub fn trained_cartpole(logdir: &Path, run: &str, extra: &[&str]) -> std::path::PathBuf {
+    let o = train_cartpole(logdir, run, extra);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    only_run(&logdir.join("cartpole").join(run))
+}
+
+/// Starts a cartpole run that would go on for hours (stdout and stderr piped).
+pub fn spawn_cartpole(logdir: &Path, run: &str) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_gait"))
+        .args(["train", "ppo", "--env", "cartpole", "--timesteps", "1e9", "--num-steps", "1000"])
+        .args(["--logdir", logdir.to_str().expect("utf-8 temp path"), "--run-name", run])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn gait")
+}
