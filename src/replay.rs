@@ -192,6 +192,11 @@ pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize
             .map_err(|e| anyhow::anyhow!("creating the GIF: {e}"))?
             .into_drawing_area();
         let draw_err = |e| anyhow::anyhow!("drawing the GIF: {e:?}");
+        // Bodies: the pelvis, then the far leg (right, in a side view of a forward walk), paler,
+        // then the near one.
+        let n = replay.bodies.len();
+        let order: Vec<usize> =
+            std::iter::once(0).chain((1 + (n - 1) / 2..n).chain(1..1 + (n - 1) / 2)).collect();
         for (k, frame) in rec.frames.iter().enumerate().step_by(style.stride) {
             let centre = frame.pose(0).map_or(0.0, |p| side(p.position).0);
             let px = |(x, z): (f32, f32)| {
@@ -216,11 +221,7 @@ pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize
                 RGBColor(205, 195, 175).filled(),
             ))
             .map_err(draw_err)?;
-            // Bodies: the far leg (right, in a side view of a forward walk) first, paler.
-            let n = replay.bodies.len();
-            let order: Vec<usize> =
-                std::iter::once(0).chain((1 + (n - 1) / 2..n).chain(1..1 + (n - 1) / 2)).collect();
-            for i in order {
+            for &i in &order {
                 let (Some(body), Some(pose)) = (replay.bodies.get(i), frame.pose(i)) else {
                     continue;
                 };
