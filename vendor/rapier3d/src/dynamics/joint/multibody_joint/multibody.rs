@@ -779,6 +779,11 @@ impl Multibody {
     }
 
     fn update_body_jacobians(&mut self) {
+        #[cfg(feature = "dim3")]
+        if !self.reference_paths {
+            self.update_body_jacobians_sparse();
+            return;
+        }
         for i in 0..self.links.len() {
             let link = &self.links[i];
 
@@ -829,6 +834,55 @@ impl Multibody {
         }
     }
 
+    /// gait patch: [`Self::update_body_jacobians`] on each link's ancestor columns only. The
+    /// other columns are zero and stay zero (they are cleared when the topology changes), and
+    /// every computed entry is the dense code's, so the Jacobians are bit-identical.
+    #[cfg(feature = "dim3")]
+    fn update_body_jacobians_sparse(&mut self) {
+        let changed = self.ancestor_dofs.rebuild(&self.links);
+        for i in 0..self.links.len() {
+            let link = &self.links[i];
+            if self.body_jacobians[i].ncols() != self.ndofs {
+                self.body_jacobians[i] = Jacobian::zeros(self.ndofs);
+            } else if changed {
+                self.body_jacobians[i].fill(0.0);
+            }
+            let parent_to_world;
+            if i != 0 {
+                let parent_id = link.parent_internal_id;
+                parent_to_world = self.links[parent_id].local_to_world;
+                let (link_j, parent_j) = self.body_jacobians.index_mut_const(i, parent_id);
+                let shift_tr = vect_to_na(link.shift02).gcross_matrix_tr();
+                for &(c0, nc) in self.ancestor_dofs.spans(parent_id) {
+                    let mut link_j = link_j.columns_mut(c0, nc);
+                    let parent_j = parent_j.columns(c0, nc);
+                    link_j.copy_from(&parent_j);
+                    link_j
+                        .fixed_rows_mut::<DIM>(0)
+                        .gemm(1.0, &shift_tr, &parent_j.fixed_rows::<ANG_DIM>(DIM), 1.0);
+                }
+            } else {
+                parent_to_world = Pose::IDENTITY;
+            }
+            let ndofs = link.joint.ndofs();
+            let mut link_j_part = self.body_jacobians[i].columns_mut(link.assembly_id, ndofs);
+            // The dense code adds the joint's Jacobian to these columns, which are zero.
+            link_j_part.fill(0.0);
+            link.joint.jacobian(
+                &(parent_to_world.rotation * link.joint.data.local_frame1.rotation),
+                &mut link_j_part,
+            );
+            let shift_tr = vect_to_na(link.shift23).gcross_matrix_tr();
+            let link_j = &mut self.body_jacobians[i];
+            for &(c0, nc) in self.ancestor_dofs.spans(i) {
+                let mut link_j = link_j.columns_mut(c0, nc);
+                let (mut link_j_v, link_j_w) =
+                    link_j.rows_range_pair_mut(0..DIM, DIM..DIM + ANG_DIM);
+                link_j_v.gemm(1.0, &shift_tr, &link_j_w, 1.0);
+            }
+        }
+    }
+
     pub(crate) fn update_mass_matrix(&mut self, dt: Real, bodies: &RigidBodySet) {
         if self.ndofs == 0 {
             return; // Nothing to do.
@@ -863,6 +917,11 @@ impl Multibody {
         if sparse {
             self.ancestor_dofs.rebuild(&self.links);
         }
+        #[cfg(feature = "dim3")]
+        let reference_point = {
+            let root = &self.links[0];
+            root.local_to_world * bodies[root.rigid_body].mprops.local_mprops.local_com
+        };
 
         for i in 0..self.links.len() {
             let link = &self.links[i];
@@ -904,14 +963,14 @@ impl Multibody {
 
             #[cfg(feature = "dim3")]
             if sparse {
-                self.ancestor_dofs.add_quadforms(
+                // The centre of mass as the body Jacobian's rows see it, relative to the root's.
+                let com = link.local_to_world * rb.mprops.local_mprops.local_com;
+                self.ancestor_dofs.set_link_inertia(
                     i,
-                    body_jacobian,
+                    &vect_to_na(com - reference_point),
                     rb_mass.into(),
                     &rb_inertia.into(),
                     &augmented_inertia.into(),
-                    &mut self.augmented_mass,
-                    &mut self.acc_augmented_mass,
                 );
             }
             if !sparse {
@@ -925,6 +984,12 @@ impl Multibody {
                     .quadform(1.0, &rb_mass_matrix_wo_gyro, body_jacobian, 1.0);
                 self.acc_augmented_mass
                     .quadform(1.0, &rb_mass_matrix, body_jacobian, 1.0);
+            }
+
+            #[cfg(feature = "dim3")]
+            if sparse {
+                self.add_link_coriolis_sparse(i, dt, bodies);
+                continue;
             }
 
             /*
@@ -1066,13 +1131,26 @@ impl Multibody {
 
             #[cfg(feature = "dim3")]
             if sparse {
-                self.ancestor_dofs
-                    .add_coriolis(i, &self.i_coriolis_dt, &mut self.acc_augmented_mass);
+                self.ancestor_dofs.add_coriolis(
+                    i,
+                    &self.body_jacobians[i],
+                    &self.i_coriolis_dt,
+                    &mut self.acc_augmented_mass,
+                );
             }
             if !sparse {
                 self.acc_augmented_mass
                     .gemm_tr(1.0, rb_j, &self.i_coriolis_dt, 1.0);
             }
+        }
+
+        #[cfg(feature = "dim3")]
+        if sparse {
+            self.ancestor_dofs.add_composites(
+                &self.body_jacobians,
+                &mut self.augmented_mass,
+                &mut self.acc_augmented_mass,
+            );
         }
 
         /*
@@ -1126,15 +1204,94 @@ impl Multibody {
             .rearrange_rows(&mut self.augmented_mass, true);
 
         // TODO: avoid allocation inside LU at each timestep.
-        self.acc_inv_augmented_mass = LU::new(
-            self.acc_augmented_mass
-                .view((0, 0), (effective_dim, effective_dim))
-                .into_owned(),
+        // gait patch: a plain clone (one memcpy) when no DoF is kinematic; the view's
+        // `into_owned` copies element by element through an iterator, ~10k instructions each
+        // for Cassie's 18 × 18. Same values either way.
+        let owned = |m: &DMatrix<Real>| {
+            if effective_dim == m.nrows() && effective_dim == m.ncols() {
+                m.clone()
+            } else {
+                m.view((0, 0), (effective_dim, effective_dim)).into_owned()
+            }
+        };
+        self.acc_inv_augmented_mass = LU::new(owned(&self.acc_augmented_mass));
+        self.inv_augmented_mass = LU::new(owned(&self.augmented_mass));
+    }
+
+    /// gait patch: link `i`'s Coriolis derivative (`coriolis_v`, `coriolis_w`: the same
+    /// recursion as the dense path above, on the link's ancestor columns only, with the 3×3
+    /// factors that multiply the same operand summed first), then its `I·C·dt` as a wrench
+    /// about the reference point for [`AncestorDofs::add_composites`].
+    #[cfg(feature = "dim3")]
+    fn add_link_coriolis_sparse(&mut self, i: usize, dt: Real, bodies: &RigidBodySet) {
+        use super::tree_sparsity::{coriolis_from_parent, coriolis_own_shift};
+        let link = &self.links[i];
+        let rb = &bodies[link.rigid_body];
+        let spans = self.ancestor_dofs.spans(i);
+        let ndofs = link.joint.ndofs();
+        if i != 0 {
+            let parent_id = link.parent_internal_id;
+            let parent_link = &self.links[parent_id];
+            let parent_rb = &bodies[parent_link.rigid_body];
+            let parent_w = SimdAngVector::<Real>::from(parent_rb.vels.angvel).gcross_matrix();
+            let (coriolis_v, parent_coriolis_v) = self.coriolis_v.index_mut2(i, parent_id);
+            let (coriolis_w, parent_coriolis_w) = self.coriolis_w.index_mut2(i, parent_id);
+            let shift_cross_tr = vect_to_na(link.shift02).gcross_matrix_tr();
+            let dvel_cross = vect_to_na(
+                rb.vels.angvel.gcross(link.shift02) + 2.0 * link.joint_velocity.linvel,
+            )
+            .gcross_matrix_tr();
+            let linvel_cross = vect_to_na(link.joint_velocity.linvel).gcross_matrix_tr();
+            let on_parent_j_w = dvel_cross + linvel_cross + parent_w * shift_cross_tr;
+            let vel_wrt_joint_w = vect_to_na(link.joint_velocity.angvel).gcross_matrix();
+            coriolis_from_parent(
+                spans,
+                [&shift_cross_tr, &on_parent_j_w, &vel_wrt_joint_w],
+                [parent_coriolis_v.as_slice(), parent_coriolis_w.as_slice()],
+                self.body_jacobians[parent_id].as_slice(),
+                [coriolis_v.as_mut_slice(), coriolis_w.as_mut_slice()],
+            );
+            if !link.joint.kinematic {
+                let mut tmp1 = SMatrix::<Real, SPATIAL_DIM, SPATIAL_DIM>::zeros();
+                let mut rb_joint_j = tmp1.columns_mut(0, ndofs);
+                link.joint.jacobian(
+                    &(parent_link.local_to_world.rotation * link.joint.data.local_frame1.rotation),
+                    &mut rb_joint_j,
+                );
+                let rb_joint_j_v = rb_joint_j.fixed_rows::<DIM>(0);
+                coriolis_v
+                    .columns_mut(link.assembly_id, ndofs)
+                    .gemm(2.0, &parent_w, &rb_joint_j_v, 1.0);
+                let rb_joint_j_w = rb_joint_j.fixed_rows::<ANG_DIM>(DIM);
+                coriolis_w
+                    .columns_mut(link.assembly_id, ndofs)
+                    .gemm(1.0, &parent_w, &rb_joint_j_w, 1.0);
+            }
+        } else {
+            for &(c0, nc) in spans {
+                self.coriolis_v[i].columns_mut(c0, nc).fill(0.0);
+                self.coriolis_w[i].columns_mut(c0, nc).fill(0.0);
+            }
+        }
+        let shift_cross_tr = vect_to_na(link.shift23).gcross_matrix_tr();
+        let on_j_w = vect_to_na(rb.vels.angvel.gcross(link.shift23)).gcross_matrix_tr()
+            + SimdAngVector::<Real>::from(rb.vels.angvel).gcross_matrix() * shift_cross_tr;
+        let (coriolis_v, coriolis_w) = (&mut self.coriolis_v[i], &self.coriolis_w[i]);
+        coriolis_own_shift(
+            spans,
+            [&shift_cross_tr, &on_j_w],
+            coriolis_w.as_slice(),
+            self.body_jacobians[i].as_slice(),
+            coriolis_v.as_mut_slice(),
         );
-        self.inv_augmented_mass = LU::new(
-            self.augmented_mass
-                .view((0, 0), (effective_dim, effective_dim))
-                .into_owned(),
+        let mass_dt: [Real; DIM] = (rb.mprops.effective_mass() * dt).into();
+        let inertia_dt = mat_to_na(rb.mprops.effective_angular_inertia().into_matrix()) * dt;
+        self.ancestor_dofs.set_link_coriolis(
+            i,
+            self.coriolis_v[i].as_slice(),
+            self.coriolis_w[i].as_slice(),
+            mass_dt,
+            &inertia_dt,
         );
     }
 
@@ -1152,8 +1309,8 @@ impl Multibody {
     }
 
     /// gait patch: the mass matrices of the current state, without and with the gyroscopic and
-    /// Coriolis terms, as built by the dense code (`dense`) or the tree-sparse one. Computed
-    /// on a copy: `self` is unchanged. For tests comparing the two.
+    /// Coriolis terms, as built by the dense code (`dense`) or the patched one (body Jacobians
+    /// included). Computed on a copy: `self` is unchanged. For tests comparing the two.
     #[doc(hidden)]
     pub fn mass_matrices(
         &self,
@@ -1163,8 +1320,19 @@ impl Multibody {
     ) -> (DMatrix<Real>, DMatrix<Real>) {
         let mut copy = self.clone();
         copy.reference_paths = dense;
+        copy.update_body_jacobians();
         copy.update_mass_matrix(dt, bodies);
         (copy.augmented_mass, copy.acc_augmented_mass)
+    }
+
+    /// gait patch: every link's body Jacobian at the current state, as built by the dense code
+    /// (`dense`) or the tree-sparse one. Computed on a copy. For tests comparing the two.
+    #[doc(hidden)]
+    pub fn body_jacobians_by(&self, dense: bool) -> Vec<Jacobian<Real>> {
+        let mut copy = self.clone();
+        copy.reference_paths = dense;
+        copy.update_body_jacobians();
+        copy.body_jacobians
     }
 
     /// Per-DoF inverse joint-space inertia `diag(M⁻¹)` at the current configuration, where `M`
