@@ -1001,13 +1001,6 @@ impl Multibody {
             let rb_j_w = rb_j.fixed_rows::<ANG_DIM>(DIM);
 
             let ndofs = link.joint.ndofs();
-            // gait patch: the Coriolis products below only on the link's ancestor DoFs (the
-            // factors are zero elsewhere), or on every DoF for the dense reference.
-            let all_dofs = [(0, self.ndofs)];
-            #[cfg(feature = "dim3")]
-            let spans = if sparse { self.ancestor_dofs.spans(i) } else { &all_dofs[..] };
-            #[cfg(not(feature = "dim3"))]
-            let spans = &all_dofs[..];
 
             if i != 0 {
                 let parent_id = link.parent_internal_id;
@@ -1025,27 +1018,28 @@ impl Multibody {
 
                 // [c1 - c0].gcross() * (JDot + JDot/u * qdot)"
                 let shift_cross_tr = vect_to_na(link.shift02).gcross_matrix_tr();
+                coriolis_v.gemm(1.0, &shift_cross_tr, parent_coriolis_w, 1.0);
+
                 // JDot (but the 2.0 originates from the sum of two identical terms in JDot and JDot/u * gdot)
                 let dvel_cross = vect_to_na(
                     rb.vels.angvel.gcross(link.shift02) + 2.0 * link.joint_velocity.linvel,
                 )
                 .gcross_matrix_tr();
-                let linvel_cross = vect_to_na(link.joint_velocity.linvel).gcross_matrix_tr();
-                let parent_w_shift = parent_w * shift_cross_tr;
+                coriolis_v.gemm(1.0, &dvel_cross, &parent_j_w, 1.0);
+
+                // JDot/u * qdot
+                coriolis_v.gemm(
+                    1.0,
+                    &vect_to_na(link.joint_velocity.linvel).gcross_matrix_tr(),
+                    &parent_j_w,
+                    1.0,
+                );
+                coriolis_v.gemm(1.0, &(parent_w * shift_cross_tr), &parent_j_w, 1.0);
+
                 #[cfg(feature = "dim3")]
-                let vel_wrt_joint_w = vect_to_na(link.joint_velocity.angvel).gcross_matrix();
-                for &(c0, nc) in spans {
-                    let mut coriolis_v = coriolis_v.columns_mut(c0, nc);
-                    let parent_j_w = parent_j_w.columns(c0, nc);
-                    coriolis_v.gemm(1.0, &shift_cross_tr, &parent_coriolis_w.columns(c0, nc), 1.0);
-                    coriolis_v.gemm(1.0, &dvel_cross, &parent_j_w, 1.0);
-                    // JDot/u * qdot
-                    coriolis_v.gemm(1.0, &linvel_cross, &parent_j_w, 1.0);
-                    coriolis_v.gemm(1.0, &parent_w_shift, &parent_j_w, 1.0);
-                    #[cfg(feature = "dim3")]
-                    coriolis_w
-                        .columns_mut(c0, nc)
-                        .gemm(-1.0, &vel_wrt_joint_w, &parent_j_w, 1.0);
+                {
+                    let vel_wrt_joint_w = vect_to_na(link.joint_velocity.angvel).gcross_matrix();
+                    coriolis_w.gemm(-1.0, &vel_wrt_joint_w, &parent_j_w, 1.0);
                 }
 
                 // JDot (but the 2.0 originates from the sum of two identical terms in JDot and JDot/u * gdot)
@@ -1081,18 +1075,19 @@ impl Multibody {
             {
                 // [c3 - c2].gcross() * (JDot + JDot/u * qdot)
                 let shift_cross_tr = vect_to_na(link.shift23).gcross_matrix_tr();
+                coriolis_v.gemm(1.0, &shift_cross_tr, coriolis_w, 1.0);
+
                 // JDot
                 let dvel_cross = vect_to_na(rb.vels.angvel.gcross(link.shift23)).gcross_matrix_tr();
+                coriolis_v.gemm(1.0, &dvel_cross, &rb_j_w, 1.0);
+
                 // JDot/u * qdot
-                let w_shift =
-                    SimdAngVector::<Real>::from(rb.vels.angvel).gcross_matrix() * shift_cross_tr;
-                for &(c0, nc) in spans {
-                    let mut coriolis_v = coriolis_v.columns_mut(c0, nc);
-                    let rb_j_w = rb_j_w.columns(c0, nc);
-                    coriolis_v.gemm(1.0, &shift_cross_tr, &coriolis_w.columns(c0, nc), 1.0);
-                    coriolis_v.gemm(1.0, &dvel_cross, &rb_j_w, 1.0);
-                    coriolis_v.gemm(1.0, &w_shift, &rb_j_w, 1.0);
-                }
+                coriolis_v.gemm(
+                    1.0,
+                    &(SimdAngVector::<Real>::from(rb.vels.angvel).gcross_matrix() * shift_cross_tr),
+                    &rb_j_w,
+                    1.0,
+                );
             }
 
             let coriolis_v = &mut self.coriolis_v[i];
@@ -1101,11 +1096,9 @@ impl Multibody {
             /*
              * Meld with the mass matrix.
              */
-            // Only the spans are read by the sparse Coriolis product below.
-            for &(c0, nc) in spans {
+            {
                 let mut i_coriolis_dt_v = self.i_coriolis_dt.fixed_rows_mut::<DIM>(0);
-                let mut i_coriolis_dt_v = i_coriolis_dt_v.columns_mut(c0, nc);
-                i_coriolis_dt_v.copy_from(&coriolis_v.columns(c0, nc));
+                i_coriolis_dt_v.copy_from(coriolis_v);
                 let rb_mass_dt = vect_to_na(rb_mass * dt);
                 i_coriolis_dt_v
                     .column_iter_mut()
@@ -1119,29 +1112,13 @@ impl Multibody {
                 i_coriolis_dt_w.zip_apply(coriolis_w, |o, x| *o = x * dt * rb_inertia);
             }
             #[cfg(feature = "dim3")]
-            for &(c0, nc) in spans {
+            {
                 let mut i_coriolis_dt_w = self.i_coriolis_dt.fixed_rows_mut::<ANG_DIM>(DIM);
-                i_coriolis_dt_w.columns_mut(c0, nc).gemm(
-                    dt,
-                    &mat_to_na(rb_inertia),
-                    &coriolis_w.columns(c0, nc),
-                    0.0,
-                );
+                i_coriolis_dt_w.gemm(dt, &mat_to_na(rb_inertia), coriolis_w, 0.0);
             }
 
-            #[cfg(feature = "dim3")]
-            if sparse {
-                self.ancestor_dofs.add_coriolis(
-                    i,
-                    &self.body_jacobians[i],
-                    &self.i_coriolis_dt,
-                    &mut self.acc_augmented_mass,
-                );
-            }
-            if !sparse {
-                self.acc_augmented_mass
-                    .gemm_tr(1.0, rb_j, &self.i_coriolis_dt, 1.0);
-            }
+            self.acc_augmented_mass
+                .gemm_tr(1.0, rb_j, &self.i_coriolis_dt, 1.0);
         }
 
         #[cfg(feature = "dim3")]

@@ -1,14 +1,12 @@
-//! Tree sparsity of a multibody's mass matrix (gait patch, see `GAIT_PATCH.md` at the crate
-//! root).
+//! The composite-rigid-body mass matrix of a multibody (gait patch, see `GAIT_PATCH.md` at the
+//! crate root).
 //!
 //! A link's body Jacobian is zero outside the DoFs of its ancestors (itself included): the
-//! generalized velocities of other branches do not move it. So each link's contribution
-//! `Jᵀ M J` to the mass matrix only touches the `k × k` block of its ancestor DoFs, `k` being
-//! at most the DoFs on its path to the root (12 of 18 for a Cassie foot), and the same holds for
-//! the Coriolis term `Jᵀ (I·C·dt)`. The dense code forms both over all `n` DoFs (`6·n² + 36·n`
-//! multiply-adds each for the quadform, plus the Coriolis `gemm_tr`), twice for the quadform
-//! (with and without the gyroscopic term). Here `M·J` and `M'·J` are formed on the `k` columns
-//! only, and both products share one pass over the `k × k` block.
+//! generalized velocities of other branches do not move it. rapier forms each link's `Jᵀ M J`
+//! (twice: with and without the gyroscopic term) and Coriolis term `Jᵀ (M·C·dt)` densely over
+//! all `n` DoFs. Here all inertias and Coriolis wrenches are expressed about one reference
+//! point, so a subtree's composite is a plain sum, and row `a` of either matrix is the DoF's
+//! twist `s_a` against its link's composite: `O(n · depth)` small products per substep.
 
 use crate::alloc_prelude::*;
 use crate::math::{DIM, Jacobian, Real, SPATIAL_DIM};
@@ -110,12 +108,6 @@ impl AncestorDofs {
     pub fn spans(&self, i: usize) -> &[(usize, usize)] {
         let (a, b) = self.span_ranges[i];
         &self.spans[a..b]
-    }
-
-    /// The ancestor DoFs of link `i`.
-    pub fn of(&self, i: usize) -> &[usize] {
-        let (a, b) = self.ranges[i];
-        &self.dofs[a..b]
     }
 
     /// Records link `i`'s spatial inertia about the multibody's reference point, `r` being
@@ -249,34 +241,6 @@ impl AncestorDofs {
                 let yw = inertia_dt * cw + r.cross(&yv);
                 out[SPATIAL_DIM * c..SPATIAL_DIM * c + DIM].copy_from_slice(yv.as_slice());
                 out[SPATIAL_DIM * c + DIM..SPATIAL_DIM * (c + 1)].copy_from_slice(yw.as_slice());
-            }
-        }
-    }
-
-    /// Adds link `i`'s `Jᵀ · i_coriolis_dt` to `acc_augmented` on its ancestor DoFs (the
-    /// Coriolis matrix of a link is zero outside them too). Every entry is the dense
-    /// `gemm_tr`'s dot product in its order, minus exact zeros, so bit-identical to it.
-    pub fn add_coriolis(
-        &self,
-        i: usize,
-        jacobian: &Jacobian<Real>,
-        i_coriolis_dt: &Jacobian<Real>,
-        acc_augmented: &mut DMatrix<Real>,
-    ) {
-        let cols = self.of(i);
-        let n = acc_augmented.nrows();
-        let ic = i_coriolis_dt.as_slice();
-        let jac = jacobian.as_slice();
-        let acc = acc_augmented.as_mut_slice();
-        for &col in cols {
-            let c = &ic[SPATIAL_DIM * col..SPATIAL_DIM * (col + 1)];
-            for &row in cols {
-                let jr = &jac[SPATIAL_DIM * row..SPATIAL_DIM * (row + 1)];
-                let mut sum = 0.0;
-                for r in 0..SPATIAL_DIM {
-                    sum += jr[r] * c[r];
-                }
-                acc[col * n + row] += sum;
             }
         }
     }
