@@ -24,13 +24,12 @@ pub(crate) struct AncestorDofs {
     /// link `i`'s are `spans[span_ranges[i].0..span_ranges[i].1]`.
     spans: Vec<(usize, usize)>,
     span_ranges: Vec<(usize, usize)>,
-    /// Per link: its parent, its own DoFs as `(first, count)`, and what `rebuild` last saw
-    /// (parent, first DoF, DoF count), to skip the rebuild when the topology is unchanged.
+    /// Per link: its parent and its own DoFs as `(first, count)`; `rebuild` compares them
+    /// with the links to skip the work when the topology is unchanged.
     parents: Vec<usize>,
     own: Vec<(usize, usize)>,
-    topology: Vec<(usize, usize, usize)>,
     /// Per link: the spatial inertia about the reference point without and with the
-    /// gyroscopic term, then (after `add_composite_inertias`) the composite ones; and the
+    /// gyroscopic term, then (after `add_composites`) the composite ones; and the
     /// centre of mass relative to the reference point.
     composite: Vec<Matrix6<Real>>,
     composite_augmented: Vec<Matrix6<Real>>,
@@ -48,20 +47,18 @@ impl AncestorDofs {
     /// contiguity already requires.
     /// Returns whether anything changed.
     pub fn rebuild(&mut self, links: &MultibodyLinkVec) -> bool {
-        let same = self.topology.len() == links.len()
-            && links.iter().zip(&self.topology).all(|(link, seen)| {
-                *seen == (link.parent_internal_id, link.assembly_id, link.joint.ndofs())
+        let same = self.parents.len() == links.len()
+            && links.iter().enumerate().all(|(i, link)| {
+                self.parents[i] == link.parent_internal_id
+                    && self.own[i] == (link.assembly_id, link.joint.ndofs())
             });
         if same {
             return false;
         }
-        self.topology.clear();
         self.parents.clear();
         self.own.clear();
         let mut ndofs = 0;
         for link in links.iter() {
-            let seen = (link.parent_internal_id, link.assembly_id, link.joint.ndofs());
-            self.topology.push(seen);
             self.parents.push(link.parent_internal_id);
             self.own.push((link.assembly_id, link.joint.ndofs()));
             ndofs = ndofs.max(link.assembly_id + link.joint.ndofs());
@@ -70,6 +67,7 @@ impl AncestorDofs {
         self.composite_augmented.resize(links.len(), Matrix6::zeros());
         self.com.resize(links.len(), Vector3::zeros());
         self.twists.resize(ndofs, Vector6::zeros());
+        self.wrenches.resize(SPATIAL_DIM * ndofs * links.len(), 0.0);
         self.dofs.clear();
         self.ranges.clear();
         self.spans.clear();
@@ -224,11 +222,7 @@ impl AncestorDofs {
         mass_dt: [Real; DIM],
         inertia_dt: &Matrix3<Real>,
     ) {
-        let n = coriolis_v.len() / DIM;
-        let block = SPATIAL_DIM * n;
-        if self.wrenches.len() != block * self.parents.len() {
-            self.wrenches.resize(block * self.parents.len(), 0.0);
-        }
+        let block = SPATIAL_DIM * (coriolis_v.len() / DIM);
         let r = self.com[i];
         let (a, b) = self.span_ranges[i];
         let out = &mut self.wrenches[block * i..block * (i + 1)];
