@@ -8,12 +8,13 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tch::Device;
 
-use crate::algos::{Buffer, PPOOptim, PpoHyper};
-use crate::envs::{self, EnvArgs, MirrorIndices};
+use crate::algos::{Buffer, PpoOptim};
+use crate::config::PpoConfig;
+use crate::envs::{self, EnvConfig, MirrorIndices};
 use crate::policies::{Arch, NetSpec, Nonlinearity, StdSpec};
 
 #[derive(Debug, clap::Args)]
-pub struct BenchEnvArgs {
+pub struct BenchEnvConfig {
     /// Environment to step.
     #[arg(long)]
     pub env: String,
@@ -22,10 +23,24 @@ pub struct BenchEnvArgs {
     pub seconds: f64,
     /// Run exactly this many policy steps instead of `--seconds`: a fixed workload, so
     /// instruction counts (`valgrind --tool=callgrind`) compare between builds.
-    #[arg(long, value_parser = crate::config::positive_usize)]
+    #[arg(long, value_parser = crate::config::checks::positive_usize)]
     pub steps: Option<usize>,
     #[command(flatten)]
-    pub env_args: EnvArgs,
+    pub cassie: crate::cli::CassieFlags,
+}
+
+impl BenchEnvConfig {
+    /// The env settings: defaults with the typed env flags on top, checked by the env.
+    pub fn env_config(&self) -> Result<EnvConfig> {
+        let leaves = crate::cli::typed_leaves(&self.cassie);
+        let mut tree = serde_json::to_value(EnvConfig::default())?;
+        for (key, value) in leaves {
+            tree["cassie"][key.as_str()] = value;
+        }
+        let config: EnvConfig = serde_json::from_value(tree)?;
+        config.check_for(&self.env).map_err(crate::config::UsageError)?;
+        Ok(config)
+    }
 }
 
 /// CPU time consumed by this thread so far (s). On a shared machine this is steadier than the
@@ -42,9 +57,9 @@ fn thread_cpu_seconds() -> f64 {
 
 /// Steps one env on this thread with uniform random actions in [-1, 1] (resets included) and
 /// prints `policy_steps_per_s` (wall clock) and `cpu_policy_steps_per_s` (thread CPU time).
-pub fn bench_env(args: &BenchEnvArgs) -> Result<f64> {
-    args.env_args.check_for(&args.env).map_err(crate::config::UsageError)?;
-    let mut env = envs::make(&args.env, &args.env_args)?;
+pub fn bench_env(args: &BenchEnvConfig) -> Result<f64> {
+    let env_config = args.env_config()?;
+    let mut env = envs::make(&args.env, &env_config)?;
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let mut action = vec![0.0f32; env.action_size()];
     env.seed(0);
@@ -118,18 +133,11 @@ pub fn bench_optimize(args: &BenchOptimizeArgs) -> Result<f64> {
         nonlinearity: Nonlinearity::Relu,
         std: StdSpec::Fixed(vec![0.13; BENCH_ACT]),
     };
-    let hp = PpoHyper {
-        a_lr: 1e-4,
-        c_lr: 1e-4,
-        eps: 1e-6,
-        epochs: 3,
+    let hp = PpoConfig {
         batch_size: args.batch_size,
-        clip: 0.2,
         kl: f64::INFINITY,
-        entropy_coeff: 0.0,
-        grad_clip: 0.05,
         mirror: args.mirror,
-        mirror_augment: false,
+        ..PpoConfig::default()
     };
     // Swap the two halves of the observation and action (a valid involution).
     let swap = |n: usize| {
@@ -137,7 +145,7 @@ pub fn bench_optimize(args: &BenchOptimizeArgs) -> Result<f64> {
         MirrorIndices::new(&list)
     };
     let (obs_m, act_m) = (swap(BENCH_OBS)?, swap(BENCH_ACT)?);
-    let mut optim = PPOOptim::new(&spec, hp, Device::Cpu, Some((&obs_m, &act_m)))?;
+    let mut optim = PpoOptim::new(&spec, hp, Device::Cpu, Some((&obs_m, &act_m)))?;
     let start = Instant::now();
     let stats = optim.optimize(&buffer, &mut rng)?;
     let secs = start.elapsed().as_secs_f64();

@@ -21,10 +21,10 @@ pub struct EvalArgs {
     #[arg(long)]
     pub path: PathBuf,
     /// Episodes to run.
-    #[arg(long, default_value = "10", value_parser = crate::config::positive_usize)]
+    #[arg(long, default_value = "10", value_parser = crate::config::checks::positive_usize)]
     pub episodes: usize,
     /// Maximum episode length (default: the run's --traj-len).
-    #[arg(long, value_parser = crate::config::positive_usize)]
+    #[arg(long, value_parser = crate::config::checks::positive_usize)]
     pub traj_len: Option<usize>,
     /// Fixed command `x,y,turn` for envs that take commands.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
@@ -70,12 +70,12 @@ impl EvalSummary {
 /// Runs the evaluation and prints one line per episode plus a summary.
 pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
     let exp = load_run(&args.path, "--path")?;
-    let mut env = envs::make(&exp.args.env, &exp.args.env_args)?;
+    let mut env = envs::make(&exp.config.run.env, &exp.config.env)?;
     if (env.observation_size(), env.action_size()) != (exp.net.obs_dim, exp.net.act_dim) {
         bail!(
             "--path {}: env '{}' now has obs {} / act {}, the run was trained with {} / {}",
             args.path.display(),
-            exp.args.env,
+            exp.config.run.env,
             env.observation_size(),
             env.action_size(),
             exp.net.obs_dim,
@@ -92,7 +92,7 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
         }
         env.set_command(command).map_err(|e| match e {
             CommandError::Unsupported => {
-                UsageError(format!("--command: env '{}' takes no commands", exp.args.env))
+                UsageError(format!("--command: env '{}' takes no commands", exp.config.run.env))
             }
             e => UsageError(format!("--command: {e}")),
         })?;
@@ -120,10 +120,10 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
             let bodies = env.body_shapes().ok_or_else(|| {
                 UsageError(format!(
                     "{flag}: env '{}' cannot describe its bodies (only Cassie can so far)",
-                    exp.args.env
+                    exp.config.run.env
                 ))
             })?;
-            Some(Replay::new(&exp.args.env, env.policy_dt(), bodies))
+            Some(Replay::new(&exp.config.run.env, env.policy_dt(), bodies))
         }
         None => None,
     };
@@ -144,12 +144,12 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
     load_checkpoint(actor.var_store_mut(), &checkpoint)?;
     tch::set_num_threads(1);
     let _no_grad = tch::no_grad_guard();
-    let traj_len = args.traj_len.unwrap_or(exp.args.traj_len);
+    let traj_len = args.traj_len.unwrap_or(exp.config.sampler.traj_len);
     writeln!(
         out,
         "evaluating {} on '{}' ({} episodes)",
         checkpoint.display(),
-        exp.args.env,
+        exp.config.run.env,
         args.episodes
     )?;
     let mut summary = EvalSummary {
@@ -183,7 +183,7 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
                 bail!(
                     "episode {episode}, step {len}: env '{}' returned a non-finite observation \
                      or reward (reward {})",
-                    exp.args.env,
+                    exp.config.run.env,
                     step.reward
                 );
             }
@@ -256,7 +256,7 @@ pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
         summary.mean_length()
     )?;
     if summary.terms.is_empty() {
-        writeln!(out, "reward terms: none (env '{}' reports a single reward)", exp.args.env)?;
+        writeln!(out, "reward terms: none (env '{}' reports a single reward)", exp.config.run.env)?;
     }
     for (name, value) in &summary.terms {
         writeln!(out, "  {name}: {value:.4} per step")?;

@@ -1,6 +1,6 @@
 //! gait: train legged robots to walk with PPO, in one typed binary.
 //!
-//! * [`algos`]: the trajectory buffer, sampler actors, `PPOOptim` and the training loop;
+//! * [`algos`]: the trajectory buffer, sampler actors, `PpoOptim` and the training loop;
 //! * [`envs`]: the `Env` trait, the registry and the environments;
 //! * [`policies`]: Gaussian actors and critics on tch, with their observation normalizer;
 //! * [`logging`]: run directories, experiment files, TensorBoard events, CSV tables.

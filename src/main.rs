@@ -3,7 +3,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use gait::algos::train::{train_ppo, TrainOptions};
-use gait::cli::{self, BenchCommand, Command, TrainCommand};
+use gait::cli::{self, Action};
 use gait::config::UsageError;
 
 fn main() -> ExitCode {
@@ -19,22 +19,24 @@ fn main() -> ExitCode {
     for note in &parsed.notes {
         let _ = writeln!(std::io::stdout(), "{note}");
     }
-    let result = match parsed.cli.command {
-        Command::Train(TrainCommand::Ppo(args)) => {
+    let result = match parsed.action {
+        Action::Train(job) => {
             install_signal_handler();
             let command = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-            match train_ppo(&args, command, TrainOptions::default()) {
+            match train_ppo(&job, command, TrainOptions::default()) {
                 // Saved and resumable, but not finished: scripts and Slurm must be able to tell.
                 Ok(outcome) if outcome.interrupted => return ExitCode::from(EXIT_INTERRUPTED),
                 other => other.map(|_| ()),
             }
         }
-        Command::Eval(args) => gait::eval::run_eval(&args, &mut std::io::stdout()).map(|_| ()),
-        Command::Bench(BenchCommand::Env(args)) => gait::bench::bench_env(&args).map(|_| ()),
-        Command::Bench(BenchCommand::Optimize(args)) => {
-            gait::bench::bench_optimize(&args).map(|_| ())
+        Action::PrintConfig(config) => {
+            let _ = write!(std::io::stdout(), "{}", config.to_toml());
+            Ok(())
         }
-        Command::Plot(args) => gait::plot::run_plot(&args).map(|out| {
+        Action::Eval(args) => gait::eval::run_eval(&args, &mut std::io::stdout()).map(|_| ()),
+        Action::BenchEnv(args) => gait::bench::bench_env(&args).map(|_| ()),
+        Action::BenchOptimize(args) => gait::bench::bench_optimize(&args).map(|_| ()),
+        Action::Plot(args) => gait::plot::run_plot(&args).map(|out| {
             let _ = writeln!(std::io::stdout(), "wrote {}", out.display());
         }),
     };

@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use plotters::prelude::*;
 
+use crate::logging::metrics as m;
+
 pub(crate) static FONT: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
 
 #[derive(Debug, clap::Args)]
@@ -79,26 +81,23 @@ fn load(dir: &Path) -> Result<Curves> {
     let progress = read_columns(
         &dir.join("progress.csv"),
         &[
-            "Time/Total Timesteps",
-            "Train/Return",
-            "Test/Return",
-            "Train/Episode Length",
-            "Test/Episode Length",
-            "Optimizer/Mirror Loss",
-            crate::algos::tracking::FORWARD_SPEED,
-            crate::algos::tracking::LATERAL_SPEED,
-            crate::algos::tracking::VELOCITY_ERROR,
-            "Policy/Std",
+            m::TOTAL_TIMESTEPS,
+            m::TRAIN_RETURN,
+            m::TEST_RETURN,
+            m::TRAIN_LENGTH,
+            m::TEST_LENGTH,
+            m::MIRROR_LOSS,
+            m::FORWARD_SPEED,
+            m::LATERAL_SPEED,
+            m::VELOCITY_ERROR,
+            m::POLICY_STD,
         ],
     )?;
     if progress[0].is_empty() {
         bail!("{} has no logged iterations yet", dir.display());
     }
-    let timing = read_columns(
-        &dir.join("timing.csv"),
-        &["Time/Timesteps per Second (FULL)", "Time/Elapsed"],
-    )
-    .unwrap_or_else(|_| vec![Vec::new(), Vec::new()]);
+    let timing = read_columns(&dir.join("timing.csv"), &[m::FULL_RATE, m::ELAPSED])
+        .unwrap_or_else(|_| vec![Vec::new(), Vec::new()]);
     let mut it = progress.into_iter();
     let mut next = || it.next().unwrap_or_default();
     let steps = next().into_iter().map(|s| s.unwrap_or(f64::NAN)).collect();
@@ -244,10 +243,10 @@ fn labels(firsts: &[PathBuf]) -> Vec<String> {
 const TITLES: [&str; 6] = [
     "Return",
     "Episode length (policy steps)",
-    "Optimizer/Mirror Loss",
+    m::MIRROR_LOSS,
     "Timesteps per second (FULL)",
     "Eval speeds (m/s): forward at the top command, |lateral|, error",
-    "Policy/Std",
+    m::POLICY_STD,
 ];
 
 fn joined(args: &PlotArgs) -> Result<(Vec<Vec<Line>>, String)> {

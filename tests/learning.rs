@@ -4,12 +4,12 @@
 mod common;
 
 use gait::algos::train::{train_ppo, TrainOptions};
-use gait::envs::{self, EnvArgs};
+use gait::envs::{self, EnvConfig};
 use rand::{Rng, SeedableRng};
 
 /// Mean return of uniform random actions in [-1, 1] over 200 episodes.
 fn random_policy_return() -> f64 {
-    let mut env = envs::make("cartpole", &EnvArgs::default()).unwrap();
+    let mut env = envs::make("cartpole", &EnvConfig::default()).unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(123);
     let mut total = 0.0;
     for episode in 0..200 {

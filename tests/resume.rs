@@ -44,9 +44,9 @@ fn three_plus_two_iterations_equal_five() {
 
     // Inherited arguments, TensorBoard steps continuing from 3.
     let exp = gait::logging::Experiment::load(&cont[0]).unwrap();
-    assert_eq!(exp.args.seed, 4);
-    assert_eq!(exp.args.layers, vec![64, 64]);
-    assert_eq!(exp.args.previous.as_deref(), Some(first.as_path()));
+    assert_eq!(exp.config.run.seed, 4);
+    assert_eq!(exp.config.net.layers, vec![64, 64]);
+    assert_eq!(exp.start.previous(), Some(first.as_path()));
     let tb = std::fs::read_dir(&cont[0])
         .unwrap()
         .flatten()
@@ -248,5 +248,5 @@ fn learned_log_std_is_logged_trained_and_resumed_exactly() {
     assert!(std.iter().all(|s| s.is_finite() && *s > 0.0), "{std:?}");
     assert!(std.iter().any(|s| (s - 0.5).abs() > 1e-4), "σ never moved from 0.5: {std:?}");
     let exp = gait::logging::Experiment::load(&cont).unwrap();
-    assert!(exp.args.learn_log_std, "inherited by --previous");
+    assert!(exp.config.net.learn_log_std, "inherited by --previous");
 }

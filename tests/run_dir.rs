@@ -40,11 +40,11 @@ fn run_dir_holds_experiment_tensorboard_csv_and_checkpoints() {
 
     // experiment.json round-trips to the effective args (preset applied, workers resolved).
     let exp = Experiment::load(run).unwrap();
-    let mut expected = args.clone();
-    expected.workers = exp.args.workers;
-    assert!(expected.workers.is_some());
-    assert_eq!(exp.args, expected);
-    assert_eq!(exp.net, net_spec(&exp.args, 4, 1).unwrap());
+    let mut expected = args.config.clone();
+    expected.sampler.workers = exp.config.sampler.workers;
+    assert!(expected.sampler.workers.is_some());
+    assert_eq!(exp.config, expected);
+    assert_eq!(exp.net, net_spec(&exp.config, 4, 1).unwrap());
     let again: Experiment = serde_json::from_str(&serde_json::to_string(&exp).unwrap()).unwrap();
     assert_eq!(again, exp);
     let info = std::fs::read_to_string(run.join("experiment.info")).unwrap();

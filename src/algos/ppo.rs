@@ -1,4 +1,4 @@
-//! `PPOOptim`: the PPO update (roadrunner `algo/ppo.py` §3), feed-forward.
+//! `PpoOptim`: the PPO update (roadrunner `algo/ppo.py` §3), feed-forward.
 //!
 //! Per minibatch: clipped surrogate, 0.5·MSE critic, entropy bonus, optional mirror loss;
 //! backward; per-network gradient-norm clip; actor Adam step, then critic Adam step. KL(new‖old)
@@ -14,28 +14,11 @@ use rand::Rng;
 use tch::{Device, Kind, Tensor};
 
 use super::adam::Adam;
+use super::symmetry::MirrorTensors;
 use super::Buffer;
+use crate::config::PpoConfig;
 use crate::envs::MirrorIndices;
 use crate::policies::{strip_prefix, Actor, Critic, NetSpec};
-
-/// Optimizer hyper-parameters (`--a-lr`, `--c-lr`, `--eps`, `--clip`, ...).
-#[derive(Debug, Clone)]
-pub struct PpoHyper {
-    pub a_lr: f64,
-    pub c_lr: f64,
-    pub eps: f64,
-    pub epochs: usize,
-    pub batch_size: usize,
-    pub clip: f64,
-    pub kl: f64,
-    pub entropy_coeff: f64,
-    pub grad_clip: f64,
-    pub mirror: f64,
-    /// Mirror data augmentation: every minibatch also holds the mirrored copy of each of its
-    /// states/actions (trajectories when recurrent), scored under the old policy at the
-    /// mirrored states, with the same returns and advantages (rsl_rl's symmetry augmentation).
-    pub mirror_augment: bool,
-}
 
 /// Means over the minibatches actually run.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -50,32 +33,6 @@ pub struct OptimStats {
     pub samples: usize,
     /// True when the KL threshold stopped the update early.
     pub early_stopped: bool,
-}
-
-/// Mirror lists as index/sign tensors on the optimizer's device.
-struct MirrorTensors {
-    obs_src: Tensor,
-    obs_sign: Tensor,
-    act_src: Tensor,
-    act_sign: Tensor,
-}
-
-fn mirror(x: &Tensor, src: &Tensor, sign: &Tensor) -> Tensor {
-    x.index_select(-1, src) * sign
-}
-
-impl MirrorTensors {
-    fn new(obs: &MirrorIndices, act: &MirrorIndices, device: Device) -> Self {
-        let idx = |m: &MirrorIndices| {
-            let v: Vec<i64> = m.source().iter().map(|&i| i as i64).collect();
-            (
-                Tensor::from_slice(&v).to_device(device),
-                Tensor::from_slice(m.sign()).to_device(device),
-            )
-        };
-        let ((obs_src, obs_sign), (act_src, act_sign)) = (idx(obs), idx(act));
-        Self { obs_src, obs_sign, act_src, act_sign }
-    }
 }
 
 /// One batch of training data: `[B, dim]` (feed-forward) or time-major `[T, B, dim]`
@@ -133,12 +90,12 @@ pub struct Losses {
     pub logp: Tensor,
 }
 
-pub struct PPOOptim {
+pub struct PpoOptim {
     actor: Actor,
     critic: Critic,
     actor_opt: Adam,
     critic_opt: Adam,
-    hp: PpoHyper,
+    hp: PpoConfig,
     device: Device,
     mirror: Option<MirrorTensors>,
     /// Where a non-finite batch is dumped (the run directory).
@@ -155,11 +112,11 @@ fn is_finite(t: &Tensor) -> bool {
     t.isfinite().all().int64_value(&[]) != 0
 }
 
-impl PPOOptim {
+impl PpoOptim {
     /// `mirror` is required when `hp.mirror > 0`.
     pub fn new(
         spec: &NetSpec,
-        hp: PpoHyper,
+        hp: PpoConfig,
         device: Device,
         mirror: Option<(&MirrorIndices, &MirrorIndices)>,
     ) -> Result<Self> {
@@ -167,7 +124,7 @@ impl PPOOptim {
         let critic = Critic::new(spec, device);
         let actor_opt = Adam::new(actor.var_store(), hp.a_lr, hp.eps);
         let critic_opt = Adam::new(critic.var_store(), hp.c_lr, hp.eps);
-        let mirror = match (hp.mirror > 0.0 || hp.mirror_augment, mirror) {
+        let mirror = match (hp.uses_mirror(), mirror) {
             (false, _) => None,
             (true, Some((obs, act))) => Some(MirrorTensors::new(obs, act, device)),
             (true, None) => {
@@ -204,7 +161,7 @@ impl PPOOptim {
         out
     }
 
-    /// Restores what [`PPOOptim::optimizer_state`] saved (keys with their prefixes).
+    /// Restores what [`PpoOptim::optimizer_state`] saved (keys with their prefixes).
     pub fn load_optimizer_state(
         &mut self,
         state: &std::collections::HashMap<String, Tensor>,
@@ -355,19 +312,11 @@ impl PPOOptim {
         } else {
             Tensor::ones([n as i64, 1], (Kind::Float, dev))
         };
-        let (states, actions, returns, advantages, mask) = match &self.mirror {
+        let [states, actions, returns, advantages, mask] = match &self.mirror {
             Some(m) if self.hp.mirror_augment => {
-                let dim = if recurrent { 1 } else { 0 };
-                let cat = |a: &Tensor, b: Tensor| Tensor::cat(&[a, &b], dim);
-                (
-                    cat(&states, mirror(&states, &m.obs_src, &m.obs_sign)),
-                    cat(&actions, mirror(&actions, &m.act_src, &m.act_sign)),
-                    cat(&returns, returns.shallow_clone()),
-                    cat(&advantages, advantages.shallow_clone()),
-                    cat(&mask, mask.shallow_clone()),
-                )
+                m.augment([states, actions, returns, advantages, mask], recurrent)
             }
-            _ => (states, actions, returns, advantages, mask),
+            _ => [states, actions, returns, advantages, mask],
         };
         let (old_mean, old_std, old_logp) = tch::no_grad(|| {
             let (m, s) = self.actor.distribution(&states);
@@ -375,11 +324,8 @@ impl PPOOptim {
             let s = s.expand_as(&m).contiguous();
             (m, s, lp)
         });
-        let mirror_states = self
-            .mirror
-            .as_ref()
-            .filter(|_| self.hp.mirror > 0.0)
-            .map(|m| mirror(&states, &m.obs_src, &m.obs_sign));
+        let mirror_states =
+            self.mirror.as_ref().filter(|_| self.hp.mirror > 0.0).map(|m| m.obs(&states));
         Batch {
             states,
             actions,
@@ -414,7 +360,7 @@ impl PPOOptim {
         let mirror_loss = match (&self.mirror, &b.mirror_states) {
             (Some(m), Some(ms)) => {
                 // Recurrent: the whole mirrored trajectories run through the network.
-                let target = tch::no_grad(|| mirror(&self.actor.mean(ms), &m.act_src, &m.act_sign));
+                let target = tch::no_grad(|| m.act(&self.actor.mean(ms)));
                 // Masked, unlike the reference, which averages padding in.
                 self.hp.mirror * 4.0 * masked_mean(&per_step(&(&mean - target).square()))
             }
@@ -500,19 +446,14 @@ mod tests {
         }
     }
 
-    fn hyper(kl: f64) -> PpoHyper {
-        PpoHyper {
+    fn hyper(kl: f64) -> PpoConfig {
+        PpoConfig {
             a_lr: 1e-3,
             c_lr: 1e-3,
-            eps: 1e-6,
-            epochs: 3,
             batch_size: 8,
-            clip: 0.2,
             kl,
-            entropy_coeff: 0.0,
             grad_clip: 1.0,
-            mirror: 0.0,
-            mirror_augment: false,
+            ..PpoConfig::default()
         }
     }
 
@@ -529,7 +470,7 @@ mod tests {
     #[test]
     fn update_lowers_the_critic_loss() {
         tch::manual_seed(0);
-        let mut optim = PPOOptim::new(&spec(), hyper(f64::INFINITY), Device::Cpu, None).unwrap();
+        let mut optim = PpoOptim::new(&spec(), hyper(f64::INFINITY), Device::Cpu, None).unwrap();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
         let b = buffer(0.5);
         let first = optim.optimize(&b, &mut rng).unwrap();
@@ -544,7 +485,7 @@ mod tests {
     #[test]
     fn kl_threshold_stops_the_update_early() {
         tch::manual_seed(0);
-        let mut optim = PPOOptim::new(&spec(), hyper(1e-12), Device::Cpu, None).unwrap();
+        let mut optim = PpoOptim::new(&spec(), hyper(1e-12), Device::Cpu, None).unwrap();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
         let stats = optim.optimize(&buffer(0.5), &mut rng).unwrap();
         assert!(stats.early_stopped);
@@ -555,7 +496,7 @@ mod tests {
     #[test]
     fn non_finite_batch_fails_with_a_dump() {
         let dir = tempfile::tempdir().unwrap();
-        let mut optim = PPOOptim::new(&spec(), hyper(0.02), Device::Cpu, None).unwrap();
+        let mut optim = PpoOptim::new(&spec(), hyper(0.02), Device::Cpu, None).unwrap();
         optim.set_dump_dir(dir.path().to_path_buf());
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
         let err = optim.optimize(&buffer(f32::NAN), &mut rng).unwrap_err().to_string();
@@ -570,7 +511,7 @@ mod tests {
     fn mirror_without_lists_is_refused() {
         let mut hp = hyper(0.02);
         hp.mirror = 1.0;
-        let err = PPOOptim::new(&spec(), hp, Device::Cpu, None).err().unwrap().to_string();
+        let err = PpoOptim::new(&spec(), hp, Device::Cpu, None).err().unwrap().to_string();
         assert!(err.contains("needs observation and action mirror lists"), "{err}");
     }
 }
@@ -591,19 +532,17 @@ mod recurrent_tests {
         }
     }
 
-    fn hyper(mirror: f64) -> PpoHyper {
-        PpoHyper {
+    fn hyper(mirror: f64) -> PpoConfig {
+        PpoConfig {
             a_lr: 1e-3,
             c_lr: 1e-3,
-            eps: 1e-6,
             epochs: 1,
             batch_size: 3,
-            clip: 0.2,
             kl: f64::INFINITY,
             entropy_coeff: 0.01,
             grad_clip: 1.0,
             mirror,
-            mirror_augment: false,
+            ..PpoConfig::default()
         }
     }
 
@@ -625,13 +564,13 @@ mod recurrent_tests {
         (MirrorIndices::new(&[-0.1, -1.0, 2.0]).unwrap(), MirrorIndices::new(&[1.0, 0.0]).unwrap())
     }
 
-    fn optim(mirror: f64) -> PPOOptim {
+    fn optim(mirror: f64) -> PpoOptim {
         tch::manual_seed(7);
         let (o, a) = mirror_lists();
-        PPOOptim::new(&lstm_spec(), hyper(mirror), Device::Cpu, Some((&o, &a))).unwrap()
+        PpoOptim::new(&lstm_spec(), hyper(mirror), Device::Cpu, Some((&o, &a))).unwrap()
     }
 
-    fn perturb_params(optim: &PPOOptim) {
+    fn perturb_params(optim: &PpoOptim) {
         // Make the new policy differ from the old one so ratio and KL are not trivial.
         tch::no_grad(|| {
             for (_, mut p) in optim.actor().var_store().variables() {
@@ -679,7 +618,7 @@ mod recurrent_tests {
         assert!(got[4] > 0.0, "the perturbed policy has a KL");
     }
 
-    fn grads(optim: &mut PPOOptim, batch: &Batch) -> Vec<Tensor> {
+    fn grads(optim: &mut PpoOptim, batch: &Batch) -> Vec<Tensor> {
         optim.actor_opt.zero_grad();
         optim.critic_opt.zero_grad();
         let l = optim.losses(batch);
@@ -732,7 +671,7 @@ mod recurrent_tests {
         }
         b.end_trajectory(0.0);
         tch::manual_seed(3);
-        let optim = PPOOptim::new(&spec, hyper(1.0), Device::Cpu, Some((&obs, &act))).unwrap();
+        let optim = PpoOptim::new(&spec, hyper(1.0), Device::Cpu, Some((&obs, &act))).unwrap();
         let asymmetric = optim.losses(&optim.full_batch(&b)).mirror.double_value(&[]);
         tch::no_grad(|| {
             for (name, mut p) in optim.actor().var_store().variables() {
@@ -753,7 +692,7 @@ mod recurrent_tests {
         let mut hp = hyper(0.0);
         hp.mirror_augment = true;
         tch::manual_seed(7);
-        let mut optim = PPOOptim::new(&lstm_spec(), hp, Device::Cpu, Some((&o, &a))).unwrap();
+        let mut optim = PpoOptim::new(&lstm_spec(), hp, Device::Cpu, Some((&o, &a))).unwrap();
         let full = optim.full_batch(&b);
         assert_eq!(full.states.size(), vec![5, 6, 3], "3 trajectories + 3 mirrored");
         let original = full.states.narrow(1, 0, 3);

@@ -35,9 +35,7 @@ pub fn add_metrics(sums: &mut Vec<(&'static str, f64)>, metrics: &[crate::envs::
     }
 }
 
-pub const FORWARD_SPEED: &str = "Test/Forward Speed";
-pub const LATERAL_SPEED: &str = "Test/Lateral Speed";
-pub const VELOCITY_ERROR: &str = "Test/Velocity Error";
+pub use crate::logging::metrics::{FORWARD_SPEED, LATERAL_SPEED, VELOCITY_ERROR};
 
 /// The walking scalars, or nothing when the episodes carry no commands or speeds.
 pub fn scalars(episodes: &[EvalEpisode]) -> Vec<(&'static str, f64)> {

@@ -17,7 +17,7 @@ pub use cartpole::CartPole;
 pub use mirror::MirrorIndices;
 pub use mountaincar::MountainCar;
 pub use pendulum::Pendulum;
-pub use registry::{available, make, spec, EnvArgs, EnvSpec, UnknownEnv, ENVS};
+pub use registry::{available, make, spec, EnvConfig, EnvSpec, UnknownEnv, ENVS};
 
 /// One named reward component, reported for logs and `gait eval`.
 pub type RewardTerm = (&'static str, f32);

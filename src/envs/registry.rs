@@ -1,49 +1,38 @@
-//! `--env NAME` → constructor, plus per-env training presets.
+//! `--env NAME` → constructor, and the env-specific settings. (Training presets are typed
+//! functions in `crate::config::presets`.)
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::cassie::{CassieArgs, CassieEnv};
+use super::cassie::{CassieConfig, CassieEnv};
 use super::{CartPole, Env, MountainCar, Pendulum};
 
-/// Env-specific flags (the reference's "Env arguments" group). Recorded in `experiment.json`
-/// so `gait eval` and `--previous` rebuild the same env. Only Cassie has flags so far; giving
-/// one of them with another env is a usage error ([`EnvArgs::check_for`]).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
-pub struct EnvArgs {
-    #[command(flatten)]
+/// Env-specific settings (the reference's "Env arguments" group), one section per env that has
+/// any. Recorded in `experiment.json` so `gait eval` and `--previous` rebuild the same env.
+/// Only Cassie has settings so far; changing them for another env is refused
+/// ([`EnvConfig::check_for`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvConfig {
     #[serde(default)]
-    pub cassie: CassieArgs,
+    pub cassie: CassieConfig,
 }
 
-impl EnvArgs {
-    /// Rejects Cassie flags given with another env, naming the first one.
+impl EnvConfig {
+    /// Each env checks its own section ([`CassieConfig::validate`]); a section of another env
+    /// that differs from its defaults is refused, naming its first changed setting as a flag.
     pub fn check_for(&self, env: &str) -> Result<(), String> {
-        if env == "cassie" || self.cassie == CassieArgs::default() {
+        self.cassie.validate()?;
+        if env == "cassie" || self.cassie == CassieConfig::default() {
             return Ok(());
         }
-        let defaults = CassieArgs::default();
-        let c = &self.cassie;
-        let flag = if c.policy_rate != defaults.policy_rate {
-            "--policy-rate"
-        } else if c.sim_dt != defaults.sim_dt {
-            "--sim-dt"
-        } else if c.reward != defaults.reward {
-            "--reward"
-        } else if c.reference != defaults.reference {
-            "--reference"
-        } else if c.commands != defaults.commands {
-            "--commands"
-        } else if c.obs != defaults.obs {
-            "--obs"
-        } else if c.full_clock {
-            "--full-clock"
-        } else if c.full_gait {
-            "--full-gait"
-        } else {
-            "--dynamics-randomization"
-        };
-        Err(format!("{flag} only applies to --env cassie, not '{env}'"))
+        let ours = serde_json::to_value(&self.cassie).unwrap_or_default();
+        let defaults = serde_json::to_value(CassieConfig::default()).unwrap_or_default();
+        let changed = ours
+            .as_object()
+            .and_then(|m| m.iter().find(|(k, v)| defaults.get(k.as_str()) != Some(*v)))
+            .map_or_else(String::new, |(k, _)| k.replace('_', "-"));
+        Err(format!("--{changed} only applies to --env cassie, not '{env}'"))
     }
 }
 
@@ -51,11 +40,7 @@ impl EnvArgs {
 pub struct EnvSpec {
     pub name: &'static str,
     pub about: &'static str,
-    pub make: fn(&EnvArgs) -> anyhow::Result<Box<dyn Env>>,
-    /// Training-flag defaults that suit this env (`("num-steps", "4000")`). They replace the
-    /// global defaults for flags the user did not give on the command line; `gait train` prints
-    /// them, and the effective values land in `experiment.info`.
-    pub preset: &'static [(&'static str, &'static str)],
+    pub make: fn(&EnvConfig) -> anyhow::Result<Box<dyn Env>>,
 }
 
 impl std::fmt::Debug for EnvSpec {
@@ -70,94 +55,21 @@ pub static ENVS: &[EnvSpec] = &[
         name: "cassie",
         about: "Cassie biped (rapier3d, 500 Hz PD): walk straight on command, a gait clock",
         make: |args| Ok(Box::new(CassieEnv::new(args.cassie.clone()))),
-        // Chosen for a 2-core machine (README "Cassie training"): the reference nets and PPO
-        // constants, 10k-step iterations (about 3 s here at 500 Hz, not run_ppo's 50k at 80
-        // workers), traj-len 400 (8 s) and std 0.2 (the walking A/Bs of walking.md §4; std
-        // 0.13 explored too little to leave the standing pose),
-        // grad-clip 0.5 (A/B over 10 iterations: episode length 59.7 vs 56.8 with the
-        // reference's 0.05; a-lr 1e-3 was unstable), and train.py's γ = 0.99 with run_ppo's
-        // λ = 0.95: with run_ppo's γ = 0.95 the 0.4 s horizon cannot see a fall coming, and the
-        // policy walked into falls (A/B: episode length 121 vs 95 at 0.5M steps from scratch,
-        // 250 vs 135 continuing one run).
-        preset: &[
-            ("traj-len", "400"),
-            ("num-steps", "10000"),
-            ("timesteps", "6000000"),
-            ("layers", "256,256"),
-            ("std", "0.2"),
-            ("a-lr", "3e-4"),
-            ("c-lr", "3e-4"),
-            ("grad-clip", "0.5"),
-            ("discount", "0.99"),
-            ("gae-lambda", "0.95"),
-            ("batch-size", "128"),
-            ("epochs", "3"),
-            ("eval-freq", "10"),
-            ("num-eval-eps", "8"),
-            ("prenorm", "true"),
-            ("prenormalize-steps", "2000"),
-            ("mirror", "1.0"),
-        ],
     },
     EnvSpec {
         name: "cartpole",
         about: "continuous cart-pole balancing; learns in seconds (test/demo env)",
         make: |_| Ok(Box::new(CartPole::new())),
-        preset: &[
-            ("traj-len", "400"),
-            ("num-steps", "4000"),
-            ("timesteps", "100000"),
-            ("layers", "64,64"),
-            ("nonlinearity", "tanh"),
-            ("std", "0.5"),
-            ("a-lr", "3e-4"),
-            ("c-lr", "1e-3"),
-            ("grad-clip", "0.5"),
-            ("gae-lambda", "0.95"),
-            ("epochs", "5"),
-            ("eval-freq", "5"),
-            ("num-eval-eps", "8"),
-        ],
     },
     EnvSpec {
         name: "pendulum",
         about: "pendulum swing-up (Gym Pendulum-v1 dynamics), no termination",
         make: |_| Ok(Box::new(Pendulum::new())),
-        preset: &[
-            ("traj-len", "200"),
-            ("num-steps", "4000"),
-            ("timesteps", "300000"),
-            ("layers", "64,64"),
-            ("nonlinearity", "tanh"),
-            ("std", "0.5"),
-            ("a-lr", "1e-3"),
-            ("c-lr", "1e-3"),
-            ("grad-clip", "0.5"),
-            ("discount", "0.95"),
-            ("gae-lambda", "0.95"),
-            ("epochs", "10"),
-            ("eval-freq", "10"),
-            ("num-eval-eps", "8"),
-        ],
     },
     EnvSpec {
         name: "mountaincar",
         about: "continuous mountain car; sparse goal reward, no mirror lists",
         make: |_| Ok(Box::new(MountainCar::new())),
-        preset: &[
-            ("traj-len", "999"),
-            ("num-steps", "4000"),
-            ("timesteps", "200000"),
-            ("layers", "64,64"),
-            ("nonlinearity", "tanh"),
-            ("std", "0.8"),
-            ("a-lr", "3e-4"),
-            ("c-lr", "1e-3"),
-            ("grad-clip", "0.5"),
-            ("gae-lambda", "0.95"),
-            ("eval-freq", "10"),
-            ("num-eval-eps", "4"),
-        ],
     },
 ];
 
@@ -178,7 +90,7 @@ pub fn spec(name: &str) -> Result<&'static EnvSpec, UnknownEnv> {
 }
 
 /// Builds a fresh environment by name.
-pub fn make(name: &str, args: &EnvArgs) -> anyhow::Result<Box<dyn Env>> {
+pub fn make(name: &str, args: &EnvConfig) -> anyhow::Result<Box<dyn Env>> {
     (spec(name)?.make)(args)
 }
 
@@ -188,7 +100,7 @@ mod tests {
 
     #[test]
     fn unknown_env_lists_the_available_ones() {
-        let err = make("walker", &EnvArgs::default()).err().unwrap().to_string();
+        let err = make("walker", &EnvConfig::default()).err().unwrap().to_string();
         assert!(err.contains("unknown env 'walker'"), "{err}");
         assert!(err.contains("cartpole") && err.contains("pendulum"), "{err}");
     }
@@ -196,7 +108,7 @@ mod tests {
     #[test]
     fn every_env_has_consistent_mirror_lists() {
         for spec in ENVS {
-            let env = (spec.make)(&EnvArgs::default()).unwrap();
+            let env = (spec.make)(&EnvConfig::default()).unwrap();
             if let Some(m) = env.observation_mirror_indices() {
                 assert_eq!(m.len(), env.observation_size(), "{}", spec.name);
             }

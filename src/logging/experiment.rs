@@ -8,14 +8,16 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::config::{PpoArgs, UsageError};
+use crate::config::{from_legacy_args, Start, TrainConfig, UsageError};
 use crate::fsutil::write_atomic;
 use crate::policies::NetSpec;
 
 pub const EXPERIMENT_JSON: &str = "experiment.json";
 pub const EXPERIMENT_INFO: &str = "experiment.info";
+pub const CONFIG_TOML: &str = "config.toml";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ExperimentFile")]
 pub struct Experiment {
     pub gait_version: String,
     /// The git commit gait was built from (absent for builds outside a git checkout and in
@@ -27,27 +29,73 @@ pub struct Experiment {
     pub git_dirty: Option<bool>,
     /// The command line as typed.
     pub command: Vec<String>,
-    /// Effective arguments (env presets applied, worker count resolved).
-    pub args: PpoArgs,
+    /// The effective config (preset, file and flags applied, worker count resolved).
+    pub config: TrainConfig,
+    /// Where the run started (a continuation names the run it continued).
+    pub start: Start,
     pub net: NetSpec,
+}
+
+/// `experiment.json` as stored: today's `config` + `start`, or the flat `args` of runs written
+/// before the sectioned config (`crate::config::from_legacy_args`).
+#[derive(Deserialize)]
+struct ExperimentFile {
+    gait_version: String,
+    #[serde(default)]
+    git_commit: Option<String>,
+    #[serde(default)]
+    git_dirty: Option<bool>,
+    command: Vec<String>,
+    #[serde(default)]
+    config: Option<TrainConfig>,
+    #[serde(default)]
+    start: Option<Start>,
+    #[serde(default)]
+    args: Option<serde_json::Value>,
+    net: NetSpec,
+}
+
+impl TryFrom<ExperimentFile> for Experiment {
+    type Error = String;
+
+    fn try_from(f: ExperimentFile) -> Result<Self, String> {
+        let (config, start) = match (f.config, f.args) {
+            (Some(config), _) => (config, f.start.unwrap_or_default()),
+            (None, Some(args)) => from_legacy_args(&args).map_err(|e| format!("args: {e}"))?,
+            (None, None) => return Err("missing field `config`".into()),
+        };
+        Ok(Self {
+            gait_version: f.gait_version,
+            git_commit: f.git_commit,
+            git_dirty: f.git_dirty,
+            command: f.command,
+            config,
+            start,
+            net: f.net,
+        })
+    }
 }
 
 impl Experiment {
     /// An experiment record for this build of gait.
-    pub fn new(command: Vec<String>, args: PpoArgs, net: NetSpec) -> Self {
+    pub fn new(command: Vec<String>, config: TrainConfig, start: Start, net: NetSpec) -> Self {
         Self {
             gait_version: env!("CARGO_PKG_VERSION").to_string(),
             git_commit: option_env!("GAIT_GIT_COMMIT").map(str::to_string),
             git_dirty: option_env!("GAIT_GIT_DIRTY").map(|d| d == "true"),
             command,
-            args,
+            config,
+            start,
             net,
         }
     }
 
+    /// Writes `experiment.json`, `experiment.info` and `config.toml` (the effective config,
+    /// loadable with `gait train ppo --config`), each atomically.
     pub fn save(&self, dir: &Path) -> Result<()> {
         let json = serde_json::to_string_pretty(self)?;
         write_atomic(&dir.join(EXPERIMENT_JSON), json.as_bytes())?;
+        write_atomic(&dir.join(CONFIG_TOML), self.config.to_toml().as_bytes())?;
         write_atomic(&dir.join(EXPERIMENT_INFO), self.info().as_bytes())
     }
 
@@ -61,14 +109,17 @@ impl Experiment {
     /// `key: value` lines, sorted by key.
     pub fn info(&self) -> String {
         let mut lines: Vec<String> = self
-            .args
-            .values()
+            .config
+            .leaves()
             .into_iter()
             .map(|(k, v)| match v {
                 serde_json::Value::String(s) => format!("{k}: {s}"),
                 other => format!("{k}: {other}"),
             })
             .collect();
+        if let Some(previous) = self.start.previous() {
+            lines.push(format!("previous: {}", previous.display()));
+        }
         lines.push(format!("obs_dim: {}", self.net.obs_dim));
         lines.push(format!("action_dim: {}", self.net.act_dim));
         lines.push(format!("gait_version: {}", self.gait_version));
@@ -129,17 +180,17 @@ pub fn load_previous(dir: &Path) -> Result<Experiment> {
     load_run(dir, "--previous")
 }
 
-/// The reference's nameless-run folder: a short hash of the arguments that define the
-/// experiment (all but run name, seed, logdir) plus `-seed<N>`. SHA-256 of the canonical JSON,
-/// so it is stable across platforms and versions (the reference hashes a Python repr).
-pub fn args_hash_name(args: &PpoArgs) -> String {
-    let mut value = serde_json::to_value(args).unwrap_or_default();
-    if let Some(map) = value.as_object_mut() {
-        for key in ["run_name", "seed", "logdir", "workers", "previous", "previous_best"] {
-            map.remove(key);
-        }
-    }
-    let digest = Sha256::digest(value.to_string().as_bytes());
+/// The reference's nameless-run folder: a short hash of the settings that define the
+/// experiment (all but run name, seed, logdir and workers) plus `-seed<N>`. SHA-256 of the
+/// canonical JSON of the sorted leaves, so it is stable across platforms and versions (the
+/// reference hashes a Python repr).
+pub fn args_hash_name(config: &TrainConfig) -> String {
+    let leaves: serde_json::Map<String, serde_json::Value> = config
+        .leaves()
+        .into_iter()
+        .filter(|(k, _)| !["run_name", "seed", "logdir", "workers"].contains(&k.as_str()))
+        .collect();
+    let digest = Sha256::digest(serde_json::Value::Object(leaves).to_string().as_bytes());
     let hex: String = digest.iter().take(3).map(|b| format!("{b:02x}")).collect();
-    format!("{hex}-seed{}", args.seed)
+    format!("{hex}-seed{}", config.run.seed)
 }

@@ -2,6 +2,7 @@
 //! CSV scalar tables. Checkpoints are written by `policies::save_checkpoint`.
 
 pub mod experiment;
+pub mod metrics;
 mod run_dir;
 pub mod summary;
 mod table;

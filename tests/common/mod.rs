@@ -4,21 +4,21 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use gait::cli::{self, Command, TrainCommand};
-use gait::config::PpoArgs;
+use gait::cli::{self, Action};
+use gait::config::TrainJob;
 
 /// Parses a `gait train ppo ...` command line exactly as the binary does (presets included).
-pub fn ppo_args(flags: &[&str]) -> PpoArgs {
+pub fn ppo_args(flags: &[&str]) -> TrainJob {
     let mut argv: Vec<OsString> = ["gait", "train", "ppo"].iter().map(OsString::from).collect();
     argv.extend(flags.iter().map(OsString::from));
-    match cli::parse(&argv).expect("valid flags").cli.command {
-        Command::Train(TrainCommand::Ppo(args)) => *args,
+    match cli::parse(&argv).expect("valid flags").action {
+        Action::Train(job) => *job,
         other => panic!("parsed {other:?}"),
     }
 }
 
 /// Fast training flags for cartpole under `logdir`.
-pub fn quick(logdir: &Path, extra: &[&str]) -> PpoArgs {
+pub fn quick(logdir: &Path, extra: &[&str]) -> TrainJob {
     let logdir = logdir.to_str().expect("utf-8 temp path");
     let mut flags = vec!["--env", "cartpole", "--logdir", logdir];
     flags.extend_from_slice(extra);

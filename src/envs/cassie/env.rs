@@ -12,7 +12,7 @@
 //! `--full-gait`). Observation layout: §7.3's 44 values (46 with `--full-clock`), then with
 //! `--obs velocity` the pelvis linear velocity in its heading (yaw) frame, 3 more.
 
-use clap::{Args, ValueEnum};
+use clap::ValueEnum;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rapier3d::glamx::{EulerRot, Quat};
@@ -41,43 +41,35 @@ pub enum ObsKind {
     Reference,
 }
 
-/// Cassie's env flags (`gait train ppo --env cassie ...`). A field missing from an older
+/// Cassie's settings (`[env.cassie]`, flags `--policy-rate` ...). A field missing from an older
 /// `experiment.json` takes the value that run trained with (the reference task), not today's
-/// default, so old runs rebuild the env they learned on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Args)]
-#[serde(default)]
-pub struct CassieArgs {
+/// default, so old runs rebuild the env they learned on; config files never reach these serde
+/// defaults (they change only the keys they name, `TrainConfig::merged_with_toml`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CassieConfig {
     /// Policy steps per second (Hz); physics substeps per step = round(sim rate / policy rate).
-    #[arg(long, default_value_t = 50.0, value_parser = positive_rate)]
     pub policy_rate: f64,
     /// Physics timestep (s): 0.002 = 500 Hz (the walking default; the physical tests hold at
     /// it as at 2 kHz), 0.0005 = 2 kHz, the lab's rate.
-    #[arg(long, default_value_t = 0.002, value_parser = sim_dt)]
     pub sim_dt: f64,
     /// Reward function.
-    #[arg(long, value_enum, default_value_t = RewardKind::Walk)]
     pub reward: RewardKind,
     /// Reference gait added to the PD targets (the action is a residual on it).
-    #[arg(long, value_enum, default_value_t = ReferenceKind::Clock)]
     #[serde(default = "legacy_reference")]
     pub reference: ReferenceKind,
     /// Command distribution.
-    #[arg(long, value_enum, default_value_t = CommandKind::Forward)]
     #[serde(default = "legacy_commands")]
     pub commands: CommandKind,
     /// Observation layout.
-    #[arg(long, value_enum, default_value_t = ObsKind::Velocity)]
     #[serde(default = "legacy_obs")]
     pub obs: ObsKind,
     /// Observe one clock per leg (46 inputs) instead of one shared clock (44).
-    #[arg(long)]
     pub full_clock: bool,
     /// Randomize the gait (swing ratio, cycle time, period shifts) with every new command.
-    #[arg(long)]
     pub full_gait: bool,
     /// Randomize dynamics at every reset (damping, masses, COMs, friction, slope, encoder
     /// offsets, torque delay and efficiency) and jitter the policy rate by 0-5 Hz per step.
-    #[arg(long)]
     pub dynamics_randomization: bool,
 }
 
@@ -93,7 +85,7 @@ fn legacy_obs() -> ObsKind {
     ObsKind::Reference
 }
 
-impl Default for CassieArgs {
+impl Default for CassieConfig {
     fn default() -> Self {
         Self {
             policy_rate: 50.0,
@@ -109,7 +101,7 @@ impl Default for CassieArgs {
     }
 }
 
-impl CassieArgs {
+impl CassieConfig {
     /// The reference's LocomotionClockEnv: 2 kHz, no reference gait, the von Mises reward,
     /// omnidirectional commands, its observation layout.
     pub fn roadrunner() -> Self {
@@ -124,21 +116,34 @@ impl CassieArgs {
     }
 }
 
-fn positive_rate(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v <= 2000.0 => Ok(v),
-        _ => Err(format!("'{s}' is not a policy rate in (0, 2000] Hz")),
+impl CassieConfig {
+    /// `policy_rate` in (0, 2000] Hz (the flag's parser and config files both use it).
+    pub fn check_policy_rate(v: f64) -> Result<f64, String> {
+        if v.is_finite() && v > 0.0 && v <= 2000.0 {
+            Ok(v)
+        } else {
+            Err(format!("'{v}' is not a policy rate in (0, 2000] Hz"))
+        }
+    }
+
+    /// `sim_dt` in [1e-5, 0.01] s.
+    pub fn check_sim_dt(v: f64) -> Result<f64, String> {
+        if v.is_finite() && (1e-5..=0.01).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!("'{v}' is not a timestep in [0.00001, 0.01] s"))
+        }
+    }
+
+    /// The range checks of [`Self::check_policy_rate`] and [`Self::check_sim_dt`].
+    pub fn validate(&self) -> Result<(), String> {
+        Self::check_policy_rate(self.policy_rate).map_err(|e| format!("--policy-rate: {e}"))?;
+        Self::check_sim_dt(self.sim_dt).map_err(|e| format!("--sim-dt: {e}"))?;
+        Ok(())
     }
 }
 
-fn sim_dt(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && (1e-5..=0.01).contains(&v) => Ok(v),
-        _ => Err(format!("'{s}' is not a timestep in [0.00001, 0.01] s")),
-    }
-}
-
-impl CassieArgs {
+impl CassieConfig {
     /// Physics substeps per policy step at `rate` Hz.
     fn substeps(&self, rate: f64) -> usize {
         ((1.0 / self.sim_dt) / rate).round().max(1.0) as usize
@@ -155,7 +160,7 @@ const MIN_HEIGHT: f32 = 0.65;
 const MAX_TILT: f32 = 20.0 * std::f32::consts::PI / 180.0;
 
 pub struct CassieEnv {
-    args: CassieArgs,
+    args: CassieConfig,
     desc: Description,
     offset: [f32; N],
     torque_limits: [f32; N],
@@ -177,7 +182,7 @@ pub struct CassieEnv {
 }
 
 impl CassieEnv {
-    pub fn new(args: CassieArgs) -> Self {
+    pub fn new(args: CassieConfig) -> Self {
         let desc = Description::cassie();
         let offset = desc.neutral_stance();
         let torque_limits: Vec<f32> = desc.motors().map(|(.., m)| m.gear * m.ctrl_limit).collect();
@@ -206,12 +211,12 @@ impl CassieEnv {
     }
 
     /// 44 (46 with the full clock), plus 3 with `--obs velocity`.
-    fn observation_len(args: &CassieArgs) -> usize {
+    fn observation_len(args: &CassieConfig) -> usize {
         let base = if args.full_clock { 46 } else { 44 };
         base + if args.obs == ObsKind::Velocity { 3 } else { 0 }
     }
 
-    pub fn args(&self) -> &CassieArgs {
+    pub fn args(&self) -> &CassieConfig {
         &self.args
     }
 
@@ -546,7 +551,7 @@ impl Env for CassieEnv {
 mod tests {
     #[test]
     fn commands_outside_the_limits_are_refused_and_change_nothing() {
-        let mut e = CassieEnv::new(CassieArgs::default());
+        let mut e = CassieEnv::new(CassieConfig::default());
         e.set_command(&[0.5, 0.0, 0.0]).unwrap();
         for bad in [
             [f32::NAN, 0.0, 0.0],
@@ -567,13 +572,13 @@ mod tests {
     use crate::envs::MirrorIndices;
 
     fn env() -> CassieEnv {
-        CassieEnv::new(CassieArgs::default())
+        CassieEnv::new(CassieConfig::default())
     }
 
     /// The two tasks the physical tests run on: the walking defaults (500 Hz, reference gait,
     /// velocity observed) and the reference's env at 2 kHz.
-    fn tasks() -> [CassieArgs; 2] {
-        [CassieArgs::default(), CassieArgs::roadrunner()]
+    fn tasks() -> [CassieConfig; 2] {
+        [CassieConfig::default(), CassieConfig::roadrunner()]
     }
 
     /// Angular and joint velocities, and the pelvis velocity, in the observation.
@@ -595,14 +600,14 @@ mod tests {
     #[test]
     fn mirrored_actions_from_a_mirrored_state_give_mirrored_observations() {
         let [walk, roadrunner] = tasks();
-        let walk_2khz = CassieArgs { sim_dt: 0.0005, ..walk.clone() };
+        let walk_2khz = CassieConfig { sim_dt: 0.0005, ..walk.clone() };
         for args in [walk, walk_2khz, roadrunner] {
             mirror_check(args.clone());
-            mirror_check(CassieArgs { full_clock: true, ..args });
+            mirror_check(CassieConfig { full_clock: true, ..args });
         }
     }
 
-    fn mirror_check(args: CassieArgs) {
+    fn mirror_check(args: CassieConfig) {
         let (mut a, mut b) = (CassieEnv::new(args.clone()), CassieEnv::new(args.clone()));
         let (mo, ma): (MirrorIndices, MirrorIndices) =
             (a.observation_mirror_indices().unwrap(), a.action_mirror_indices().unwrap());
@@ -655,11 +660,12 @@ mod tests {
     fn older_run_files_load_as_the_reference_task() {
         let old =
             r#"{"policy_rate": 50.0, "sim_dt": 0.0005, "reward": "vonmises", "full_clock": false}"#;
-        let args: CassieArgs = serde_json::from_str(old).unwrap();
-        assert_eq!(args, CassieArgs::roadrunner());
-        let new: CassieArgs =
-            serde_json::from_str(&serde_json::to_string(&CassieArgs::default()).unwrap()).unwrap();
-        assert_eq!(new, CassieArgs::default());
+        let args: CassieConfig = serde_json::from_str(old).unwrap();
+        assert_eq!(args, CassieConfig::roadrunner());
+        let new: CassieConfig =
+            serde_json::from_str(&serde_json::to_string(&CassieConfig::default()).unwrap())
+                .unwrap();
+        assert_eq!(new, CassieConfig::default());
     }
 
     #[test]
@@ -693,7 +699,7 @@ mod tests {
         for (seed, dr, task) in runs {
             let dt = task.sim_dt;
             let walk = task.reward == RewardKind::Walk;
-            let mut e = CassieEnv::new(CassieArgs { dynamics_randomization: dr, ..task });
+            let mut e = CassieEnv::new(CassieConfig { dynamics_randomization: dr, ..task });
             e.seed(seed);
             e.reset();
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -736,7 +742,7 @@ mod tests {
 
     #[test]
     fn standing_still_at_reset_is_not_done_and_observes_the_reset_pose() {
-        let mut e = CassieEnv::new(CassieArgs::roadrunner());
+        let mut e = CassieEnv::new(CassieConfig::roadrunner());
         e.seed(0);
         let obs = e.reset_with_heading(1.0).to_vec();
         assert_eq!(obs.len(), 44);

@@ -21,6 +21,6 @@ pub mod vonmises;
 
 pub use commands::CommandKind;
 pub use env::ObsKind;
-pub use env::{CassieArgs, CassieEnv};
+pub use env::{CassieConfig, CassieEnv};
 pub use reference::ReferenceKind;
 pub use reward::RewardKind;

@@ -1,4 +1,8 @@
-//! Everything a run needs to continue exactly, in one file: `resume.safetensors`.
+//! Checkpoints and resume, in one module: the weight pairs a run dir holds
+//! (`actor{suffix}`/`critic{suffix}.safetensors`), the resume file, and restoring a run
+//! to continue it (`--previous`).
+//!
+//! Everything a run needs to continue exactly is in one file: `resume.safetensors`.
 //!
 //! It holds the actor and critic (parameters and normalizer, `actor/...`, `critic/...`), both
 //! Adam states (`actor_adam/...`, `critic_adam/...`) and the loop counters (`meta/...`). One
@@ -8,14 +12,19 @@
 //! derived from (seed, iteration). `actor_latest.safetensors` / `critic_latest.safetensors` hold
 //! the same weights without optimizer state, for `gait eval` and for PyTorch.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use tch::{Kind, Tensor};
 
-use super::PPOOptim;
+use super::PpoOptim;
+use crate::config::{TrainConfig, UsageError, Weights};
 use crate::fsutil::write_atomic_with;
-use crate::policies::{first_non_finite, load_named, read_tensors, strip_prefix, NonFiniteSave};
+use crate::logging;
+use crate::policies::{
+    first_non_finite, load_checkpoint, load_named, read_tensors, save_checkpoint, strip_prefix,
+    NetSpec, NonFiniteSave,
+};
 
 pub const RESUME_FILE: &str = "resume.safetensors";
 
@@ -38,7 +47,7 @@ fn prefixed(prefix: &str, tensors: Vec<(String, Tensor)>) -> Vec<(String, Tensor
 }
 
 /// Writes the resume file for `state` into `dir`.
-pub fn save(dir: &Path, optim: &PPOOptim, state: &TrainState) -> Result<()> {
+pub fn save(dir: &Path, optim: &PpoOptim, state: &TrainState) -> Result<()> {
     // "None yet" is a 0 flag beside a 0.0 value, so the file never holds a NaN.
     let f = |x: Option<f64>| Tensor::from_slice(&[x.unwrap_or(0.0)]);
     let has = |x: Option<f64>| Tensor::from_slice(&[x.is_some() as i64]);
@@ -78,7 +87,7 @@ pub enum Restore {
 
 /// Reads `path` into `optim` (as `what` says) and returns the counters. All or nothing for the
 /// networks: names, shapes and dtypes are checked before anything is copied.
-pub fn load(path: &Path, optim: &mut PPOOptim, what: Restore) -> Result<TrainState> {
+pub fn load(path: &Path, optim: &mut PpoOptim, what: Restore) -> Result<TrainState> {
     let map = read_tensors(path)?;
     let meta = |key: &str| -> Result<Tensor> {
         map.get(&format!("meta/{key}"))
@@ -135,4 +144,78 @@ pub fn load(path: &Path, optim: &mut PPOOptim, what: Restore) -> Result<TrainSta
             .with_context(|| format!("restoring the optimizer from {}", path.display()))?;
     }
     Ok(state)
+}
+
+/// Writes `actor{suffix}.safetensors` and `critic{suffix}.safetensors` (atomically each):
+/// `""` for the best-eval weights, `"_latest"`, `"_{itr}"`.
+pub fn save_pair(optim: &PpoOptim, dir: &Path, suffix: &str) -> Result<()> {
+    save_checkpoint(optim.actor().var_store(), &dir.join(format!("actor{suffix}.safetensors")))?;
+    save_checkpoint(optim.critic().var_store(), &dir.join(format!("critic{suffix}.safetensors")))
+}
+
+/// Restores networks, optimizer and counters from the run in `prev` (`weights` says which)
+/// and returns them with that run's logdir. Changes nothing on disk except removing temp files
+/// a killed process left there, and fails before anything is created if the run does not fit.
+pub fn restore(
+    config: &TrainConfig,
+    prev: &Path,
+    weights: Weights,
+    spec: &NetSpec,
+    optim: &mut PpoOptim,
+) -> Result<(TrainState, PathBuf)> {
+    let exp = logging::load_previous(prev)?;
+    for stale in crate::fsutil::sweep_stale_temps(prev)? {
+        eprintln!("removed {} (left by a killed process)", stale.display());
+    }
+    if exp.config.run.env != config.run.env {
+        return Err(UsageError(format!(
+            "--previous {} is a run of env '{}', not '{}'",
+            prev.display(),
+            exp.config.run.env,
+            config.run.env
+        ))
+        .into());
+    }
+    if &exp.net != spec {
+        return Err(UsageError(format!(
+            "--previous {}: network mismatch: the previous run has ({}), this run would build ({})",
+            prev.display(),
+            exp.net,
+            spec
+        ))
+        .into());
+    }
+    let path = prev.join(RESUME_FILE);
+    if !path.is_file() {
+        anyhow::bail!(
+            "--previous {}: no {RESUME_FILE}; the run stopped before completing an iteration{}",
+            prev.display(),
+            logging::RunSummary::failure_note(prev)
+        );
+    }
+    let what = match weights {
+        Weights::Latest => Restore::Everything,
+        Weights::Best => Restore::CountersOnly,
+    };
+    let state = load(&path, optim, what)
+        .with_context(|| format!("--previous {}: cannot restore the run", prev.display()))?;
+    if weights == Weights::Best {
+        for name in ["actor.safetensors", "critic.safetensors"] {
+            let vs = if name.starts_with("actor") {
+                optim.actor_mut().var_store_mut()
+            } else {
+                optim.critic_mut().var_store_mut()
+            };
+            let file = prev.join(name);
+            if !file.is_file() {
+                anyhow::bail!(
+                    "--previous-best: {} has no best-eval checkpoint {name} (it never evaluated)",
+                    prev.display()
+                );
+            }
+            load_checkpoint(vs, &file)
+                .with_context(|| format!("--previous-best: loading {}", file.display()))?;
+        }
+    }
+    Ok((state, exp.config.run.logdir))
 }

@@ -1,0 +1,387 @@
+//! The PPO [`Runner`] (roadrunner `PPO.do_iteration`; rsl_rl's `OnPolicyRunner`): set-up in
+//! [`Runner::new`] / [`Runner::resume`], then one [`Runner::iterate`] per iteration, which
+//! reads as a handful of calls: broadcast the policy, collect, score the evaluation, update,
+//! checkpoint, log.
+//!
+//! Per iteration: eval episodes first, then train trajectories; the evaluated (pre-update)
+//! weights are saved if they set a new best `Test/Return`; optimize; save `*_latest`; log; and
+//! last the resume file, so a kill before it repeats the iteration on resume (same numbers).
+//!
+//! Experience comes through the [`Collect`] seam: a [`CollectRequest`] and a
+//! [`PolicySnapshot`] go out, a [`Collected`] comes back. The local [`SamplerPool`] implements
+//! it today; remote workers (MPI ranks, next round) implement the same call, and since every
+//! trajectory is seeded by (seed, iteration, job) the numbers will not depend on where it ran.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use tch::Device;
+
+use super::checkpoint::{self, TrainState};
+use super::seeding::{derive, stream};
+use super::symmetry::Symmetry;
+use super::{tracking, CollectRequest, Collected, PolicySnapshot, PpoOptim, SamplerPool};
+use crate::config::{DeviceKind, Start, TrainConfig, UsageError};
+use crate::envs;
+use crate::logging::metrics::{IterationReport, TestMetrics, Timing, UpdateMetrics};
+use crate::logging::summary::FinalEval;
+use crate::logging::{self, EventWriter, Experiment, ScalarTable};
+use crate::policies::NetSpec;
+
+/// Where experience comes from (see the module docs).
+pub trait Collect {
+    /// One iteration's trajectories; `on_steps(n)` reports the train steps kept so far.
+    fn collect(
+        &mut self,
+        request: &CollectRequest,
+        policy: Arc<PolicySnapshot>,
+        on_steps: &mut dyn FnMut(usize),
+    ) -> Result<Collected>;
+}
+
+/// Sampler actors on this machine, driven by a current-thread tokio runtime.
+pub struct LocalSampler {
+    pool: SamplerPool,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl LocalSampler {
+    /// `workers` actors, each with its own env built from `config`.
+    pub fn spawn(config: &TrainConfig, spec: &NetSpec, workers: usize) -> Result<Self> {
+        let envs = (0..workers)
+            .map(|_| envs::make(&config.run.env, &config.env))
+            .collect::<Result<Vec<_>>>()?;
+        let pool = SamplerPool::spawn(envs, spec, config.ppo.discount, config.ppo.gae_lambda)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("starting the tokio runtime")?;
+        Ok(Self { pool, runtime })
+    }
+}
+
+impl Collect for LocalSampler {
+    fn collect(
+        &mut self,
+        request: &CollectRequest,
+        policy: Arc<PolicySnapshot>,
+        on_steps: &mut dyn FnMut(usize),
+    ) -> Result<Collected> {
+        self.runtime.block_on(self.pool.collect_with(request, policy, on_steps))
+    }
+}
+
+/// Resolves the optimizer device; `cuda` without a usable GPU is a usage error.
+pub fn resolve_device(device: DeviceKind) -> Result<Device, UsageError> {
+    match device {
+        DeviceKind::Cpu => Ok(Device::Cpu),
+        DeviceKind::Cuda if tch::Cuda::is_available() => Ok(Device::Cuda(0)),
+        DeviceKind::Cuda => Err(UsageError(
+            "--device cuda: no CUDA GPU is available to libtorch (no GPU, no driver, or the \
+             CPU-only libtorch from scripts/setup.sh; rerun it with GAIT_TORCH=cuda)"
+                .into(),
+        )),
+    }
+}
+
+/// Serializes seeding libtorch's global generator and initializing the networks.
+static INIT_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// One PPO training run: its config, networks and optimizer, sampler, run dir and logs.
+pub struct Runner {
+    config: TrainConfig,
+    run_dir: PathBuf,
+    optim: PpoOptim,
+    sampler: Box<dyn Collect>,
+    symmetry: Option<Symmetry>,
+    progress: ScalarTable,
+    timing: ScalarTable,
+    tb: EventWriter,
+    /// The counters of the last iteration whose resume state is on disk.
+    state: TrainState,
+    start: Instant,
+    workers: usize,
+}
+
+/// How set-up reports progress before the first iteration.
+pub trait SetupEvents {
+    /// Prenormalization visited `n` of `total` steps.
+    fn prenorm(&mut self, _n: usize, _total: usize) {}
+}
+
+impl SetupEvents for () {}
+
+impl Runner {
+    /// A fresh run (prenormalized when configured); creates its run dir last, after every
+    /// check has passed. `config.sampler.workers` must be resolved.
+    pub fn new(
+        config: &TrainConfig,
+        command: Vec<String>,
+        events: &mut dyn SetupEvents,
+    ) -> Result<Self> {
+        Self::start(config, &Start::Fresh, command, events)
+    }
+
+    /// Continues the run in `start`'s directory (see [`checkpoint::restore`]).
+    pub fn resume(config: &TrainConfig, start: &Start, command: Vec<String>) -> Result<Self> {
+        Self::start(config, start, command, &mut ())
+    }
+
+    /// [`Runner::new`] or [`Runner::resume`], as `start` says.
+    pub fn start(
+        config: &TrainConfig,
+        start: &Start,
+        command: Vec<String>,
+        events: &mut dyn SetupEvents,
+    ) -> Result<Self> {
+        config.validate()?;
+        let workers = config.sampler.workers.context("the worker count is resolved first")?;
+        let device = resolve_device(config.run.device)?;
+        let mut probe = envs::make(&config.run.env, &config.env)?;
+        let spec = super::train::net_spec(config, probe.observation_size(), probe.action_size())?;
+        let symmetry = Symmetry::for_env(probe.as_ref(), &config.ppo, &config.run.env)?;
+
+        // Network init and minibatch order are seeded; the optimizer uses backprop_workers
+        // threads.
+        tch::set_num_threads(config.run.backprop_workers as i32);
+        let mut optim = {
+            // libtorch's generator is process-global: seeding it and drawing the initial weights
+            // happen under one lock, so the weights depend on the seed only, even when several
+            // trainings share a process (the integration tests run them on parallel threads).
+            let _init = INIT_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            tch::manual_seed(derive(config.run.seed, &[stream::INIT]) as i64);
+            PpoOptim::new(
+                &spec,
+                config.ppo.clone(),
+                device,
+                symmetry.as_ref().map(Symmetry::lists),
+            )?
+        };
+        let (state, run_dir) = match start {
+            Start::Continue { dir, weights } => {
+                let (state, logdir) =
+                    checkpoint::restore(config, dir, *weights, &spec, &mut optim)?;
+                (state, continuation_dir(config, dir, &logdir)?)
+            }
+            Start::Fresh => {
+                if config.ppo.prenorm {
+                    // The probe env is free again; prenormalization reseeds it per episode.
+                    let steps = config.ppo.prenormalize_steps;
+                    let stats = super::prenorm::prenormalize(
+                        probe.as_mut(),
+                        optim.actor(),
+                        steps,
+                        config.sampler.traj_len,
+                        config.run.seed,
+                        &mut |n| events.prenorm(n, steps),
+                    );
+                    let stats = Symmetry::symmetrize(symmetry.as_ref(), stats);
+                    optim.set_normalizer(&stats).context("prenormalization")?;
+                }
+                let run =
+                    config.run.run_name.clone().unwrap_or_else(|| logging::args_hash_name(config));
+                let dir = logging::create_run_dir(&config.run.logdir, &config.run.env, &run)?;
+                (TrainState::default(), dir)
+            }
+        };
+        optim.set_dump_dir(run_dir.clone());
+        let experiment = Experiment::new(command, config.clone(), start.clone(), spec.clone());
+        experiment.save(&run_dir)?;
+        let mut tb = EventWriter::create(&run_dir)?;
+        tb.text(0, "Config/experiment.info", &format!("```\n{}```", experiment.info()))?;
+        let progress =
+            ScalarTable::create(&run_dir.join("progress.csv"), logging::metrics::PROGRESS_COLUMNS)?;
+        let timing =
+            ScalarTable::create(&run_dir.join("timing.csv"), logging::metrics::TIMING_COLUMNS)?;
+        let sampler = Box::new(LocalSampler::spawn(config, &spec, workers)?);
+        Ok(Self {
+            config: config.clone(),
+            run_dir,
+            optim,
+            sampler,
+            symmetry,
+            progress,
+            timing,
+            tb,
+            state,
+            start: Instant::now(),
+            workers,
+        })
+    }
+
+    pub fn run_dir(&self) -> &Path {
+        &self.run_dir
+    }
+
+    pub fn config(&self) -> &TrainConfig {
+        &self.config
+    }
+
+    /// The counters of the last iteration whose resume state is on disk.
+    pub fn state(&self) -> &TrainState {
+        &self.state
+    }
+
+    /// Seconds since set-up finished.
+    pub fn elapsed_s(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    /// Whether the configured timesteps have been collected.
+    pub fn is_done(&self) -> bool {
+        self.state.total_timesteps >= self.config.run.timesteps
+    }
+
+    /// Runs one iteration; `on_steps(total)` follows the collection. An interrupt during the
+    /// collection returns [`super::interrupt::Interrupted`] and leaves the state untouched.
+    pub fn iterate(&mut self, on_steps: &mut dyn FnMut(u64)) -> Result<IterationReport> {
+        let (cfg, itr) = (self.config.clone(), self.state.iteration);
+        let started = Instant::now();
+        let mut next = self.state.clone();
+        let evaluate = cfg.eval.num_eval_eps > 0
+            && next.gate_open
+            && (itr % cfg.eval.eval_freq as u64 == 0 || next.eval_next);
+        let before = next.total_timesteps;
+        let collected = self
+            .collect(itr, cfg.sampler.num_steps, evaluate, &mut |n| on_steps(before + n as u64))?;
+        let sample_s = started.elapsed().as_secs_f64();
+        let steps = collected.train.len();
+        next.total_timesteps += steps as u64;
+        let train_return = collected.train.mean_ep_return().unwrap_or(f64::NAN);
+        let train_length = collected.train.mean_ep_len().unwrap_or(f64::NAN);
+
+        let test = test_metrics(&collected);
+        if let Some(test) = &test {
+            if next.best_test.is_none_or(|b| test.mean_return > b) {
+                next.best_test = Some(test.mean_return);
+                // The evaluated weights are the pre-update ones, still in the optimizer.
+                checkpoint::save_pair(&self.optim, &self.run_dir, "")?;
+            }
+        }
+        if train_length > cfg.eval.min_eplen_ratio_eval * cfg.sampler.traj_len as f64 {
+            next.gate_open = true;
+        }
+        next.eval_next = next.gate_open && next.best_train.is_none_or(|b| train_return > b);
+        if next.best_train.is_none_or(|b| train_return > b) {
+            next.best_train = Some(train_return);
+        }
+
+        let optimize_start = Instant::now();
+        // Per-iteration stream: a resumed run shuffles exactly as an uninterrupted one.
+        let mut minibatch_rng =
+            ChaCha8Rng::seed_from_u64(derive(cfg.run.seed, &[stream::MINIBATCH, itr]));
+        let stats = self
+            .optim
+            .optimize(&collected.train, &mut minibatch_rng)
+            .with_context(|| format!("iteration {itr}"))?;
+        if cfg.ppo.update_norm {
+            let mut stats = self.optim.actor().normalizer().stats();
+            stats.update(&collected.train.states);
+            self.optim.set_normalizer(&Symmetry::symmetrize(self.symmetry.as_ref(), stats))?;
+        }
+        let optimize_s = optimize_start.elapsed().as_secs_f64();
+        checkpoint::save_pair(&self.optim, &self.run_dir, "_latest")?;
+        if cfg.run.save_freq > 0 && itr % cfg.run.save_freq as u64 == 0 {
+            checkpoint::save_pair(&self.optim, &self.run_dir, &format!("_{itr}"))?;
+        }
+        let report = IterationReport {
+            iteration: itr,
+            total_timesteps: next.total_timesteps,
+            steps,
+            train_return,
+            train_length,
+            test,
+            update: UpdateMetrics {
+                actor_loss: stats.actor_loss,
+                critic_loss: stats.critic_loss,
+                mirror_loss: stats.mirror_loss,
+                kl: stats.kl,
+                minibatches: stats.minibatches,
+                early_stopped: stats.early_stopped,
+            },
+            policy_std: self.optim.actor().mean_std(),
+            timing: Timing {
+                sample_s,
+                optimize_s,
+                iteration_s: started.elapsed().as_secs_f64(),
+                elapsed_s: self.start.elapsed().as_secs_f64(),
+                ideal_steps_per_s: collected.worker_steps_per_s * self.workers as f64,
+            },
+        };
+        self.progress.write(&report.progress())?;
+        self.timing.write(&report.timing())?;
+        self.tb.scalars(itr as i64, &report.tensorboard())?;
+        // Last: a kill -9 before this line repeats this iteration on resume (same numbers);
+        // after it, the run continues with the next one.
+        next.iteration = itr + 1;
+        checkpoint::save(&self.run_dir, &self.optim, &next)?;
+        self.state = next;
+        Ok(report)
+    }
+
+    /// Evaluates the current weights (`num_eval_eps` episodes, outside the per-iteration rows,
+    /// so a run stopped and continued produces the same rows as an uninterrupted one).
+    pub fn final_eval(&mut self) -> Result<Option<FinalEval>> {
+        let episodes = self.config.eval.num_eval_eps;
+        if episodes == 0 {
+            return Ok(None);
+        }
+        let collected = self.collect(self.state.iteration, 0, true, &mut |_| {})?;
+        Ok(Some(FinalEval {
+            episodes,
+            mean_return: collected.eval.mean_ep_return().unwrap_or(f64::NAN),
+            mean_length: collected.eval.mean_ep_len().unwrap_or(f64::NAN),
+            metrics: tracking::scalars(&collected.eval_episodes)
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        }))
+    }
+
+    fn collect(
+        &mut self,
+        iteration: u64,
+        num_steps: usize,
+        evaluate: bool,
+        on_steps: &mut dyn FnMut(usize),
+    ) -> Result<Collected> {
+        let policy = PolicySnapshot::of(iteration, self.optim.actor(), self.optim.critic());
+        let request = CollectRequest {
+            iteration,
+            seed: self.config.run.seed,
+            num_steps,
+            traj_len: self.config.sampler.traj_len,
+            num_eval: if evaluate { self.config.eval.num_eval_eps } else { 0 },
+        };
+        self.sampler.collect(&request, policy, on_steps)
+    }
+}
+
+/// The evaluation's scores, when the iteration evaluated.
+fn test_metrics(collected: &Collected) -> Option<TestMetrics> {
+    let (mean_return, mean_length) =
+        (collected.eval.mean_ep_return()?, collected.eval.mean_ep_len()?);
+    Some(TestMetrics {
+        mean_return,
+        mean_length,
+        tracking: tracking::scalars(&collected.eval_episodes),
+    })
+}
+
+/// Where a continuation of `prev` goes: beside it, or under a `logdir` that differs from the
+/// previous run's (`prev_logdir`), keeping the run's folder name.
+fn continuation_dir(config: &TrainConfig, prev: &Path, prev_logdir: &Path) -> Result<PathBuf> {
+    if let Some(name) = &config.run.run_name {
+        return logging::create_run_dir(&config.run.logdir, &config.run.env, name);
+    }
+    let under = (prev_logdir != config.run.logdir)
+        .then(|| prev.canonicalize().ok())
+        .flatten()
+        .and_then(|p| p.parent().and_then(|r| r.file_name()).map(|r| r.to_owned()))
+        .map(|run| config.run.logdir.join(&config.run.env).join(run));
+    logging::create_continuation_dir(prev, under.as_deref())
+}

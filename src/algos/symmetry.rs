@@ -1,0 +1,96 @@
+//! Left-right symmetry in one place (rsl_rl's `extensions/symmetry.py`): which mirror lists a
+//! run uses, the mirror tensors of the optimizer, mirror data augmentation, and the
+//! mirror-symmetric normalizer statistics. The mirror *loss* term itself is one line in
+//! `PpoOptim::losses` (coefficient × 4 × masked mean square of `mean − mirror(mean(mirror(s)))`).
+
+use tch::{Device, Tensor};
+
+use crate::config::{PpoConfig, UsageError};
+use crate::envs::{Env, MirrorIndices};
+use crate::policies::RunningStats;
+
+/// The mirror lists of a run that uses them (mirror loss or augmentation).
+#[derive(Debug, Clone)]
+pub struct Symmetry {
+    obs: MirrorIndices,
+    act: MirrorIndices,
+}
+
+impl Symmetry {
+    /// The env's lists when `ppo` uses them; a mirror setting with an env that has no lists is
+    /// a usage error.
+    pub fn for_env(env: &dyn Env, ppo: &PpoConfig, name: &str) -> Result<Option<Self>, UsageError> {
+        match (env.observation_mirror_indices(), env.action_mirror_indices()) {
+            (Some(obs), Some(act)) if ppo.uses_mirror() => Ok(Some(Self { obs, act })),
+            (Some(_), Some(_)) => Ok(None),
+            _ if ppo.mirror > 0.0 => Err(UsageError(format!(
+                "--mirror {} needs mirror lists, and env '{name}' has none (use --mirror 0)",
+                ppo.mirror
+            ))),
+            _ if ppo.mirror_augment => Err(UsageError(format!(
+                "--mirror-augment needs mirror lists, and env '{name}' has none"
+            ))),
+            _ => Ok(None),
+        }
+    }
+
+    pub fn lists(&self) -> (&MirrorIndices, &MirrorIndices) {
+        (&self.obs, &self.act)
+    }
+
+    /// With a symmetry, the networks see mirrored states, so the normalizer's statistics are
+    /// made mirror-symmetric ([`RunningStats::symmetrized`]); without one they pass through.
+    pub fn symmetrize(symmetry: Option<&Self>, stats: RunningStats) -> RunningStats {
+        match symmetry {
+            Some(s) => stats.symmetrized(&s.obs),
+            None => stats,
+        }
+    }
+}
+
+/// Mirror lists as index/sign tensors on the optimizer's device.
+pub struct MirrorTensors {
+    obs_src: Tensor,
+    obs_sign: Tensor,
+    act_src: Tensor,
+    act_sign: Tensor,
+}
+
+impl MirrorTensors {
+    pub fn new(obs: &MirrorIndices, act: &MirrorIndices, device: Device) -> Self {
+        let idx = |m: &MirrorIndices| {
+            let v: Vec<i64> = m.source().iter().map(|&i| i as i64).collect();
+            (
+                Tensor::from_slice(&v).to_device(device),
+                Tensor::from_slice(m.sign()).to_device(device),
+            )
+        };
+        let ((obs_src, obs_sign), (act_src, act_sign)) = (idx(obs), idx(act));
+        Self { obs_src, obs_sign, act_src, act_sign }
+    }
+
+    /// Mirrored observations (last dimension).
+    pub fn obs(&self, x: &Tensor) -> Tensor {
+        x.index_select(-1, &self.obs_src) * &self.obs_sign
+    }
+
+    /// Mirrored actions (last dimension).
+    pub fn act(&self, x: &Tensor) -> Tensor {
+        x.index_select(-1, &self.act_src) * &self.act_sign
+    }
+
+    /// Mirror data augmentation: `[states, actions, returns, advantages, mask]` with the
+    /// mirrored copy of every state/action appended (along the batch dimension, 1 for
+    /// time-major recurrent batches), with the same returns, advantages and mask.
+    pub fn augment(&self, [s, a, r, adv, mask]: [Tensor; 5], recurrent: bool) -> [Tensor; 5] {
+        let dim = if recurrent { 1 } else { 0 };
+        let cat = |x: &Tensor, y: Tensor| Tensor::cat(&[x, &y], dim);
+        [
+            cat(&s, self.obs(&s)),
+            cat(&a, self.act(&a)),
+            cat(&r, r.shallow_clone()),
+            cat(&adv, adv.shallow_clone()),
+            cat(&mask, mask.shallow_clone()),
+        ]
+    }
+}

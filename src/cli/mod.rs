@@ -1,0 +1,329 @@
+//! The command line: the only layer that knows flags. It parses `argv` into an [`Action`]
+//! with typed settings ([`crate::config`]) that the library runs.
+
+mod train;
+
+use std::ffi::OsString;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+pub use train::{resolve, shown, typed_leaves, CassieFlags, TrainFlags};
+
+use crate::bench::{BenchEnvConfig, BenchOptimizeArgs};
+use crate::config::{presets, TrainConfig, TrainJob};
+use crate::envs;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gait",
+    version,
+    about = "Train legged robots to walk with reinforcement learning"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Train a policy.
+    #[command(subcommand)]
+    Train(TrainCommand),
+    /// Run a trained policy deterministically and report returns and reward terms.
+    Eval(crate::eval::EvalArgs),
+    /// Benchmarks that print machine-readable `key=value` results.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+    /// Draw a run's learning curves (progress.csv, timing.csv) into a PNG.
+    Plot(crate::plot::PlotArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TrainCommand {
+    /// Proximal Policy Optimization.
+    #[command(allow_negative_numbers = true)]
+    Ppo(Box<TrainFlags>),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Env steps per second on one core with random actions, resets included.
+    Env(BenchEnvConfig),
+    /// PPO update throughput on a synthetic 50k-step buffer (3 epochs, 1 thread).
+    Optimize(BenchOptimizeArgs),
+}
+
+/// What the command line asks for, settings resolved.
+#[derive(Debug)]
+pub enum Action {
+    Train(Box<TrainJob>),
+    /// `train ppo --print-config`: print this config as TOML and exit.
+    PrintConfig(Box<TrainConfig>),
+    Eval(crate::eval::EvalArgs),
+    BenchEnv(BenchEnvConfig),
+    BenchOptimize(BenchOptimizeArgs),
+    Plot(crate::plot::PlotArgs),
+}
+
+/// The parsed command line plus notes for the user (applied presets, settings that differ
+/// from a `--previous` run).
+#[derive(Debug)]
+pub struct Parsed {
+    pub action: Action,
+    pub notes: Vec<String>,
+}
+
+/// The command tree with help that depends on the registry and the config: `--env` lists the
+/// envs, every setting flag shows its global default, and `train ppo --help` ends with each
+/// env's preset (the defaults it replaces).
+pub fn command() -> clap::Command {
+    let names: Vec<&str> = envs::ENVS.iter().map(|e| e.name).collect();
+    let mut presets_help = String::from(
+        "Env presets: an env replaces these defaults for settings you do not give (gait prints \
+         the ones it applied; `--previous` values take precedence):",
+    );
+    for spec in envs::ENVS {
+        let flags: Vec<String> = presets::changes(spec.name)
+            .iter()
+            .map(|(k, v)| format!("--{} {}", k.replace('_', "-"), shown(v)))
+            .collect();
+        presets_help.push_str(&format!("\n  {}: {}", spec.name, flags.join(", ")));
+    }
+    let defaults = TrainConfig::default().leaves();
+    Cli::command().mut_subcommand("train", |train| {
+        train.mut_subcommand("ppo", |mut ppo| {
+            for (key, value) in &defaults {
+                let shown_default = match value {
+                    serde_json::Value::Null => continue,
+                    serde_json::Value::Bool(_) => continue,
+                    v => shown(v),
+                };
+                ppo = ppo.mut_arg(key.as_str(), |a| {
+                    let help = a.get_help().map(ToString::to_string).unwrap_or_default();
+                    a.help(format!("{help} [default: {shown_default}]"))
+                });
+            }
+            ppo.mut_arg("env", |a| {
+                a.help(format!(
+                    "Environment to train on: {} (alias: the reference's --env-name) \
+                     [default: cartpole]",
+                    names.join(", ")
+                ))
+            })
+            .after_help(presets_help)
+        })
+    })
+}
+
+/// Parses `argv`. For `gait train ppo`, settings are layered (see [`resolve`]).
+/// Errors: `clap::Error` (print with `.exit()`), `UsageError`, or a runtime error.
+pub fn parse(argv: &[OsString]) -> anyhow::Result<Parsed> {
+    let matches = command().try_get_matches_from(argv)?;
+    let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)?;
+    let action = match cli.command {
+        Command::Train(TrainCommand::Ppo(flags)) => {
+            let (job, notes) = resolve(&flags)?;
+            let action = if flags.print_config {
+                Action::PrintConfig(Box::new(job.config))
+            } else {
+                Action::Train(Box::new(job))
+            };
+            return Ok(Parsed { action, notes });
+        }
+        Command::Eval(args) => Action::Eval(args),
+        Command::Bench(BenchCommand::Env(args)) => Action::BenchEnv(args),
+        Command::Bench(BenchCommand::Optimize(args)) => Action::BenchOptimize(args),
+        Command::Plot(args) => Action::Plot(args),
+    };
+    Ok(Parsed { action, notes: Vec::new() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ppo(args: &[&str]) -> (TrainConfig, Vec<String>) {
+        let argv: Vec<OsString> = args.iter().map(OsString::from).collect();
+        let parsed = parse(&argv).unwrap();
+        let applied: Vec<String> = parsed
+            .notes
+            .iter()
+            .flat_map(|n| n.split(' ').map(str::to_string).collect::<Vec<_>>())
+            .collect();
+        match parsed.action {
+            Action::Train(job) => (job.config, applied),
+            other => panic!("not train ppo: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_setting_has_exactly_one_flag() {
+        let flags: Vec<String> = Cli::command()
+            .find_subcommand("train")
+            .and_then(|t| t.find_subcommand("ppo"))
+            .expect("train ppo")
+            .get_arguments()
+            .map(|a| a.get_id().to_string())
+            .filter(|id| {
+                !["config", "print_config", "previous", "previous_best", "help"]
+                    .contains(&id.as_str())
+            })
+            .collect();
+        let mut leaves: Vec<String> =
+            TrainConfig::default().leaves().into_iter().map(|(k, _)| k).collect();
+        let mut flags_sorted = flags.clone();
+        flags_sorted.sort();
+        leaves.sort();
+        assert_eq!(flags_sorted, leaves);
+    }
+
+    /// Typed flags beat a config file, which beats the preset; the file's keys are not
+    /// reported as preset values.
+    #[test]
+    fn flags_override_the_config_file_which_overrides_the_preset() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, "[run]\nenv = \"cartpole\"\n[ppo]\nkl = 0.01\nepochs = 7\n").unwrap();
+        let path = file.to_str().unwrap();
+        let (c, applied) = ppo(&["gait", "train", "ppo", "--config", path, "--epochs", "9"]);
+        assert_eq!((c.ppo.kl, c.ppo.epochs), (0.01, 9));
+        assert_eq!(c.sampler.traj_len, 400, "the cartpole preset");
+        assert!(!applied.iter().any(|p| p.starts_with("epochs")), "{applied:?}");
+        let printed = c.to_toml();
+        let (again, _) = {
+            std::fs::write(&file, &printed).unwrap();
+            ppo(&["gait", "train", "ppo", "--config", path])
+        };
+        assert_eq!(again, c, "a printed config reproduces the run's settings");
+        std::fs::write(&file, "[ppo]\nkl = -1.0\n").unwrap();
+        let argv: Vec<OsString> =
+            ["gait", "train", "ppo", "--config", path].iter().map(OsString::from).collect();
+        let err = parse(&argv).unwrap_err();
+        assert!(err.downcast_ref::<crate::config::UsageError>().is_some(), "{err}");
+        assert!(err.to_string().contains("--kl -1"), "{err}");
+    }
+
+    #[test]
+    fn preset_fills_defaults_but_never_overrides_typed_flags() {
+        let (a, applied) =
+            ppo(&["gait", "train", "ppo", "--env", "cartpole", "--num-steps", "999"]);
+        assert_eq!(a.sampler.num_steps, 999);
+        assert_eq!(a.sampler.traj_len, 400, "preset value");
+        assert_eq!(a.net.layers, vec![64, 64]);
+        assert!(applied.contains(&"traj-len=400".to_string()));
+        assert!(!applied.iter().any(|p| p.starts_with("num-steps")));
+    }
+
+    #[test]
+    fn bad_values_are_usage_errors() {
+        for bad in [
+            &["--kl", "0"][..],
+            &["--a-lr", "-1"],
+            &["--batch-size", "0"],
+            &["--workers", "0"],
+            &["--epochs", "0"],
+            &["--layers", "64,x"],
+            &["--timesteps", "1.5"],
+            &["--discount", "1.5"],
+        ] {
+            let mut argv = vec!["gait", "train", "ppo"];
+            argv.extend_from_slice(bad);
+            let argv: Vec<OsString> = argv.iter().map(OsString::from).collect();
+            let err = parse(&argv).err().unwrap_or_else(|| panic!("{bad:?} accepted"));
+            let err = err.downcast_ref::<clap::Error>().expect("a clap error");
+            assert_eq!(err.exit_code(), 2, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn reference_flag_spellings_are_accepted() {
+        let (a, _) = ppo(&["gait", "train", "ppo", "--env-name", "pendulum", "--learn-stddev"]);
+        assert_eq!(a.run.env, "pendulum");
+        assert!(a.net.learn_std);
+        assert_eq!(a.sampler.traj_len, 200, "the pendulum preset follows the aliased env");
+    }
+
+    #[test]
+    fn counts_accept_scientific_notation() {
+        let (a, _) = ppo(&["gait", "train", "ppo", "--timesteps", "2e5", "--num-steps", "1e4"]);
+        assert_eq!((a.run.timesteps, a.sampler.num_steps), (200_000, 10_000));
+    }
+
+    #[test]
+    fn help_lists_the_envs_and_their_presets() {
+        let help = command()
+            .find_subcommand_mut("train")
+            .and_then(|t| t.find_subcommand_mut("ppo"))
+            .expect("train ppo")
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("cassie, cartpole, pendulum, mountaincar"), "{help}");
+        assert!(help.contains("Env presets"), "{help}");
+        assert!(help.contains("cassie: --traj-len 400"), "{help}");
+    }
+
+    /// Random argument vectors (flags with numbers, NaN, infinities, empty and huge values,
+    /// garbage) never panic the parser or the checks that follow it: every one is accepted or
+    /// refused with an error.
+    #[test]
+    fn random_argument_vectors_never_panic() {
+        use rand::{seq::SliceRandom, Rng, SeedableRng};
+        let flags: Vec<String> = Cli::command()
+            .find_subcommand("train")
+            .and_then(|t| t.find_subcommand("ppo"))
+            .expect("train ppo")
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect();
+        let values = [
+            "0",
+            "1",
+            "-1",
+            "0.5",
+            "1e4",
+            "1e400",
+            "-1e-400",
+            "nan",
+            "NaN",
+            "inf",
+            "-inf",
+            "",
+            "18446744073709551616",
+            "99999999999999999999999",
+            "1,2",
+            "64,64,64",
+            ",",
+            "x",
+            "..",
+            "/",
+            "cassie",
+            "cartpole",
+            "lstm",
+            "true",
+            "\u{0}",
+            "1e-45",
+            "4294967296",
+        ];
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for case in 0..3000 {
+            let mut argv: Vec<OsString> = vec!["gait".into(), "train".into(), "ppo".into()];
+            for _ in 0..rng.gen_range(0..6) {
+                argv.push(flags.choose(&mut rng).expect("flags").into());
+                if rng.gen_bool(0.8) {
+                    argv.push((*values.choose(&mut rng).expect("values")).into());
+                }
+            }
+            let result = std::panic::catch_unwind(|| {
+                if let Ok(parsed) = parse(&argv) {
+                    if let Action::Train(job) = parsed.action {
+                        // The checks `gait train` runs before allocating anything.
+                        let _ = crate::algos::train::net_spec(&job.config, 40, 10).map(|spec| {
+                            crate::algos::train::check_resources(&spec, 2, 2, Some(1 << 34))
+                        });
+                    }
+                }
+            });
+            assert!(result.is_ok(), "case {case} panicked: {argv:?}");
+        }
+    }
+}

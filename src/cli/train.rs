@@ -1,0 +1,322 @@
+//! `gait train ppo` flags and how they become a [`TrainJob`].
+//!
+//! Every setting flag is an `Option` (or a switch) named after its config leaf, so "typed on the
+//! command line" is simply "present". The effective config is layered, later layers winning:
+//! defaults → the env preset, or the `--previous` run's config → `--config FILE.toml` → typed
+//! flags. Flag names and spellings follow roadrunner (`train.py`, `algo/ppo.py`,
+//! `nn_factory.py`); help shows the global defaults, and `--print-config` the effective values.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::config::checks::{count, non_negative_f64, positive_f64, positive_usize, unit_interval};
+use crate::config::{presets, DeviceKind, Start, TrainConfig, TrainJob, UsageError, Weights};
+use crate::envs::cassie::{CassieConfig, CommandKind, ObsKind, ReferenceKind, RewardKind};
+use crate::policies::{Arch, Nonlinearity};
+
+fn policy_rate(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .map_err(|_| format!("'{s}' is not a number"))
+        .and_then(CassieConfig::check_policy_rate)
+}
+
+fn sim_dt(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .map_err(|_| format!("'{s}' is not a number"))
+        .and_then(CassieConfig::check_sim_dt)
+}
+
+/// Flags of `gait train ppo`. Setting flags serialize under their config leaf names.
+#[derive(Debug, Clone, Default, Serialize, Args)]
+pub struct TrainFlags {
+    /// Read settings from this TOML file (the format of `--print-config` and of a run's
+    /// config.toml). Keys it names override the preset or the --previous run; typed flags
+    /// override the file.
+    #[arg(long, value_name = "FILE.toml", help_heading = "Run")]
+    #[serde(skip)]
+    pub config: Option<PathBuf>,
+    /// Print the effective config (presets, --previous, --config and flags applied) as TOML
+    /// and exit without training.
+    #[arg(long, help_heading = "Run")]
+    #[serde(skip)]
+    pub print_config: bool,
+    /// Continue from this run directory: networks, normalizer, Adam states, iteration and
+    /// counters; settings not typed take the previous run's values.
+    #[arg(long, help_heading = "Run")]
+    #[serde(skip)]
+    pub previous: Option<PathBuf>,
+    /// With --previous: start from its best-eval weights (actor/critic.safetensors) with fresh
+    /// Adam state, instead of its latest state.
+    #[arg(long, requires = "previous", help_heading = "Run")]
+    #[serde(skip)]
+    pub previous_best: bool,
+
+    /// Environment to train on (alias: the reference's --env-name).
+    #[arg(long, alias = "env-name", help_heading = "Run")]
+    pub env: Option<String>,
+    /// Seeds network init, env resets, action noise and minibatch order.
+    #[arg(long, help_heading = "Run")]
+    pub seed: Option<u64>,
+    /// Log root; runs go to LOGDIR/ENV/RUN/TIMESTAMP.
+    #[arg(long, help_heading = "Run")]
+    pub logdir: Option<PathBuf>,
+    /// Run folder name (default: a hash of the settings plus -seedN).
+    #[arg(long, help_heading = "Run")]
+    pub run_name: Option<String>,
+    /// Stop once this many training steps were collected.
+    #[arg(long, value_parser = count, help_heading = "Run")]
+    pub timesteps: Option<u64>,
+    /// Device for the optimizer; samplers always run on CPU.
+    #[arg(long, value_enum, help_heading = "Run")]
+    pub device: Option<DeviceKind>,
+    /// libtorch threads for the optimizer (1 is fastest for small nets on 2 cores).
+    #[arg(long, value_parser = positive_usize, help_heading = "Run")]
+    pub backprop_workers: Option<usize>,
+    /// Also save actor_{itr}/critic_{itr} every N iterations (0: never).
+    #[arg(long, help_heading = "Run")]
+    pub save_freq: Option<usize>,
+
+    /// Sampler actors (default: available cores). Results do not depend on it.
+    #[arg(long, value_parser = positive_usize, help_heading = "Sampler")]
+    pub workers: Option<usize>,
+    /// Minimum train steps per iteration (whole episodes, so it overshoots).
+    #[arg(long, value_parser = positive_usize, help_heading = "Sampler")]
+    pub num_steps: Option<usize>,
+    /// Maximum episode length (train and eval).
+    #[arg(long, value_parser = positive_usize, help_heading = "Sampler")]
+    pub traj_len: Option<usize>,
+
+    /// Discount γ.
+    #[arg(long, value_parser = unit_interval, help_heading = "PPO")]
+    pub discount: Option<f64>,
+    /// GAE λ.
+    #[arg(long, value_parser = unit_interval, help_heading = "PPO")]
+    pub gae_lambda: Option<f64>,
+    /// Actor Adam learning rate.
+    #[arg(long, value_parser = positive_f64, help_heading = "PPO")]
+    pub a_lr: Option<f64>,
+    /// Critic Adam learning rate.
+    #[arg(long, value_parser = positive_f64, help_heading = "PPO")]
+    pub c_lr: Option<f64>,
+    /// Adam epsilon (both optimizers).
+    #[arg(long, value_parser = positive_f64, help_heading = "PPO")]
+    pub eps: Option<f64>,
+    /// KL(new‖old) threshold for early stopping the update.
+    #[arg(long, value_parser = positive_f64, help_heading = "PPO")]
+    pub kl: Option<f64>,
+    /// Entropy bonus coefficient.
+    #[arg(long, value_parser = non_negative_f64, help_heading = "PPO")]
+    pub entropy_coeff: Option<f64>,
+    /// Ratio clip ε.
+    #[arg(long, value_parser = positive_f64, help_heading = "PPO")]
+    pub clip: Option<f64>,
+    /// Max gradient L2 norm, per network.
+    #[arg(long, value_parser = positive_f64, help_heading = "PPO")]
+    pub grad_clip: Option<f64>,
+    /// Minibatch size in states.
+    #[arg(long, value_parser = positive_usize, help_heading = "PPO")]
+    pub batch_size: Option<usize>,
+    /// Passes over the buffer per iteration.
+    #[arg(long, value_parser = positive_usize, help_heading = "PPO")]
+    pub epochs: Option<usize>,
+    /// Mirror-loss coefficient (0 disables). A float, unlike the reference's int flag.
+    #[arg(long, value_parser = non_negative_f64, help_heading = "PPO")]
+    pub mirror: Option<f64>,
+    /// Mirror data augmentation: mirrored copies of the states/actions join every minibatch
+    /// (needs the env's mirror lists; combinable with --mirror).
+    #[arg(long, help_heading = "PPO")]
+    pub mirror_augment: bool,
+    /// Before training, fill the observation normalizer from --prenormalize-steps steps of the
+    /// policy with N(0,1) action noise (fresh runs only; skipped with --previous).
+    #[arg(long, help_heading = "PPO")]
+    pub prenorm: bool,
+    /// Steps for --prenorm.
+    #[arg(long, value_parser = positive_usize, help_heading = "PPO")]
+    pub prenormalize_steps: Option<usize>,
+    /// Keep updating the normalizer from every iteration's training states.
+    #[arg(long, help_heading = "PPO")]
+    pub update_norm: bool,
+
+    /// Network architecture.
+    #[arg(long, value_enum, help_heading = "Network")]
+    pub arch: Option<Arch>,
+    /// Hidden layer widths, comma-separated.
+    #[arg(long, value_delimiter = ',', value_parser = positive_usize, help_heading = "Network")]
+    pub layers: Option<Vec<usize>>,
+    /// Actor hidden activation (the critic uses ReLU).
+    #[arg(long, value_enum, help_heading = "Network")]
+    pub nonlinearity: Option<Nonlinearity>,
+    /// Fixed action standard deviation.
+    #[arg(long, value_parser = positive_f64, help_heading = "Network")]
+    pub std: Option<f64>,
+    /// One std per action dim, comma-separated; overrides --std.
+    #[arg(long, value_delimiter = ',', value_parser = positive_f64, help_heading = "Network")]
+    pub std_array: Option<Vec<f64>>,
+    /// Learn a state-dependent std head instead of a fixed std (the reference's).
+    #[arg(
+        long,
+        alias = "learn-stddev",
+        help_heading = "Network",
+        conflicts_with = "learn_log_std"
+    )]
+    pub learn_std: bool,
+    /// Learn one state-independent log-std per action, starting at --std (or --std-array);
+    /// saved and resumed with the weights, logged as Policy/Std.
+    #[arg(long, help_heading = "Network")]
+    pub learn_log_std: bool,
+
+    /// Deterministic evaluation episodes per evaluating iteration (0: never evaluate).
+    #[arg(long, help_heading = "Eval")]
+    pub num_eval_eps: Option<usize>,
+    /// Evaluate every N iterations (also after a new best train return, and at the end).
+    #[arg(long, value_parser = positive_usize, help_heading = "Eval")]
+    pub eval_freq: Option<usize>,
+    /// Evaluate only once the mean train episode length exceeded RATIO * traj-len.
+    #[arg(long, value_parser = unit_interval, help_heading = "Eval")]
+    pub min_eplen_ratio_eval: Option<f64>,
+
+    #[command(flatten, next_help_heading = "Env: cassie")]
+    pub cassie: CassieFlags,
+}
+
+/// `[env.cassie]` as flags.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Args)]
+pub struct CassieFlags {
+    /// Policy steps per second (Hz); physics substeps per step = round(sim rate / policy rate).
+    #[arg(long, value_parser = policy_rate)]
+    pub policy_rate: Option<f64>,
+    /// Physics timestep (s): 0.002 = 500 Hz (the walking default), 0.0005 = 2 kHz, the lab's.
+    #[arg(long, value_parser = sim_dt)]
+    pub sim_dt: Option<f64>,
+    /// Reward function.
+    #[arg(long, value_enum)]
+    pub reward: Option<RewardKind>,
+    /// Reference gait added to the PD targets (the action is a residual on it).
+    #[arg(long, value_enum)]
+    pub reference: Option<ReferenceKind>,
+    /// Command distribution.
+    #[arg(long, value_enum)]
+    pub commands: Option<CommandKind>,
+    /// Observation layout.
+    #[arg(long, value_enum)]
+    pub obs: Option<ObsKind>,
+    /// Observe one clock per leg (46 inputs) instead of one shared clock (44).
+    #[arg(long)]
+    pub full_clock: bool,
+    /// Randomize the gait (swing ratio, cycle time, period shifts) with every new command.
+    #[arg(long)]
+    pub full_gait: bool,
+    /// Randomize dynamics at every reset (damping, masses, COMs, friction, slope, encoder
+    /// offsets, torque delay and efficiency) and jitter the policy rate by 0-5 Hz per step.
+    #[arg(long)]
+    pub dynamics_randomization: bool,
+}
+
+/// The `(leaf, value)` pairs a serialized flag struct sets: present options and `true` switches.
+pub fn typed_leaves(flags: &impl Serialize) -> Vec<(String, Value)> {
+    fn walk(value: &Value, out: &mut Vec<(String, Value)>) {
+        let Value::Object(map) = value else { return };
+        for (key, value) in map {
+            match value {
+                Value::Object(_) => walk(value, out),
+                Value::Null | Value::Bool(false) => {}
+                other => out.push((key.clone(), other.clone())),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&serde_json::to_value(flags).unwrap_or_default(), &mut out);
+    out
+}
+
+/// A leaf value as a user would type it: `0.2`, `cassie`, `256,256`.
+pub fn shown(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(shown).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    }
+}
+
+/// The job these flags ask for, plus notes for the user (applied preset, settings that
+/// differ from a `--previous` run).
+pub fn resolve(flags: &TrainFlags) -> anyhow::Result<(TrainJob, Vec<String>)> {
+    let typed = typed_leaves(flags);
+    let from_file = match &flags.config {
+        Some(path) => TrainConfig::leaves_in_toml(&read_config_file(path)?)
+            .map_err(|e| UsageError(format!("--config {}: {e}", path.display())))?,
+        None => Vec::new(),
+    };
+    let set_by_user = |key: &str| typed.iter().chain(&from_file).any(|(k, _)| k == key);
+    let layered = |base: &TrainConfig| -> Result<TrainConfig, UsageError> {
+        let file = base.with_leaves(&from_file).map_err(|e| {
+            let path = flags.config.as_deref().unwrap_or_else(|| std::path::Path::new(""));
+            UsageError(format!("--config {}: {e}", path.display()))
+        })?;
+        file.with_leaves(&typed).map_err(|e| UsageError(e.to_string()))
+    };
+    let mut notes = Vec::new();
+
+    let Some(dir) = &flags.previous else {
+        let env = layered(&TrainConfig::default())?.run.env;
+        let applied: Vec<String> = presets::changes(&env)
+            .into_iter()
+            .filter(|(k, _)| !set_by_user(k))
+            .map(|(k, v)| format!("{}={}", k.replace('_', "-"), shown(&v)))
+            .collect();
+        if !applied.is_empty() {
+            notes.push(format!("env '{env}' preset: {}", applied.join(" ")));
+        }
+        let config = layered(&TrainConfig::for_env(&env))?;
+        config.validate()?;
+        return Ok((TrainJob { config, start: Start::Fresh }, notes));
+    };
+
+    let prev = crate::logging::load_previous(dir)?.config;
+    if let Some(env) = flags.env.as_deref().filter(|e| *e != prev.run.env) {
+        return Err(UsageError(format!(
+            "--previous {} is a run of env '{}', not '{env}'",
+            dir.display(),
+            prev.run.env
+        ))
+        .into());
+    }
+    let mut base = prev.clone();
+    base.run.run_name = None;
+    let config = layered(&base)?;
+    if let Err(e) = config.validate() {
+        if prev.validate().is_err() {
+            anyhow::bail!(
+                "--previous {}: its experiment.json holds a value this gait refuses ({e}); fix \
+                 the file or type the flag",
+                dir.display()
+            );
+        }
+        return Err(e.into());
+    }
+    let old = prev.leaves();
+    for (key, value) in config.leaves() {
+        if key == "run_name" || key == "workers" {
+            continue;
+        }
+        let before = old.iter().find(|(k, _)| *k == key).map(|(_, v)| v);
+        if before != Some(&value) {
+            notes.push(format!(
+                "warning: {key}: {} -> {}",
+                before.map_or("(new setting)".into(), shown),
+                shown(&value)
+            ));
+        }
+    }
+    let weights = if flags.previous_best { Weights::Best } else { Weights::Latest };
+    Ok((TrainJob { config, start: Start::Continue { dir: dir.clone(), weights } }, notes))
+}
+
+/// The text of `--config FILE`; a missing or unreadable file is a usage error.
+fn read_config_file(path: &std::path::Path) -> Result<String, UsageError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| UsageError(format!("--config {}: cannot read it: {e}", path.display())))
+}

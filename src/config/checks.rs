@@ -1,0 +1,91 @@
+//! Value checks shared by the command line (clap value parsers) and config files
+//! ([`super::TrainConfig::validate`]), so a value refused as a flag is refused in a file too.
+
+/// What a numeric setting accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Range {
+    /// Finite and > 0.
+    Positive,
+    /// Finite and >= 0.
+    NonNegative,
+    /// In [0, 1].
+    Unit,
+    /// A whole number >= 1.
+    Count,
+    /// Any whole number >= 0.
+    Natural,
+}
+
+impl Range {
+    /// Whether `v` is accepted.
+    pub fn holds(self, v: f64) -> bool {
+        match self {
+            Range::Positive => v.is_finite() && v > 0.0,
+            Range::NonNegative => v.is_finite() && v >= 0.0,
+            Range::Unit => (0.0..=1.0).contains(&v),
+            Range::Count => v.is_finite() && v >= 1.0 && v.fract() == 0.0 && v < 1e19,
+            Range::Natural => v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1e19,
+        }
+    }
+
+    /// The phrase used in error messages: `'x' is not <phrase>`.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Range::Positive => "a positive number",
+            Range::NonNegative => "a number >= 0",
+            Range::Unit => "a number in [0, 1]",
+            Range::Count => "a positive whole number (e.g. 2000 or 1e4)",
+            Range::Natural => "a whole number >= 0",
+        }
+    }
+
+    /// Parses `s` (plain or scientific notation: `1e4`) and checks it.
+    pub fn parse(self, s: &str) -> Result<f64, String> {
+        match s.parse::<f64>() {
+            Ok(v) if self.holds(v) => Ok(v),
+            _ => Err(format!("'{s}' is not {}", self.phrase())),
+        }
+    }
+}
+
+pub fn positive_f64(s: &str) -> Result<f64, String> {
+    Range::Positive.parse(s)
+}
+
+pub fn non_negative_f64(s: &str) -> Result<f64, String> {
+    Range::NonNegative.parse(s)
+}
+
+pub fn unit_interval(s: &str) -> Result<f64, String> {
+    Range::Unit.parse(s)
+}
+
+/// Positive integers, in plain or scientific notation (`10000`, `1e4`).
+pub fn positive_usize(s: &str) -> Result<usize, String> {
+    Range::Count
+        .parse(s)
+        .ok()
+        .and_then(|v| usize::try_from(v as u64).ok())
+        .ok_or_else(|| format!("'{s}' is not {}", Range::Count.phrase()))
+}
+
+/// Counts like `1e8` or `100000`.
+pub fn count(s: &str) -> Result<u64, String> {
+    Range::Count.parse(s).map(|v| v as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_accept_and_refuse_what_they_say() {
+        assert_eq!(count("1e4"), Ok(10_000));
+        assert!(count("1.5").is_err() && count("0").is_err() && count("nan").is_err());
+        assert!(positive_f64("0").is_err() && positive_f64("inf").is_err());
+        assert_eq!(non_negative_f64("0"), Ok(0.0));
+        assert!(unit_interval("1.5").is_err() && unit_interval("nan").is_err());
+        assert!(positive_usize("18446744073709551616").is_err());
+        assert!(Range::Natural.holds(0.0) && !Range::Natural.holds(-1.0));
+    }
+}
