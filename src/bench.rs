@@ -13,34 +13,16 @@ use crate::config::PpoConfig;
 use crate::envs::{self, EnvConfig, MirrorIndices};
 use crate::policies::{Arch, NetSpec, Nonlinearity, StdSpec};
 
-#[derive(Debug, clap::Args)]
-pub struct BenchEnvConfig {
-    /// Environment to step.
-    #[arg(long)]
+/// What `gait bench env` runs (flags: `crate::cli::BenchEnvArgs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchEnvOptions {
     pub env: String,
+    pub env_config: EnvConfig,
     /// How long to run.
-    #[arg(long, default_value_t = 5.0)]
     pub seconds: f64,
-    /// Run exactly this many policy steps instead of `--seconds`: a fixed workload, so
-    /// instruction counts (`valgrind --tool=callgrind`) compare between builds.
-    #[arg(long, value_parser = crate::config::checks::positive_usize)]
+    /// Exactly this many policy steps instead of `seconds`: a fixed workload, so instruction
+    /// counts (`valgrind --tool=callgrind`) compare between builds.
     pub steps: Option<usize>,
-    #[command(flatten)]
-    pub cassie: crate::cli::CassieFlags,
-}
-
-impl BenchEnvConfig {
-    /// The env settings: defaults with the typed env flags on top, checked by the env.
-    pub fn env_config(&self) -> Result<EnvConfig> {
-        let leaves = crate::cli::typed_leaves(&self.cassie);
-        let mut tree = serde_json::to_value(EnvConfig::default())?;
-        for (key, value) in leaves {
-            tree["cassie"][key.as_str()] = value;
-        }
-        let config: EnvConfig = serde_json::from_value(tree)?;
-        config.check_for(&self.env).map_err(crate::config::UsageError)?;
-        Ok(config)
-    }
 }
 
 /// CPU time consumed by this thread so far (s). On a shared machine this is steadier than the
@@ -57,9 +39,9 @@ fn thread_cpu_seconds() -> f64 {
 
 /// Steps one env on this thread with uniform random actions in [-1, 1] (resets included) and
 /// prints `policy_steps_per_s` (wall clock) and `cpu_policy_steps_per_s` (thread CPU time).
-pub fn bench_env(args: &BenchEnvConfig) -> Result<f64> {
-    let env_config = args.env_config()?;
-    let mut env = envs::make(&args.env, &env_config)?;
+pub fn bench_env(args: &BenchEnvOptions) -> Result<f64> {
+    args.env_config.check_for(&args.env).map_err(crate::config::UsageError)?;
+    let mut env = envs::make(&args.env, &args.env_config)?;
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let mut action = vec![0.0f32; env.action_size()];
     env.seed(0);
@@ -87,18 +69,15 @@ pub fn bench_env(args: &BenchEnvConfig) -> Result<f64> {
     Ok(rate)
 }
 
-#[derive(Debug, clap::Args)]
-pub struct BenchOptimizeArgs {
-    #[arg(long, value_enum, default_value_t = Arch::Ff)]
+/// What `gait bench optimize` runs (flags: `crate::cli::BenchOptimizeArgs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchOptimizeOptions {
     pub arch: Arch,
-    /// Hidden layer widths, e.g. 256,256.
-    #[arg(long, default_value = "256,256", value_delimiter = ',')]
+    /// Hidden layer widths.
     pub layers: Vec<usize>,
     /// Minibatch size in states.
-    #[arg(long, default_value_t = 64)]
     pub batch_size: usize,
     /// Mirror-loss coefficient (0: off).
-    #[arg(long, default_value_t = 0.0)]
     pub mirror: f64,
 }
 
@@ -111,7 +90,7 @@ const BENCH_ACT: usize = 10;
 /// obs 44, act 10, U[0,1) data as the reference's auto-tune uses) on 1 thread, KL stop off;
 /// prints `samples_per_s` (real steps passed through an update per second; for recurrent nets
 /// `--batch-size` counts trajectories of 300 steps).
-pub fn bench_optimize(args: &BenchOptimizeArgs) -> Result<f64> {
+pub fn bench_optimize(args: &BenchOptimizeOptions) -> Result<f64> {
     anyhow::ensure!(args.batch_size > 0, "--batch-size must be positive");
     tch::set_num_threads(1);
     tch::manual_seed(0);

@@ -15,33 +15,23 @@ use crate::logging::{load_run, RunSummary};
 use crate::policies::{load_checkpoint, Actor};
 use crate::replay::{render_gif, write_page, Episode, Frame, GifStyle, Replay};
 
-#[derive(Debug, Clone, clap::Args)]
-pub struct EvalArgs {
+/// What `gait eval` runs (flags: `crate::cli::EvalArgs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalOptions {
     /// Run directory (holds experiment.json and the checkpoints).
-    #[arg(long)]
     pub path: PathBuf,
-    /// Episodes to run.
-    #[arg(long, default_value = "10", value_parser = crate::config::checks::positive_usize)]
     pub episodes: usize,
-    /// Maximum episode length (default: the run's --traj-len).
-    #[arg(long, value_parser = crate::config::checks::positive_usize)]
+    /// Maximum episode length (None: the run's `traj_len`).
     pub traj_len: Option<usize>,
     /// Fixed command `x,y,turn` for envs that take commands.
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub command: Option<Vec<f32>>,
-    /// Use the latest weights instead of the best-eval ones.
-    #[arg(long)]
+    /// The latest weights instead of the best-eval ones.
     pub latest: bool,
     /// Seeds the episodes' initial states.
-    #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Also render the first episode as an animated GIF (side view following the pelvis),
-    /// for envs that can describe their bodies (Cassie).
-    #[arg(long)]
+    /// Render the first episode as an animated GIF here.
     pub gif: Option<PathBuf>,
-    /// Also write every episode as a self-contained 3D replay page (HTML, works offline), for
-    /// envs that can describe their bodies (Cassie).
-    #[arg(long)]
+    /// Write every episode as a self-contained 3D replay page here.
     pub record: Option<PathBuf>,
 }
 
@@ -68,7 +58,7 @@ impl EvalSummary {
 }
 
 /// Runs the evaluation and prints one line per episode plus a summary.
-pub fn run_eval(args: &EvalArgs, out: &mut impl Write) -> Result<EvalSummary> {
+pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary> {
     let exp = load_run(&args.path, "--path")?;
     let mut env = envs::make(&exp.config.run.env, &exp.config.env)?;
     if (env.observation_size(), env.action_size()) != (exp.net.obs_dim, exp.net.act_dim) {

@@ -27,16 +27,15 @@ use crate::logging::metrics as m;
 
 pub(crate) static FONT: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
 
-#[derive(Debug, clap::Args)]
-pub struct PlotArgs {
-    /// Run directories, in training order (a run, then its --previous continuations).
-    #[arg(required = true)]
+/// What `gait plot` draws (flags: `crate::cli::PlotArgs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlotOptions {
+    /// Run directories, in training order (a run, then its --previous continuations); at
+    /// least one.
     pub paths: Vec<PathBuf>,
-    /// Output PNG (default: progress.png in the last run directory).
-    #[arg(long)]
+    /// Output PNG (None: progress.png in the last run directory).
     pub out: Option<PathBuf>,
-    /// Draw each argument as its own curve (train curves), to compare runs; `RUN+CONT` joins.
-    #[arg(long)]
+    /// Each path its own curve (train curves); `RUN+CONT` joins.
     pub overlay: bool,
 }
 
@@ -249,12 +248,12 @@ const TITLES: [&str; 6] = [
     m::POLICY_STD,
 ];
 
-fn joined(args: &PlotArgs) -> Result<(Vec<Vec<Line>>, String)> {
+fn joined(args: &PlotOptions) -> Result<(Vec<Vec<Line>>, String)> {
     let mut all = Curves::default();
     for dir in &args.paths {
         all.append(load(dir)?);
     }
-    let last = args.paths.last().expect("clap requires a path");
+    let last = args.paths.last().context("no run directory given")?;
     let title = format!(
         "{}: {:.2}M steps, {:.1} h wall",
         last.display(),
@@ -297,7 +296,7 @@ fn curve_dirs(arg: &Path) -> Vec<PathBuf> {
     text.split('+').map(PathBuf::from).collect()
 }
 
-fn overlaid(args: &PlotArgs) -> Result<(Vec<Vec<Line>>, String)> {
+fn overlaid(args: &PlotOptions) -> Result<(Vec<Vec<Line>>, String)> {
     let mut panels: Vec<Vec<Line>> = vec![Vec::new(); 6];
     let mut wall_s = 0.0;
     let curves: Vec<Vec<PathBuf>> = args.paths.iter().map(|p| curve_dirs(p)).collect();
@@ -332,9 +331,9 @@ fn overlaid(args: &PlotArgs) -> Result<(Vec<Vec<Line>>, String)> {
 }
 
 /// Draws the curves of `args.paths` and returns the PNG's path.
-pub fn run_plot(args: &PlotArgs) -> Result<PathBuf> {
+pub fn run_plot(args: &PlotOptions) -> Result<PathBuf> {
     let (lines, title) = if args.overlay { overlaid(args)? } else { joined(args)? };
-    let last = args.paths.last().expect("clap requires a path");
+    let last = args.paths.last().context("no run directory given")?;
     let last = if args.overlay { curve_dirs(last).pop().unwrap_or_default() } else { last.clone() };
     let out = args.out.clone().unwrap_or_else(|| last.join("progress.png"));
     // Best effort: registering twice (a second plot in one process) is harmless.

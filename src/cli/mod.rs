@@ -1,17 +1,21 @@
 //! The command line: the only layer that knows flags. It parses `argv` into an [`Action`]
 //! with typed settings ([`crate::config`]) that the library runs.
 
+mod commands;
 mod train;
 
 use std::ffi::OsString;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+pub use commands::{BenchEnvArgs, BenchOptimizeArgs, EvalArgs, PlotArgs};
 pub use train::{resolve, shown, typed_leaves, CassieFlags, TrainFlags};
 
-use crate::bench::{BenchEnvConfig, BenchOptimizeArgs};
+use crate::bench::{BenchEnvOptions, BenchOptimizeOptions};
 use crate::config::{presets, TrainConfig, TrainJob};
 use crate::envs;
+use crate::eval::EvalOptions;
+use crate::plot::PlotOptions;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -30,12 +34,12 @@ pub enum Command {
     #[command(subcommand)]
     Train(TrainCommand),
     /// Run a trained policy deterministically and report returns and reward terms.
-    Eval(crate::eval::EvalArgs),
+    Eval(EvalArgs),
     /// Benchmarks that print machine-readable `key=value` results.
     #[command(subcommand)]
     Bench(BenchCommand),
     /// Draw a run's learning curves (progress.csv, timing.csv) into a PNG.
-    Plot(crate::plot::PlotArgs),
+    Plot(PlotArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -48,7 +52,7 @@ pub enum TrainCommand {
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Env steps per second on one core with random actions, resets included.
-    Env(BenchEnvConfig),
+    Env(BenchEnvArgs),
     /// PPO update throughput on a synthetic 50k-step buffer (3 epochs, 1 thread).
     Optimize(BenchOptimizeArgs),
 }
@@ -59,10 +63,10 @@ pub enum Action {
     Train(Box<TrainJob>),
     /// `train ppo --print-config`: print this config as TOML and exit.
     PrintConfig(Box<TrainConfig>),
-    Eval(crate::eval::EvalArgs),
-    BenchEnv(BenchEnvConfig),
-    BenchOptimize(BenchOptimizeArgs),
-    Plot(crate::plot::PlotArgs),
+    Eval(EvalOptions),
+    BenchEnv(BenchEnvOptions),
+    BenchOptimize(BenchOptimizeOptions),
+    Plot(PlotOptions),
 }
 
 /// The parsed command line plus notes for the user (applied presets, settings that differ
@@ -130,10 +134,10 @@ pub fn parse(argv: &[OsString]) -> anyhow::Result<Parsed> {
             };
             return Ok(Parsed { action, notes });
         }
-        Command::Eval(args) => Action::Eval(args),
-        Command::Bench(BenchCommand::Env(args)) => Action::BenchEnv(args),
-        Command::Bench(BenchCommand::Optimize(args)) => Action::BenchOptimize(args),
-        Command::Plot(args) => Action::Plot(args),
+        Command::Eval(args) => Action::Eval(args.options()),
+        Command::Bench(BenchCommand::Env(args)) => Action::BenchEnv(args.options()?),
+        Command::Bench(BenchCommand::Optimize(args)) => Action::BenchOptimize(args.options()),
+        Command::Plot(args) => Action::Plot(args.options()),
     };
     Ok(Parsed { action, notes: Vec::new() })
 }

@@ -1,4 +1,5 @@
-//! The training configuration: one typed, serializable [`TrainConfig`] with defaults, clap-free.
+//! The training configuration: one typed, serializable [`TrainConfig`] with defaults. No flags
+//! here: value enums derive `clap::ValueEnum` only so that help can list their values.
 //!
 //! The sections follow what each part of the trainer reads: [`RunConfig`] (what to train, where
 //! to log, for how long), [`SamplerConfig`], [`PpoConfig`], [`NetConfig`], [`EvalConfig`] and

@@ -1,0 +1,135 @@
+//! Flags of `gait eval`, `gait bench` and `gait plot`, and the typed options they become.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::train::{typed_leaves, CassieFlags};
+use crate::bench::{BenchEnvOptions, BenchOptimizeOptions};
+use crate::config::checks::positive_usize;
+use crate::envs::EnvConfig;
+use crate::eval::EvalOptions;
+use crate::plot::PlotOptions;
+use crate::policies::Arch;
+
+#[derive(Debug, Clone, Args)]
+pub struct EvalArgs {
+    /// Run directory (holds experiment.json and the checkpoints).
+    #[arg(long)]
+    pub path: PathBuf,
+    /// Episodes to run.
+    #[arg(long, default_value = "10", value_parser = positive_usize)]
+    pub episodes: usize,
+    /// Maximum episode length (default: the run's --traj-len).
+    #[arg(long, value_parser = positive_usize)]
+    pub traj_len: Option<usize>,
+    /// Fixed command `x,y,turn` for envs that take commands.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    pub command: Option<Vec<f32>>,
+    /// Use the latest weights instead of the best-eval ones.
+    #[arg(long)]
+    pub latest: bool,
+    /// Seeds the episodes' initial states.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Also render the first episode as an animated GIF (side view following the pelvis),
+    /// for envs that can describe their bodies (Cassie).
+    #[arg(long)]
+    pub gif: Option<PathBuf>,
+    /// Also write every episode as a self-contained 3D replay page (HTML, works offline), for
+    /// envs that can describe their bodies (Cassie).
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+}
+
+impl EvalArgs {
+    pub fn options(self) -> EvalOptions {
+        EvalOptions {
+            path: self.path,
+            episodes: self.episodes,
+            traj_len: self.traj_len,
+            command: self.command,
+            latest: self.latest,
+            seed: self.seed,
+            gif: self.gif,
+            record: self.record,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PlotArgs {
+    /// Run directories, in training order (a run, then its --previous continuations).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Output PNG (default: progress.png in the last run directory).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Draw each argument as its own curve (train curves), to compare runs; `RUN+CONT` joins.
+    #[arg(long)]
+    pub overlay: bool,
+}
+
+impl PlotArgs {
+    pub fn options(self) -> PlotOptions {
+        PlotOptions { paths: self.paths, out: self.out, overlay: self.overlay }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BenchEnvArgs {
+    /// Environment to step.
+    #[arg(long)]
+    pub env: String,
+    /// How long to run.
+    #[arg(long, default_value_t = 5.0)]
+    pub seconds: f64,
+    /// Run exactly this many policy steps instead of `--seconds`: a fixed workload, so
+    /// instruction counts (`valgrind --tool=callgrind`) compare between builds.
+    #[arg(long, value_parser = positive_usize)]
+    pub steps: Option<usize>,
+    #[command(flatten, next_help_heading = "Env: cassie")]
+    pub cassie: CassieFlags,
+}
+
+impl BenchEnvArgs {
+    /// The options, env settings = defaults with the typed env flags on top.
+    pub fn options(self) -> anyhow::Result<BenchEnvOptions> {
+        let mut tree = serde_json::to_value(EnvConfig::default())?;
+        for (key, value) in typed_leaves(&self.cassie) {
+            tree["cassie"][key.as_str()] = value;
+        }
+        Ok(BenchEnvOptions {
+            env: self.env,
+            env_config: serde_json::from_value(tree)?,
+            seconds: self.seconds,
+            steps: self.steps,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BenchOptimizeArgs {
+    #[arg(long, value_enum, default_value_t = Arch::Ff)]
+    pub arch: Arch,
+    /// Hidden layer widths, e.g. 256,256.
+    #[arg(long, default_value = "256,256", value_delimiter = ',', value_parser = positive_usize)]
+    pub layers: Vec<usize>,
+    /// Minibatch size in states.
+    #[arg(long, default_value = "64", value_parser = positive_usize)]
+    pub batch_size: usize,
+    /// Mirror-loss coefficient (0: off).
+    #[arg(long, default_value_t = 0.0)]
+    pub mirror: f64,
+}
+
+impl BenchOptimizeArgs {
+    pub fn options(self) -> BenchOptimizeOptions {
+        BenchOptimizeOptions {
+            arch: self.arch,
+            layers: self.layers,
+            batch_size: self.batch_size,
+            mirror: self.mirror,
+        }
+    }
+}
