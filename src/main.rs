@@ -17,7 +17,12 @@ fn main() -> ExitCode {
         },
     };
     for note in &parsed.notes {
-        let _ = writeln!(std::io::stdout(), "{note}");
+        // `--print-config` output is a TOML file: its notes go to stderr.
+        if matches!(parsed.action, Action::PrintConfig(_)) {
+            eprintln!("{note}");
+        } else {
+            let _ = writeln!(std::io::stdout(), "{note}");
+        }
     }
     let result = match parsed.action {
         Action::Train(job) => {

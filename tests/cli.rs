@@ -193,3 +193,60 @@ fn common_snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
         })
         .collect()
 }
+
+/// `--print-config` prints the effective settings as TOML and trains nothing; that TOML given
+/// back with `--config` reproduces them, typed flags override the file, a run dir stores its
+/// `config.toml`, and a bad file is one usage error naming the key.
+#[test]
+fn config_files_round_trip_and_flags_override_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let logdir = dir.path().join("logs");
+    let l = logdir.to_str().unwrap();
+    let o = gait(&["train", "ppo", "--env", "cartpole", "--kl", "0.03", "--print-config"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(printed.contains("kl = 0.03") && printed.contains("traj_len = 400"), "{printed}");
+    assert!(!logdir.exists());
+    let file = dir.path().join("c.toml");
+    assert!(stderr(&o).contains("env 'cartpole' preset:"), "notes go to stderr");
+    std::fs::write(&file, &printed).unwrap();
+    let f = file.to_str().unwrap();
+    let o = gait(&["train", "ppo", "--config", f, "--print-config"]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), printed, "the printed config reproduces");
+    let o = gait(&[
+        "train",
+        "ppo",
+        "--config",
+        f,
+        "--epochs",
+        "2",
+        "--timesteps",
+        "4000",
+        "--logdir",
+        l,
+        "--run-name",
+        "r",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = std::fs::read_dir(logdir.join("cartpole").join("r"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let stored = std::fs::read_to_string(run.join("config.toml")).unwrap();
+    assert!(stored.contains("kl = 0.03") && stored.contains("epochs = 2"), "{stored}");
+    let info = std::fs::read_to_string(run.join("experiment.info")).unwrap();
+    assert!(info.contains("epochs: 2\n") && info.contains("kl: 0.03\n"), "{info}");
+
+    std::fs::write(&file, "[ppo]\nkll = 0.01\n").unwrap();
+    let before = tree(dir.path());
+    let o = gait(&["train", "ppo", "--config", f, "--logdir", l]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("unknown setting 'ppo.kll'"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert_eq!(tree(dir.path()), before, "a refused config created files");
+    let o = gait(&["train", "ppo", "--config", "/nonexistent/c.toml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--config /nonexistent/c.toml: cannot read it"), "{}", stderr(&o));
+}

@@ -343,7 +343,7 @@ impl TrainConfig {
 
     /// The config as a TOML document (`--print-config`, the run dir's `config.toml`).
     pub fn to_toml(&self) -> String {
-        toml::to_string_pretty(self).expect("a config is TOML-representable")
+        toml::to_string(self).expect("a config is TOML-representable")
     }
 
     /// Cross-setting and range checks (the same ranges the flags enforce), env included.
