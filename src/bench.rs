@@ -8,6 +8,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tch::Device;
 
+use crate::algos::rollout::{Flow, Rollout};
 use crate::algos::{Buffer, PpoOptim};
 use crate::config::PpoConfig;
 use crate::envs::{self, EnvConfig, MirrorIndices};
@@ -43,23 +44,34 @@ pub fn bench_env(args: &BenchEnvOptions) -> Result<f64> {
     args.env_config.check_for(&args.env).map_err(crate::config::UsageError)?;
     let mut env = envs::make(&args.env, &args.env_config)?;
     let mut rng = ChaCha8Rng::seed_from_u64(0);
-    let mut action = vec![0.0f32; env.action_size()];
     env.seed(0);
-    env.reset();
     let (mut steps, mut episodes) = (0u64, 0u64);
     let budget = Duration::from_secs_f64(args.seconds.max(0.01));
     let start = Instant::now();
     let cpu_start = thread_cpu_seconds();
     let fixed = args.steps.map(|n| n as u64);
+    let mut rollout = Rollout::new();
+    // Episodes without a length limit, so resets happen on falls only.
     while fixed.map_or(start.elapsed() < budget, |n| steps < n) {
-        for _ in 0..fixed.map_or(64, |n| (n - steps).min(64)) {
-            action.iter_mut().for_each(|a| *a = rng.gen_range(-1.0..1.0));
-            steps += 1;
-            if env.step(&action).done {
-                episodes += 1;
-                env.reset();
-            }
-        }
+        let end = rollout.episode(
+            env.as_mut(),
+            usize::MAX,
+            &mut |_| Ok(Flow::Continue),
+            &mut |_, _, action| {
+                action.iter_mut().for_each(|a| *a = rng.gen_range(-1.0..1.0));
+                Ok(Flow::Continue)
+            },
+            &mut |_, _| {
+                steps += 1;
+                // The clock is read every 64 steps.
+                let over = match fixed {
+                    Some(n) => steps >= n,
+                    None => steps % 64 == 0 && start.elapsed() >= budget,
+                };
+                Ok(if over { Flow::Stop } else { Flow::Continue })
+            },
+        )?;
+        episodes += u64::from(end.done);
     }
     let rate = steps as f64 / start.elapsed().as_secs_f64();
     let cpu_rate = steps as f64 / (thread_cpu_seconds() - cpu_start);

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use tch::{Device, Tensor};
 
+use crate::algos::rollout::{Flow, Rollout};
 use crate::algos::seeding::{derive, stream};
 use crate::config::UsageError;
 use crate::envs::{self, CommandError};
@@ -150,63 +151,63 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         metrics: BTreeMap::new(),
     };
     let mut steps_total = 0usize;
-    let mut action = vec![0.0f32; exp.net.act_dim];
+    let act_dim = exp.net.act_dim;
+    let mut rollout = Rollout::new();
     for episode in 0..args.episodes {
         env.seed(derive(args.seed, &[stream::EVAL_JOB, u64::MAX, episode as u64]));
-        let mut obs = env.reset().to_vec();
-        let (mut ret, mut len) = (0.0f64, 0usize);
+        let mut ret = 0.0f64;
         let mut hidden = None;
         let mut episode_metrics: Vec<(&'static str, f64)> = Vec::new();
-        while len < traj_len {
-            let (mean, _) = actor.step(&Tensor::from_slice(&obs), &mut hidden);
-            mean.copy_data(&mut action, exp.net.act_dim);
-            // A non-finite value is a failure of whoever produced it, never a scored episode.
-            if let Some(i) = action.iter().position(|a| !a.is_finite()) {
-                bail!(
-                    "episode {episode}, step {len}: the policy produced a non-finite action \
-                     (entry {i} = {}) from a finite observation",
-                    action[i]
-                );
-            }
-            let step = env.step(&action);
-            if !step.reward.is_finite() || step.obs.iter().any(|o| !o.is_finite()) {
-                bail!(
-                    "episode {episode}, step {len}: env '{}' returned a non-finite observation \
-                     or reward (reward {})",
-                    exp.config.run.env,
-                    step.reward
-                );
-            }
-            ret += step.reward as f64;
-            len += 1;
-            for (name, value) in step.info {
-                *summary.terms.entry(name.to_string()).or_default() += *value as f64;
-            }
-            obs.clear();
-            obs.extend_from_slice(step.obs);
-            let done = step.done;
-            let recording = replay.is_some() && episode < recorded_episodes;
-            // Copied only when recording: `step` borrows the env, and the frame reads it too.
-            let (reward, terms) =
-                (step.reward, if recording { step.info.to_vec() } else { Vec::new() });
-            for (name, value) in env.metrics() {
-                *summary.metrics.entry(name.to_string()).or_default() += *value as f64;
-            }
-            crate::algos::tracking::add_metrics(&mut episode_metrics, env.metrics());
-            if let Some(replay) = replay.as_mut().filter(|_| recording) {
-                if replay.episodes.len() == episode {
-                    replay.episodes.push(Episode {
-                        command: args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
-                        frames: Vec::new(),
-                    });
+        let recording = replay.is_some() && episode < recorded_episodes;
+        let end = rollout.episode(
+            env.as_mut(),
+            traj_len,
+            &mut |_| Ok(Flow::Continue),
+            &mut |t, obs, action| {
+                let (mean, _) = actor.step(&Tensor::from_slice(obs), &mut hidden);
+                mean.copy_data(action, act_dim);
+                // A non-finite value is a failure of whoever produced it, never a scored episode.
+                if let Some(i) = action.iter().position(|a| !a.is_finite()) {
+                    bail!(
+                        "episode {episode}, step {t}: the policy produced a non-finite action \
+                         (entry {i} = {}) from a finite observation",
+                        action[i]
+                    );
                 }
-                let frame = Frame::capture(env.as_ref(), reward, &terms);
-                replay.episodes[episode].frames.push(frame);
-            }
-            if done {
-                break;
-            }
-        }
+                Ok(Flow::Continue)
+            },
+            &mut |tr, env| {
+                if !tr.reward.is_finite() || tr.next_obs.iter().any(|o| !o.is_finite()) {
+                    bail!(
+                        "episode {episode}, step {}: env '{}' returned a non-finite observation \
+                         or reward (reward {})",
+                        tr.t,
+                        exp.config.run.env,
+                        tr.reward
+                    );
+                }
+                ret += tr.reward as f64;
+                for (name, value) in tr.info {
+                    *summary.terms.entry(name.to_string()).or_default() += *value as f64;
+                }
+                for (name, value) in env.metrics() {
+                    *summary.metrics.entry(name.to_string()).or_default() += *value as f64;
+                }
+                crate::algos::tracking::add_metrics(&mut episode_metrics, env.metrics());
+                if let Some(replay) = replay.as_mut().filter(|_| recording) {
+                    if replay.episodes.len() == episode {
+                        replay.episodes.push(Episode {
+                            command: args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
+                            frames: Vec::new(),
+                        });
+                    }
+                    let frame = Frame::capture(env, tr.reward, tr.info);
+                    replay.episodes[episode].frames.push(frame);
+                }
+                Ok(Flow::Continue)
+            },
+        )?;
+        let len = end.steps;
         steps_total += len;
         // Each metric's mean over this episode (Cassie: its forward and lateral speed, so a
         // drift shows per episode and cannot cancel between episodes).

@@ -6,6 +6,7 @@ pub mod checkpoint;
 pub mod interrupt;
 mod ppo;
 pub mod prenorm;
+pub mod rollout;
 pub mod runner;
 pub mod sampler;
 pub mod seeding;

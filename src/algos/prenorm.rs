@@ -13,6 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 use tch::Tensor;
 
+use super::rollout::{Flow, Rollout};
 use super::seeding::{derive, stream};
 use crate::envs::Env;
 use crate::policies::{Actor, RunningStats};
@@ -26,42 +27,41 @@ pub fn prenormalize(
     traj_len: usize,
     seed: u64,
     on_steps: &mut dyn FnMut(usize),
-) -> RunningStats {
+) -> anyhow::Result<RunningStats> {
     let _no_grad = tch::no_grad_guard();
     let (obs_dim, act_dim) = (env.observation_size(), env.action_size());
     let mut stats = RunningStats::new(obs_dim);
     let mut noise = ChaCha8Rng::seed_from_u64(derive(seed, &[stream::PRENORM]));
-    let mut action = vec![0.0f32; act_dim];
     let mut visited = 0usize;
     let mut episode = 0u64;
+    let mut rollout = Rollout::new();
     while visited < steps {
         env.seed(derive(seed, &[stream::PRENORM, episode]));
         episode += 1;
-        let mut obs = env.reset().to_vec();
         let mut hidden = None;
-        for _ in 0..traj_len {
-            if visited == steps {
-                break;
-            }
-            stats.update(&obs);
-            visited += 1;
-            let (mean, _) = actor.step(&Tensor::from_slice(&obs), &mut hidden);
-            mean.copy_data(&mut action, act_dim);
-            for a in &mut action {
-                let z: f32 = StandardNormal.sample(&mut noise);
-                *a += z;
-            }
-            let step = env.step(&action);
-            let done = step.done;
-            obs.clear();
-            obs.extend_from_slice(step.obs);
-            if done {
-                break;
-            }
-        }
+        rollout.episode(
+            env,
+            traj_len,
+            &mut |_| Ok(Flow::Continue),
+            &mut |_, obs, action| {
+                if visited == steps {
+                    return Ok(Flow::Stop);
+                }
+                stats.update(obs);
+                visited += 1;
+                let (mean, _) = actor.step(&Tensor::from_slice(obs), &mut hidden);
+                mean.copy_data(action, act_dim);
+                for a in action.iter_mut() {
+                    let z: f32 = StandardNormal.sample(&mut noise);
+                    *a += z;
+                }
+                Ok(Flow::Continue)
+            },
+            &mut |_, _| Ok(Flow::Continue),
+        )?;
         on_steps(visited);
     }
-    stats
+    Ok(stats)
 }
 
 #[cfg(test)]
@@ -84,7 +84,7 @@ mod tests {
         };
         tch::manual_seed(0);
         let actor = Actor::new(&spec, tch::Device::Cpu);
-        let stats = prenormalize(&mut CartPole::new(), &actor, 300, 50, 9, &mut |_| {});
+        let stats = prenormalize(&mut CartPole::new(), &actor, 300, 50, 9, &mut |_| {}).unwrap();
         assert_eq!(stats.count, 300.0);
 
         let mut env = CartPole::new();

@@ -178,7 +178,7 @@ impl Runner {
                         config.sampler.traj_len,
                         config.run.seed,
                         &mut |n| events.prenorm(n, steps),
-                    );
+                    )?;
                     let stats = Symmetry::symmetrize(symmetry.as_ref(), stats);
                     optim.set_normalizer(&stats).context("prenormalization")?;
                 }

@@ -26,6 +26,7 @@ use rand_distr::{Distribution, StandardNormal};
 use tch::{Device, Tensor};
 use tokio::sync::mpsc;
 
+use super::rollout::{Flow, Rollout};
 use super::seeding::{derive, stream};
 use super::{Buffer, EvalEpisode};
 use crate::envs::Env;
@@ -115,8 +116,7 @@ pub struct AlgoSampler {
     version: Option<u64>,
     discount: f64,
     gae_lambda: f64,
-    obs: Vec<f32>,
-    action: Vec<f32>,
+    rollout: Rollout,
     std: Vec<f32>,
 }
 
@@ -154,63 +154,64 @@ impl AlgoSampler {
             None => self.env.clear_command(),
         }
         let mut metric_sums: Vec<(&'static str, f64)> = Vec::new();
-        self.obs.clear();
-        self.obs.extend_from_slice(self.env.reset());
-        check_finite(&self.obs, "initial observation")?;
-        let mut done = false;
         // Recurrent state starts at zero with every episode and is carried step by step.
         let (mut actor_h, mut critic_h): (Hidden, Hidden) = (None, None);
-        for t in 0..job.max_len {
-            if (train && job.id > job.cancel_above.load(Ordering::Relaxed))
-                || super::interrupt::requested()
-            {
-                return Ok(None);
-            }
-            let s = Tensor::from_slice(&self.obs);
-            let (mean, std) = self.actor.step(&s, &mut actor_h);
-            mean.copy_data(&mut self.action, act_dim);
-            check_policy_output(&self.action, "action mean")
-                .with_context(|| format!("at step {t}"))?;
-            let value = if train {
-                let std = std.expand([act_dim as i64], false);
-                std.copy_data(&mut self.std, act_dim);
-                for (a, s) in self.action.iter_mut().zip(&self.std) {
-                    let z: f32 = StandardNormal.sample(&mut noise);
-                    *a += s * z;
+        let value = std::cell::Cell::new(0.0f32);
+        let (actor, critic, std) = (&self.actor, &self.critic, &mut self.std);
+        let end = self.rollout.episode(
+            self.env.as_mut(),
+            job.max_len,
+            &mut |obs| check_finite(obs, "initial observation").map(|()| Flow::Continue),
+            &mut |t, obs, action| {
+                if (train && job.id > job.cancel_above.load(Ordering::Relaxed))
+                    || super::interrupt::requested()
+                {
+                    return Ok(Flow::Stop);
                 }
-                let value = self.critic.value_step(&s, &mut critic_h).double_value(&[0]) as f32;
-                check_policy_output(&[value], "value")
-                    .and_then(|()| check_policy_output(&self.std, "action std"))
+                let s = Tensor::from_slice(obs);
+                let (mean, sd) = actor.step(&s, &mut actor_h);
+                mean.copy_data(action, act_dim);
+                check_policy_output(action, "action mean")
                     .with_context(|| format!("at step {t}"))?;
-                value
-            } else {
-                0.0
-            };
-            let step = self.env.step(&self.action);
-            let (reward, step_done) = (step.reward, step.done);
-            if !reward.is_finite() {
-                bail!("env returned a non-finite reward ({reward}) at step {t}");
-            }
-            buffer.push(&self.obs, &self.action, reward, value);
-            self.obs.clear();
-            self.obs.extend_from_slice(step.obs);
-            check_finite(&self.obs, "observation").with_context(|| format!("at step {t}"))?;
-            if !train {
-                super::tracking::add_metrics(&mut metric_sums, self.env.metrics());
-            }
-            if step_done {
-                done = true;
-                break;
-            }
+                if train {
+                    let sd = sd.expand([act_dim as i64], false);
+                    sd.copy_data(std, act_dim);
+                    for (a, s) in action.iter_mut().zip(std.iter()) {
+                        let z: f32 = StandardNormal.sample(&mut noise);
+                        *a += s * z;
+                    }
+                    let v = critic.value_step(&s, &mut critic_h).double_value(&[0]) as f32;
+                    check_policy_output(&[v], "value")
+                        .and_then(|()| check_policy_output(std, "action std"))
+                        .with_context(|| format!("at step {t}"))?;
+                    value.set(v);
+                }
+                Ok(Flow::Continue)
+            },
+            &mut |tr, env| {
+                if !tr.reward.is_finite() {
+                    bail!("env returned a non-finite reward ({}) at step {}", tr.reward, tr.t);
+                }
+                buffer.push(tr.obs, tr.action, tr.reward, value.get());
+                check_finite(tr.next_obs, "observation")
+                    .with_context(|| format!("at step {}", tr.t))?;
+                if !train {
+                    super::tracking::add_metrics(&mut metric_sums, env.metrics());
+                }
+                Ok(Flow::Continue)
+            },
+        )?;
+        if end.stopped {
+            return Ok(None);
         }
         let episode = (!train).then(|| {
             let n = buffer.len().max(1) as f64;
             EvalEpisode { command, metrics: metric_sums.iter().map(|&(k, v)| (k, v / n)).collect() }
         });
         // Terminated: 0. Cut by the time limit: bootstrap with the critic's value.
-        let terminal = if train && !done {
-            self.critic.value_step(&Tensor::from_slice(&self.obs), &mut critic_h).double_value(&[0])
-                as f32
+        let terminal = if train && !end.done {
+            let last = Tensor::from_slice(self.rollout.obs());
+            self.critic.value_step(&last, &mut critic_h).double_value(&[0]) as f32
         } else {
             0.0
         };
@@ -284,8 +285,7 @@ impl SamplerPool {
                     tch::set_num_threads(1);
                     let mut worker = AlgoSampler {
                         id,
-                        obs: Vec::with_capacity(env.observation_size()),
-                        action: vec![0.0; env.action_size()],
+                        rollout: Rollout::new(),
                         std: vec![0.0; env.action_size()],
                         env,
                         actor: Actor::new(&spec, Device::Cpu),
