@@ -10,6 +10,7 @@
 
 pub mod clock;
 pub mod commands;
+pub mod config;
 pub mod description;
 pub mod env;
 pub mod mirror_lists;
@@ -20,7 +21,7 @@ pub mod sim;
 pub mod vonmises;
 
 pub use commands::CommandKind;
-pub use env::ObsKind;
-pub use env::{CassieConfig, CassieEnv};
+pub use config::{CassieConfig, ObsKind};
+pub use env::CassieEnv;
 pub use reference::ReferenceKind;
 pub use reward::RewardKind;

@@ -1,0 +1,234 @@
+#[test]
+fn commands_outside_the_limits_are_refused_and_change_nothing() {
+    let mut e = CassieEnv::new(CassieConfig::default());
+    e.set_command(&[0.5, 0.0, 0.0]).unwrap();
+    for bad in [
+        [f32::NAN, 0.0, 0.0],
+        [f32::INFINITY, 0.0, 0.0],
+        [4.5, 0.0, 0.0],
+        [0.0, -2.5, 0.0],
+        [0.0, 0.0, 4.0],
+    ] {
+        let err = e.set_command(&bad).unwrap_err();
+        assert!(matches!(err, CommandError::OutOfRange { .. }), "{bad:?}: {err}");
+    }
+    assert_eq!(e.set_command(&[1.0]), Err(CommandError::Arity { expected: 3, got: 1 }));
+    assert_eq!(e.fixed_command, Some(Command { x: 0.5, y: 0.0, turn: 0.0 }));
+    e.set_command(&[-4.0, 2.0, 3.0]).unwrap();
+}
+
+use super::*;
+use crate::envs::MirrorIndices;
+
+fn env() -> CassieEnv {
+    CassieEnv::new(CassieConfig::default())
+}
+
+/// The two tasks the physical tests run on: the walking defaults (500 Hz, reference gait,
+/// velocity observed) and the reference's env at 2 kHz.
+fn tasks() -> [CassieConfig; 2] {
+    [CassieConfig::default(), CassieConfig::roadrunner()]
+}
+
+/// Angular and joint velocities, and the pelvis velocity, in the observation.
+fn is_velocity(i: usize) -> bool {
+    (4..7).contains(&i) || (17..27).contains(&i) || (31..35).contains(&i) || i >= 44
+}
+
+/// From mirrored initial states, mirrored actions give mirrored observations: the model,
+/// the PD loop, the observation and the reference's mirror lists agree. Poses, commands and
+/// clock match to 1e-3 (measured ≤ 2e-4). Velocities match to 0.03 rad/s (measured ≤ 2e-2,
+/// at foot impacts): the single-iteration contact solver visits the left foot's contacts
+/// before the right's, so an impact's velocity jump is not computed bit-symmetrically.
+/// Both tasks, each with both clocks; the walking one also checks the reference gait and
+/// the velocity observation's mirror entries against the physics, at 500 Hz and with the
+/// tight 2 kHz tolerances at 2 kHz. At 500 Hz an impact's velocity jump comes in 4x larger
+/// impulses, computed no more symmetrically: measured ≤ 1.6e-3 (positions) and 6.4e-2 rad/s
+/// (velocities, one spike at a touchdown) over the 50 steps, against ≤ 8.8e-4 and 2.3e-2 at
+/// 2 kHz; a wrong mirror entry is off by tenths from the first step.
+#[test]
+fn mirrored_actions_from_a_mirrored_state_give_mirrored_observations() {
+    let [walk, roadrunner] = tasks();
+    let walk_2khz = CassieConfig { sim_dt: 0.0005, ..walk.clone() };
+    for args in [walk, walk_2khz, roadrunner] {
+        mirror_check(args.clone());
+        mirror_check(CassieConfig { full_clock: true, ..args });
+    }
+}
+
+fn mirror_check(args: CassieConfig) {
+    let (mut a, mut b) = (CassieEnv::new(args.clone()), CassieEnv::new(args.clone()));
+    let (mo, ma): (MirrorIndices, MirrorIndices) =
+        (a.observation_mirror_indices().unwrap(), a.action_mirror_indices().unwrap());
+    a.set_command(&[0.6, 0.2, 0.3]).unwrap();
+    b.set_command(&[0.6, -0.2, -0.3]).unwrap();
+    a.seed(1);
+    b.seed(1);
+    a.reset_with_heading(0.0);
+    b.reset_with_heading(0.0);
+    // The mirrored clock: half a cycle later (2-value clock), or the legs' period shifts
+    // swapped (full clock); either way b's right leg swings when a's left leg does.
+    let t = a.cycle_time();
+    a.set_phase(0.1);
+    if args.full_clock {
+        b.set_phase(0.1);
+        b.set_shifts([0.5, 0.0]);
+    } else {
+        b.set_phase(0.1 + t / 2.0);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let (mut act, mut mirrored_act) = ([0.0f32; N], [0.0f32; N]);
+    let mut expected = vec![0.0f32; a.observation_size()];
+    let (mut worst_pos, mut worst_vel) = (0.0f32, 0.0f32);
+    let (pos_tol, vel_tol) = if args.sim_dt > 0.001 { (2.5e-3, 0.1) } else { (1e-3, 0.03) };
+    for step in 0..50 {
+        act.iter_mut().for_each(|x| *x = rng.gen_range(-0.2..0.2));
+        ma.apply(&act, &mut mirrored_act);
+        let oa = a.step(&act).obs.to_vec();
+        let ob = b.step(&mirrored_act).obs.to_vec();
+        mo.apply(&oa, &mut expected);
+        for (i, (x, y)) in expected.iter().zip(&ob).enumerate() {
+            let err = (x - y).abs();
+            if is_velocity(i) {
+                worst_vel = worst_vel.max(err);
+                assert!(err < vel_tol, "step {step} obs[{i}]: mirrored {x} vs {y}");
+            } else {
+                worst_pos = worst_pos.max(err);
+                assert!(err < pos_tol, "step {step} obs[{i}]: mirrored {x} vs {y}");
+            }
+        }
+    }
+    println!(
+        "dt {} full clock {}: mirror error over 50 steps: positions {worst_pos:.1e}, velocities {worst_vel:.1e}",
+        args.sim_dt, args.full_clock
+    );
+}
+
+/// An `experiment.json` from before the walking task rebuilds the task it trained on.
+#[test]
+fn older_run_files_load_as_the_reference_task() {
+    let old =
+        r#"{"policy_rate": 50.0, "sim_dt": 0.0005, "reward": "vonmises", "full_clock": false}"#;
+    let args: CassieConfig = serde_json::from_str(old).unwrap();
+    assert_eq!(args, CassieConfig::roadrunner());
+    let new: CassieConfig =
+        serde_json::from_str(&serde_json::to_string(&CassieConfig::default()).unwrap()).unwrap();
+    assert_eq!(new, CassieConfig::default());
+}
+
+#[test]
+fn same_seed_replays_bit_identically() {
+    let run = || {
+        let mut e = env();
+        e.seed(3);
+        let mut out: Vec<u32> = e.reset().iter().map(|x| x.to_bits()).collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        for _ in 0..150 {
+            let act: Vec<f32> = (0..N).map(|_| rng.gen_range(-0.5..0.5)).collect();
+            let s = e.step(&act);
+            out.extend(s.obs.iter().map(|x| x.to_bits()));
+            out.push(s.reward.to_bits());
+            if s.done {
+                out.extend(e.reset().iter().map(|x| x.to_bits()));
+            }
+        }
+        out
+    };
+    assert_eq!(run(), run());
+}
+
+/// The facts sheet's stress test: targets = neutral ± U(0.3) every policy step for 10 s,
+/// falls included. Joint limits hold, nothing goes non-finite, contacts stay shallow, the
+/// tarsus follows the knee, and every reward term stays within [0, weight].
+#[test]
+fn random_targets_for_ten_seconds_stay_physical() {
+    let desc = Description::cassie();
+    let runs = tasks().into_iter().flat_map(|t| [(1, false, t.clone()), (2, true, t)]);
+    for (seed, dr, task) in runs {
+        let dt = task.sim_dt;
+        let walk = task.reward == RewardKind::Walk;
+        let mut e = CassieEnv::new(CassieConfig { dynamics_randomization: dr, ..task });
+        e.seed(seed);
+        e.reset();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let (mut deepest, mut worst_limit, mut worst_coupling) = (0.0f32, 0.0f32, 0.0f32);
+        for _ in 0..500 {
+            let act: Vec<f32> = (0..N).map(|_| rng.gen_range(-0.3..0.3)).collect();
+            let s = e.step(&act);
+            assert!(s.obs.iter().all(|x| x.is_finite()) && s.reward.is_finite());
+            for (name, value) in s.info {
+                // Walk's progress term is signed (walking backwards costs).
+                let progress = walk && *name == "progress";
+                let low = if progress { -0.45 / 1.45 } else { 0.0 };
+                let high = match (walk, progress) {
+                    (true, true) => 0.45 / 1.45,
+                    (true, false) => 0.15 / 1.45,
+                    _ => 0.15 / 1.1,
+                };
+                assert!((low - 1e-6..=high + 1e-6).contains(value), "{name} = {value}");
+            }
+            let sim = e.sim();
+            deepest = deepest.max(sim.max_penetration());
+            let q = sim.true_motor_positions();
+            for (k, (_, _, joint, _)) in desc.motors().enumerate() {
+                let [lo, hi] = joint.range.unwrap();
+                worst_limit = worst_limit.max(lo - q[k]).max(q[k] - hi);
+            }
+            for side in 0..2 {
+                let (knee, tarsus) = sim.knee_tarsus(side);
+                let reset = desc.legs[side][4].joint.reset;
+                let coupled = reset - 0.9889 * (knee - desc.legs[side][3].joint.reset);
+                worst_coupling = worst_coupling.max((tarsus - coupled).abs());
+            }
+        }
+        println!("dt {dt} dr={dr}: penetration {deepest:.4} m, limit overshoot {worst_limit:.4} rad, coupling error {worst_coupling:.2e} rad");
+        assert!(deepest < 0.005, "penetration {deepest}");
+        assert!(worst_limit < 0.02, "limit overshoot {worst_limit} rad");
+        assert!(worst_coupling < 1e-3, "tarsus coupling error {worst_coupling}");
+    }
+}
+
+#[test]
+fn standing_still_at_reset_is_not_done_and_observes_the_reset_pose() {
+    let mut e = CassieEnv::new(CassieConfig::roadrunner());
+    e.seed(0);
+    let obs = e.reset_with_heading(1.0).to_vec();
+    assert_eq!(obs.len(), 44);
+    assert!((obs[0] - 1.0).abs() < 1e-6, "heading-relative quaternion is identity: {obs:?}");
+    let offset = Description::cassie().neutral_stance();
+    for k in 0..N {
+        assert!((obs[7 + k] - offset[k]).abs() < 1e-5);
+    }
+    assert!((obs[28] - 1.4267).abs() < 1e-5 && (obs[30] - 1.4267).abs() < 1e-5);
+    let s = e.step(&[0.0; N]);
+    assert!(!s.done);
+    assert!(s.reward > 0.0 && s.reward <= 1.0);
+
+    let mut w = env();
+    w.seed(0);
+    let obs = w.reset_with_heading(1.0).to_vec();
+    assert_eq!(obs.len(), 47, "walking task observes the pelvis velocity");
+    assert_eq!(&obs[44..47], &[0.0; 3], "at rest");
+}
+
+/// A standing command puts nothing on top of the neutral stance, at every phase: the PD
+/// targets are the stance plus the action, as with `--reference none`.
+#[test]
+fn a_standing_command_leaves_the_stance_to_the_policy() {
+    let mut e = env();
+    e.set_command(&[0.0, 0.0, 0.0]).unwrap();
+    e.seed(4);
+    e.reset();
+    for _ in 0..40 {
+        e.step(&[0.0; N]);
+        assert_eq!(e.reference, [0.0; N]);
+    }
+    e.set_command(&[1.0, 0.0, 0.0]).unwrap();
+    e.reset();
+    let mut moved = 0.0f32;
+    for _ in 0..40 {
+        e.step(&[0.0; N]);
+        moved = moved.max(e.reference[3].abs().max(e.reference[8].abs()));
+    }
+    assert!(moved > 0.4, "walking command folds the swing knee: {moved}");
+}
