@@ -12,7 +12,7 @@ use crate::algos::rollout::{Flow, Rollout};
 use crate::algos::{Buffer, PpoOptim};
 use crate::config::PpoConfig;
 use crate::envs::{self, EnvConfig, MirrorIndices};
-use crate::policies::{Arch, NetSpec, Nonlinearity, StdSpec};
+use crate::policies::{Arch, NetSpec};
 
 /// What `gait bench env` runs (flags: `crate::cli::BenchEnvArgs`).
 #[derive(Debug, Clone, PartialEq)]
@@ -116,14 +116,7 @@ pub fn bench_optimize(args: &BenchOptimizeOptions) -> Result<f64> {
         }
         buffer.end_trajectory(0.0);
     }
-    let spec = NetSpec {
-        obs_dim: BENCH_OBS,
-        act_dim: BENCH_ACT,
-        arch: args.arch,
-        layers: args.layers.clone(),
-        nonlinearity: Nonlinearity::Relu,
-        std: StdSpec::Fixed(vec![0.13; BENCH_ACT]),
-    };
+    let spec = NetSpec { arch: args.arch, ..NetSpec::ff(BENCH_OBS, BENCH_ACT, &args.layers) };
     let hp = PpoConfig {
         batch_size: args.batch_size,
         kl: f64::INFINITY,

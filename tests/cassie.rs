@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{csv_column, gait, only_run, pretrained_walk, stderr, stdout, trained_cartpole};
+use common::{csv_column, eval_pretrained, gait, only_run, stderr, stdout, trained_cartpole};
 
 #[test]
 fn cassie_trains_with_mirror_loss_and_evaluates() {
@@ -147,21 +147,7 @@ fn the_reference_task_trains_and_evaluates_from_its_flags() {
 /// the first second includes the start from rest).
 #[test]
 fn the_pretrained_policy_walks() {
-    let dir = pretrained_walk();
-    let path = dir.to_str().unwrap();
-    let o = gait(&[
-        "eval",
-        "--path",
-        path,
-        "--command",
-        "1,0,0",
-        "--episodes",
-        "1",
-        "--traj-len",
-        "150",
-    ]);
-    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-    let out = stdout(&o);
+    let out = stdout(&eval_pretrained("1", "150", &[]));
     let episode = out.lines().find(|l| l.starts_with("episode")).expect("an episode line");
     assert!(episode.contains("length 150"), "no fall: {episode}");
     let speed: f64 = episode
@@ -179,23 +165,9 @@ fn the_pretrained_policy_walks() {
 /// refuse with a usage error, before running anything.
 #[test]
 fn eval_renders_an_episode_as_a_gif() {
-    let walk = pretrained_walk();
     let dir = tempfile::tempdir().unwrap();
     let gif_path = dir.path().join("walk.gif");
-    let o = gait(&[
-        "eval",
-        "--path",
-        walk.to_str().unwrap(),
-        "--command",
-        "1,0,0",
-        "--episodes",
-        "2",
-        "--traj-len",
-        "60",
-        "--gif",
-        gif_path.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let o = eval_pretrained("2", "60", &["--gif", gif_path.to_str().unwrap()]);
     assert!(stdout(&o).contains("(20 frames of episode 0)"), "{}", stdout(&o));
     let mut options = gif::DecodeOptions::new();
     options.set_color_output(gif::ColorOutput::RGBA);

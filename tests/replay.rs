@@ -7,27 +7,13 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{gait, pretrained_walk, trained_cartpole};
+use common::{eval_pretrained, gait, trained_cartpole};
 use gait::replay::{from_page, page, Replay, REPLAY_FORMAT, REPLAY_VERSION};
 
 fn record(dir: &Path) -> std::path::PathBuf {
-    let walk = pretrained_walk();
     let html = dir.join("replay.html");
-    let o = gait(&[
-        "eval",
-        "--path",
-        walk.to_str().unwrap(),
-        "--command",
-        "1,0,0",
-        "--episodes",
-        "2",
-        "--traj-len",
-        "40",
-        "--record",
-        html.to_str().unwrap(),
-    ]);
+    let o = eval_pretrained("2", "40", &["--record", html.to_str().unwrap()]);
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.contains("(2 episodes, 80 frames; open it in a browser)"), "{out}");
     html
 }

@@ -68,19 +68,16 @@ pub fn prenormalize(
 mod tests {
     use super::*;
     use crate::envs::CartPole;
-    use crate::policies::{Arch, NetSpec, Nonlinearity, StdSpec};
+    use crate::policies::{NetSpec, Nonlinearity, StdSpec};
 
     /// The statistics are the empirical mean and variance of exactly the states the noisy
     /// policy visits, replayed here independently.
     #[test]
     fn gives_the_empirical_mean_and_std_of_the_visited_states() {
         let spec = NetSpec {
-            obs_dim: 4,
-            act_dim: 1,
-            arch: Arch::Ff,
-            layers: vec![8],
             nonlinearity: Nonlinearity::Tanh,
             std: StdSpec::Fixed(vec![0.1]),
+            ..NetSpec::ff(4, 1, &[8])
         };
         tch::manual_seed(0);
         let actor = Actor::new(&spec, tch::Device::Cpu);

@@ -331,17 +331,10 @@ fn drive(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policies::{Arch, Nonlinearity};
+    use crate::policies::Arch;
 
     fn spec(layers: &[usize]) -> NetSpec {
-        NetSpec {
-            obs_dim: 40,
-            act_dim: 10,
-            arch: Arch::Ff,
-            layers: layers.to_vec(),
-            nonlinearity: Nonlinearity::Relu,
-            std: StdSpec::Fixed(vec![0.2; 10]),
-        }
+        NetSpec { std: StdSpec::Fixed(vec![0.2; 10]), ..NetSpec::ff(40, 10, layers) }
     }
 
     #[test]

@@ -130,17 +130,10 @@ impl Actor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policies::{Arch, Nonlinearity};
+    use crate::policies::Nonlinearity;
 
     fn spec(std: StdSpec) -> NetSpec {
-        NetSpec {
-            obs_dim: 3,
-            act_dim: 2,
-            arch: Arch::Ff,
-            layers: vec![8],
-            nonlinearity: Nonlinearity::Tanh,
-            std,
-        }
+        NetSpec { nonlinearity: Nonlinearity::Tanh, std, ..NetSpec::ff(3, 2, &[8]) }
     }
 
     /// `log_std` starts at the given σ for every state, is trainable, and moves with a loss.

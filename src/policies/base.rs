@@ -117,12 +117,10 @@ mod tests {
     #[test]
     fn lstm_steps_match_the_sequence_forward() {
         let spec = NetSpec {
-            obs_dim: 5,
-            act_dim: 3,
             arch: Arch::Lstm,
-            layers: vec![16, 16],
             nonlinearity: Nonlinearity::Tanh,
             std: StdSpec::Learned,
+            ..NetSpec::ff(5, 3, &[16, 16])
         };
         tch::manual_seed(11);
         let actor = Actor::new(&spec, Device::Cpu);

@@ -34,6 +34,19 @@ pub struct NetSpec {
 }
 
 impl NetSpec {
+    /// A feed-forward spec with ReLU hidden layers and a fixed std of 0.13 per action (the
+    /// config's defaults); other specs refine it with struct update syntax.
+    pub fn ff(obs_dim: usize, act_dim: usize, layers: &[usize]) -> Self {
+        Self {
+            obs_dim,
+            act_dim,
+            arch: Arch::Ff,
+            layers: layers.to_vec(),
+            nonlinearity: Nonlinearity::Relu,
+            std: StdSpec::Fixed(vec![0.13; act_dim]),
+        }
+    }
+
     /// Parameters of the actor plus the critic (weights and biases; an LSTM layer counts its
     /// four gates). Computed from the widths, before anything is allocated, so a network too
     /// large for the machine is refused with numbers instead of dying in libtorch.

@@ -76,6 +76,18 @@ pub fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `gait eval` of the shipped walking policy at 1 m/s straight ahead for `episodes` episodes
+/// of `traj_len` steps, with `extra` flags (`--gif FILE`, `--record FILE`); panics if it fails.
+pub fn eval_pretrained(episodes: &str, traj_len: &str, extra: &[&str]) -> std::process::Output {
+    let walk = pretrained_walk();
+    let mut args = vec!["eval", "--path", walk.to_str().expect("utf-8 path")];
+    args.extend(["--command", "1,0,0", "--episodes", episodes, "--traj-len", traj_len]);
+    args.extend_from_slice(extra);
+    let o = gait(&args);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    o
+}
+
 /// The shipped walking policy (`pretrained/cassie-walk`).
 pub fn pretrained_walk() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("pretrained/cassie-walk")

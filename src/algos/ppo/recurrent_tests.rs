@@ -3,12 +3,10 @@ use crate::policies::{Arch, Nonlinearity, StdSpec};
 
 fn lstm_spec() -> NetSpec {
     NetSpec {
-        obs_dim: 3,
-        act_dim: 2,
         arch: Arch::Lstm,
-        layers: vec![8, 8],
         nonlinearity: Nonlinearity::Tanh,
         std: StdSpec::Learned,
+        ..NetSpec::ff(3, 2, &[8, 8])
     }
 }
 
@@ -135,12 +133,9 @@ fn padding_never_leaks_into_gradients() {
 #[test]
 fn mirror_loss_vanishes_for_a_symmetric_policy() {
     let spec = NetSpec {
-        obs_dim: 2,
-        act_dim: 1,
-        arch: Arch::Ff,
-        layers: vec![16, 16],
         nonlinearity: Nonlinearity::Tanh,
         std: StdSpec::Fixed(vec![0.3]),
+        ..NetSpec::ff(2, 1, &[16, 16])
     };
     let obs = MirrorIndices::new(&[-0.1, -1.0]).unwrap();
     let act = MirrorIndices::new(&[-0.1]).unwrap();

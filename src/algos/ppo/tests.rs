@@ -1,15 +1,12 @@
 use super::*;
-use crate::policies::{Arch, Nonlinearity, StdSpec};
+use crate::policies::{Nonlinearity, StdSpec};
 use rand::SeedableRng;
 
 fn spec() -> NetSpec {
     NetSpec {
-        obs_dim: 2,
-        act_dim: 1,
-        arch: Arch::Ff,
-        layers: vec![16],
         nonlinearity: Nonlinearity::Tanh,
         std: StdSpec::Fixed(vec![0.3]),
+        ..NetSpec::ff(2, 1, &[16])
     }
 }
 

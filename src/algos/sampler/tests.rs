@@ -1,6 +1,6 @@
 use super::*;
 use crate::envs::{CartPole, Step};
-use crate::policies::{Arch, Nonlinearity, StdSpec};
+use crate::policies::{Nonlinearity, StdSpec};
 
 /// Cart-pole whose reward turns NaN after a few steps.
 struct NanAfter(CartPole, usize);
@@ -32,12 +32,9 @@ impl Env for NanAfter {
 
 fn spec() -> NetSpec {
     NetSpec {
-        obs_dim: 4,
-        act_dim: 1,
-        arch: Arch::Ff,
-        layers: vec![8],
         nonlinearity: Nonlinearity::Tanh,
         std: StdSpec::Fixed(vec![0.5]),
+        ..NetSpec::ff(4, 1, &[8])
     }
 }
 
