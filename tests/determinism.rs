@@ -24,3 +24,52 @@ fn same_seed_gives_identical_progress_csv() {
     let d = progress(dir.path(), &["--timesteps", "16000", "--seed", "6", "--workers", "2"]);
     assert_ne!(a, d, "a different seed gave the same run");
 }
+
+/// The runner's sampler seam: a runner whose experience comes through another `Collect` (here a
+/// wrapper that records every request and forwards it, as a remote sampler would) logs the
+/// same rows as `train_ppo` with local samplers, one request per iteration.
+#[test]
+fn a_runner_through_another_sampler_logs_the_same_rows() {
+    use std::sync::{Arc, Mutex};
+
+    use gait::algos::runner::{Collect, LocalSampler, Runner};
+    use gait::algos::{CollectRequest, Collected, PolicySnapshot};
+
+    struct Recording {
+        inner: LocalSampler,
+        seen: Arc<Mutex<Vec<(u64, usize)>>>,
+    }
+    impl Collect for Recording {
+        fn collect(
+            &mut self,
+            request: &CollectRequest,
+            policy: Arc<PolicySnapshot>,
+            on_steps: &mut dyn FnMut(usize),
+        ) -> anyhow::Result<Collected> {
+            self.seen.lock().unwrap().push((request.iteration, request.num_eval));
+            self.inner.collect(request, policy, on_steps)
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let expected = progress(dir.path(), &["--timesteps", "12000", "--seed", "7", "--workers", "2"]);
+    let mut job = common::quick(dir.path(), &["--timesteps", "12000", "--seed", "7"]);
+    job.config.sampler.workers = Some(2);
+    job.config.run.run_name = Some("seam".into());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let make = move |c: &gait::config::TrainConfig, spec: &gait::policies::NetSpec, w: usize| {
+        let inner = LocalSampler::spawn(c, spec, w)?;
+        Ok(Box::new(Recording { inner, seen: Arc::clone(&log) }) as Box<dyn Collect>)
+    };
+    let mut runner = Runner::start_with(&job.config, &job.start, vec![], &mut (), &make).unwrap();
+    while !runner.is_done() {
+        runner.iterate(&mut |_| {}).unwrap();
+    }
+    let rows = std::fs::read_to_string(runner.run_dir().join("progress.csv")).unwrap();
+    assert_eq!(rows, expected);
+    let seen = seen.lock().unwrap().clone();
+    let iterations: Vec<u64> = seen.iter().map(|(i, _)| *i).collect();
+    assert_eq!(iterations, (0..runner.state().iteration).collect::<Vec<_>>());
+    assert!(seen.iter().any(|(_, eval)| *eval > 0), "evaluating iterations ask for eval episodes");
+}

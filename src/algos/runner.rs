@@ -43,6 +43,9 @@ pub trait Collect {
     ) -> Result<Collected>;
 }
 
+/// Builds a runner's sampler from the config, the network spec and the worker count.
+pub type MakeSampler = dyn Fn(&TrainConfig, &NetSpec, usize) -> Result<Box<dyn Collect>>;
+
 /// Sampler actors on this machine, driven by a current-thread tokio runtime.
 pub struct LocalSampler {
     pool: SamplerPool,
@@ -131,12 +134,26 @@ impl Runner {
         Self::start(config, start, command, &mut ())
     }
 
-    /// [`Runner::new`] or [`Runner::resume`], as `start` says.
+    /// [`Runner::new`] or [`Runner::resume`], as `start` says, with local sampler actors.
     pub fn start(
         config: &TrainConfig,
         start: &Start,
         command: Vec<String>,
         events: &mut dyn SetupEvents,
+    ) -> Result<Self> {
+        Self::start_with(config, start, command, events, &|config, spec, workers| {
+            Ok(Box::new(LocalSampler::spawn(config, spec, workers)?))
+        })
+    }
+
+    /// [`Runner::start`] with experience from the sampler `make_sampler(config, spec, workers)`
+    /// builds (remote workers, a recording wrapper in tests).
+    pub fn start_with(
+        config: &TrainConfig,
+        start: &Start,
+        command: Vec<String>,
+        events: &mut dyn SetupEvents,
+        make_sampler: &MakeSampler,
     ) -> Result<Self> {
         config.validate()?;
         let workers = config.sampler.workers.context("the worker count is resolved first")?;
@@ -197,7 +214,7 @@ impl Runner {
             ScalarTable::create(&run_dir.join("progress.csv"), logging::metrics::PROGRESS_COLUMNS)?;
         let timing =
             ScalarTable::create(&run_dir.join("timing.csv"), logging::metrics::TIMING_COLUMNS)?;
-        let sampler = Box::new(LocalSampler::spawn(config, &spec, workers)?);
+        let sampler = make_sampler(config, &spec, workers)?;
         Ok(Self {
             config: config.clone(),
             run_dir,
@@ -239,70 +256,26 @@ impl Runner {
     /// Runs one iteration; `on_steps(total)` follows the collection. An interrupt during the
     /// collection returns [`super::interrupt::Interrupted`] and leaves the state untouched.
     pub fn iterate(&mut self, on_steps: &mut dyn FnMut(u64)) -> Result<IterationReport> {
-        let (cfg, itr) = (self.config.clone(), self.state.iteration);
         let started = Instant::now();
-        let mut next = self.state.clone();
-        let evaluate = cfg.eval.num_eval_eps > 0
-            && next.gate_open
-            && (itr % cfg.eval.eval_freq as u64 == 0 || next.eval_next);
-        let before = next.total_timesteps;
-        let collected = self
-            .collect(itr, cfg.sampler.num_steps, evaluate, &mut |n| on_steps(before + n as u64))?;
+        let (itr, before) = (self.state.iteration, self.state.total_timesteps);
+        let num_steps = self.config.sampler.num_steps;
+        let collected =
+            self.collect(itr, num_steps, self.evaluates(), &mut |n| on_steps(before + n as u64))?;
         let sample_s = started.elapsed().as_secs_f64();
-        let steps = collected.train.len();
-        next.total_timesteps += steps as u64;
-        let train_return = collected.train.mean_ep_return().unwrap_or(f64::NAN);
-        let train_length = collected.train.mean_ep_len().unwrap_or(f64::NAN);
-
-        let test = test_metrics(&collected);
-        if let Some(test) = &test {
-            if next.best_test.is_none_or(|b| test.mean_return > b) {
-                next.best_test = Some(test.mean_return);
-                // The evaluated weights are the pre-update ones, still in the optimizer.
-                checkpoint::save_pair(&self.optim, &self.run_dir, "")?;
-            }
-        }
-        if train_length > cfg.eval.min_eplen_ratio_eval * cfg.sampler.traj_len as f64 {
-            next.gate_open = true;
-        }
-        next.eval_next = next.gate_open && next.best_train.is_none_or(|b| train_return > b);
-        if next.best_train.is_none_or(|b| train_return > b) {
-            next.best_train = Some(train_return);
-        }
-
+        let mut next = self.state.clone();
+        let test = self.score(&collected, &mut next)?;
         let optimize_start = Instant::now();
-        // Per-iteration stream: a resumed run shuffles exactly as an uninterrupted one.
-        let mut minibatch_rng =
-            ChaCha8Rng::seed_from_u64(derive(cfg.run.seed, &[stream::MINIBATCH, itr]));
-        let stats = self
-            .optim
-            .optimize(&collected.train, &mut minibatch_rng)
-            .with_context(|| format!("iteration {itr}"))?;
-        if cfg.ppo.update_norm {
-            let mut stats = self.optim.actor().normalizer().stats();
-            stats.update(&collected.train.states);
-            self.optim.set_normalizer(&Symmetry::symmetrize(self.symmetry.as_ref(), stats))?;
-        }
+        let update = self.update(itr, &collected)?;
         let optimize_s = optimize_start.elapsed().as_secs_f64();
-        checkpoint::save_pair(&self.optim, &self.run_dir, "_latest")?;
-        if cfg.run.save_freq > 0 && itr % cfg.run.save_freq as u64 == 0 {
-            checkpoint::save_pair(&self.optim, &self.run_dir, &format!("_{itr}"))?;
-        }
+        self.save_weights(itr)?;
         let report = IterationReport {
             iteration: itr,
             total_timesteps: next.total_timesteps,
-            steps,
-            train_return,
-            train_length,
+            steps: collected.train.len(),
+            train_return: collected.train.mean_ep_return().unwrap_or(f64::NAN),
+            train_length: collected.train.mean_ep_len().unwrap_or(f64::NAN),
             test,
-            update: UpdateMetrics {
-                actor_loss: stats.actor_loss,
-                critic_loss: stats.critic_loss,
-                mirror_loss: stats.mirror_loss,
-                kl: stats.kl,
-                minibatches: stats.minibatches,
-                early_stopped: stats.early_stopped,
-            },
+            update,
             policy_std: self.optim.actor().mean_std(),
             timing: Timing {
                 sample_s,
@@ -312,15 +285,87 @@ impl Runner {
                 ideal_steps_per_s: collected.worker_steps_per_s * self.workers as f64,
             },
         };
-        self.progress.write(&report.progress())?;
-        self.timing.write(&report.timing())?;
-        self.tb.scalars(itr as i64, &report.tensorboard())?;
+        self.log(&report)?;
         // Last: a kill -9 before this line repeats this iteration on resume (same numbers);
         // after it, the run continues with the next one.
         next.iteration = itr + 1;
         checkpoint::save(&self.run_dir, &self.optim, &next)?;
         self.state = next;
         Ok(report)
+    }
+
+    /// Whether this iteration evaluates: once the episode-length gate has opened, every
+    /// `eval_freq` iterations and after a new best train return (the reference's rule).
+    fn evaluates(&self) -> bool {
+        let (eval, s) = (&self.config.eval, &self.state);
+        eval.num_eval_eps > 0
+            && s.gate_open
+            && (s.iteration % eval.eval_freq as u64 == 0 || s.eval_next)
+    }
+
+    /// Counts the steps, scores the evaluation (saving the evaluated, pre-update weights on a
+    /// new best) and advances the evaluation gate into `next`.
+    fn score(&self, collected: &Collected, next: &mut TrainState) -> Result<Option<TestMetrics>> {
+        next.total_timesteps += collected.train.len() as u64;
+        let test = test_metrics(collected);
+        if let Some(test) = &test {
+            if next.best_test.is_none_or(|b| test.mean_return > b) {
+                next.best_test = Some(test.mean_return);
+                checkpoint::save_pair(&self.optim, &self.run_dir, "")?;
+            }
+        }
+        let train_return = collected.train.mean_ep_return().unwrap_or(f64::NAN);
+        let train_length = collected.train.mean_ep_len().unwrap_or(f64::NAN);
+        let (eval, sampler) = (&self.config.eval, &self.config.sampler);
+        if train_length > eval.min_eplen_ratio_eval * sampler.traj_len as f64 {
+            next.gate_open = true;
+        }
+        next.eval_next = next.gate_open && next.best_train.is_none_or(|b| train_return > b);
+        if next.best_train.is_none_or(|b| train_return > b) {
+            next.best_train = Some(train_return);
+        }
+        Ok(test)
+    }
+
+    /// The PPO update on this iteration's trajectories, then the normalizer update when
+    /// configured (after the update, so it saw the statistics its data was sampled with).
+    fn update(&mut self, itr: u64, collected: &Collected) -> Result<UpdateMetrics> {
+        // Per-iteration stream: a resumed run shuffles exactly as an uninterrupted one.
+        let seed = derive(self.config.run.seed, &[stream::MINIBATCH, itr]);
+        let stats = self
+            .optim
+            .optimize(&collected.train, &mut ChaCha8Rng::seed_from_u64(seed))
+            .with_context(|| format!("iteration {itr}"))?;
+        if self.config.ppo.update_norm {
+            let mut norm = self.optim.actor().normalizer().stats();
+            norm.update(&collected.train.states);
+            self.optim.set_normalizer(&Symmetry::symmetrize(self.symmetry.as_ref(), norm))?;
+        }
+        Ok(UpdateMetrics {
+            actor_loss: stats.actor_loss,
+            critic_loss: stats.critic_loss,
+            mirror_loss: stats.mirror_loss,
+            kl: stats.kl,
+            minibatches: stats.minibatches,
+            early_stopped: stats.early_stopped,
+        })
+    }
+
+    /// `*_latest`, and `*_{itr}` every `save_freq` iterations.
+    fn save_weights(&self, itr: u64) -> Result<()> {
+        checkpoint::save_pair(&self.optim, &self.run_dir, "_latest")?;
+        let every = self.config.run.save_freq as u64;
+        if every > 0 && itr % every == 0 {
+            checkpoint::save_pair(&self.optim, &self.run_dir, &format!("_{itr}"))?;
+        }
+        Ok(())
+    }
+
+    /// One row in each CSV table, the scalars in TensorBoard.
+    fn log(&mut self, report: &IterationReport) -> Result<()> {
+        self.progress.write(&report.progress())?;
+        self.timing.write(&report.timing())?;
+        self.tb.scalars(report.iteration as i64, &report.tensorboard())
     }
 
     /// Evaluates the current weights (`num_eval_eps` episodes, outside the per-iteration rows,

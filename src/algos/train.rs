@@ -55,32 +55,30 @@ pub fn net_spec(
     obs_dim: usize,
     act_dim: usize,
 ) -> Result<NetSpec, UsageError> {
-    let args = config;
-    if args.net.arch == crate::policies::Arch::Lstm
-        && args.net.layers.windows(2).any(|w| w[0] != w[1])
-    {
-        let layers: Vec<String> = args.net.layers.iter().map(usize::to_string).collect();
+    let net = &config.net;
+    if net.arch == crate::policies::Arch::Lstm && net.layers.windows(2).any(|w| w[0] != w[1]) {
+        let layers: Vec<String> = net.layers.iter().map(usize::to_string).collect();
         return Err(UsageError(format!(
             "--arch lstm needs equal --layers widths (one stacked LSTM), got {}",
             layers.join(",")
         )));
     }
-    let values = if let Some(array) = &args.net.std_array {
+    let values = if let Some(array) = &net.std_array {
         if array.len() != act_dim {
             return Err(UsageError(format!(
                 "--std-array has {} values but env '{}' has {act_dim} action{}",
                 array.len(),
-                args.run.env,
+                config.run.env,
                 if act_dim == 1 { "" } else { "s" }
             )));
         }
         array.iter().map(|&s| s as f32).collect()
     } else {
-        vec![args.net.std as f32; act_dim]
+        vec![net.std as f32; act_dim]
     };
-    let std = if args.net.learn_std {
+    let std = if net.learn_std {
         StdSpec::Learned
-    } else if args.net.learn_log_std {
+    } else if net.learn_log_std {
         StdSpec::LogParam(values)
     } else {
         StdSpec::Fixed(values)
@@ -88,9 +86,9 @@ pub fn net_spec(
     Ok(NetSpec {
         obs_dim,
         act_dim,
-        arch: args.net.arch,
-        layers: args.net.layers.clone(),
-        nonlinearity: args.net.nonlinearity,
+        arch: net.arch,
+        layers: net.layers.clone(),
+        nonlinearity: net.nonlinearity,
         std,
     })
 }

@@ -54,7 +54,7 @@ pub static ENVS: &[EnvSpec] = &[
     EnvSpec {
         name: "cassie",
         about: "Cassie biped (rapier3d, 500 Hz PD): walk straight on command, a gait clock",
-        make: |args| Ok(Box::new(CassieEnv::new(args.cassie.clone()))),
+        make: |config| Ok(Box::new(CassieEnv::new(config.cassie.clone()))),
     },
     EnvSpec {
         name: "cartpole",
@@ -90,8 +90,8 @@ pub fn spec(name: &str) -> Result<&'static EnvSpec, UnknownEnv> {
 }
 
 /// Builds a fresh environment by name.
-pub fn make(name: &str, args: &EnvConfig) -> anyhow::Result<Box<dyn Env>> {
-    (spec(name)?.make)(args)
+pub fn make(name: &str, config: &EnvConfig) -> anyhow::Result<Box<dyn Env>> {
+    (spec(name)?.make)(config)
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ const MIN_HEIGHT: f32 = 0.65;
 const MAX_TILT: f32 = 20.0 * std::f32::consts::PI / 180.0;
 
 pub struct CassieEnv {
-    args: CassieConfig,
+    config: CassieConfig,
     desc: Description,
     offset: [f32; N],
     torque_limits: [f32; N],
@@ -59,15 +59,15 @@ pub struct CassieEnv {
 }
 
 impl CassieEnv {
-    pub fn new(args: CassieConfig) -> Self {
+    pub fn new(config: CassieConfig) -> Self {
         let desc = Description::cassie();
         let offset = desc.neutral_stance();
         let torque_limits: Vec<f32> = desc.motors().map(|(.., m)| m.gear * m.ctrl_limit).collect();
-        let sim = CassieSim::new(&desc, &Dynamics::default(), args.sim_dt as f32, 0.0);
-        let clock = GaitClock::new(0.7, args.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
-        let obs_len = Self::observation_len(&args);
+        let sim = CassieSim::new(&desc, &Dynamics::default(), config.sim_dt as f32, 0.0);
+        let clock = GaitClock::new(0.7, config.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
+        let obs_len = Self::observation_len(&config);
         Self {
-            args,
+            config,
             offset,
             torque_limits: torque_limits.try_into().expect("10 motors"),
             desc,
@@ -88,13 +88,13 @@ impl CassieEnv {
     }
 
     /// 44 (46 with the full clock), plus 3 with `--obs velocity`.
-    fn observation_len(args: &CassieConfig) -> usize {
-        let base = if args.full_clock { 46 } else { 44 };
-        base + if args.obs == ObsKind::Velocity { 3 } else { 0 }
+    fn observation_len(config: &CassieConfig) -> usize {
+        let base = if config.full_clock { 46 } else { 44 };
+        base + if config.obs == ObsKind::Velocity { 3 } else { 0 }
     }
 
-    pub fn args(&self) -> &CassieConfig {
-        &self.args
+    pub fn config(&self) -> &CassieConfig {
+        &self.config
     }
 
     /// The simulator, for tests and diagnostics.
@@ -105,7 +105,7 @@ impl CassieEnv {
     /// A new gait: the default walk, or with `--full-gait` swing ratios U(0.4, 0.7), cycle time
     /// U(0.6, 1.0) s, and in 30% of draws shifted phases `[U(±0.5), 0.5 + U(±0.5)]`.
     fn new_clock(&mut self) -> GaitClock {
-        let (cycle, swing, shift) = if self.args.full_gait {
+        let (cycle, swing, shift) = if self.config.full_gait {
             let swing = self.rng.gen_range(0.4..0.7);
             let cycle = self.rng.gen_range(0.6..1.0);
             let shift = if self.rng.gen::<f64>() < 0.3 {
@@ -117,11 +117,11 @@ impl CassieEnv {
         } else {
             (0.7, [0.5, 0.5], [0.0, 0.5])
         };
-        GaitClock::new(cycle, self.args.policy_rate, swing, shift, 0.1)
+        GaitClock::new(cycle, self.config.policy_rate, swing, shift, 0.1)
     }
 
     fn draw_dynamics(&mut self) -> Dynamics {
-        if !self.args.dynamics_randomization {
+        if !self.config.dynamics_randomization {
             return Dynamics::default();
         }
         let rng = &mut self.rng;
@@ -150,7 +150,7 @@ impl CassieEnv {
     fn new_command(&mut self) {
         self.command = match self.fixed_command {
             Some(c) => c,
-            None => self.args.commands.sample(&mut self.rng),
+            None => self.config.commands.sample(&mut self.rng),
         };
     }
 
@@ -165,7 +165,7 @@ impl CassieEnv {
         let phase = self.clock.phase();
         self.clock = GaitClock::new(
             self.clock.cycle_time(),
-            self.args.policy_rate,
+            self.config.policy_rate,
             self.clock.swing(),
             shift,
             0.1,
@@ -189,7 +189,7 @@ impl CassieEnv {
         self.clock = self.new_clock();
         let phase = self.rng.gen_range(0.0..self.clock.cycle_time());
         self.clock.set_phase(phase);
-        self.redraw_every = self.args.commands.next_redraw(&mut self.rng);
+        self.redraw_every = self.config.commands.next_redraw(&mut self.rng);
         self.new_command();
         let dynamics = self.draw_dynamics();
         let heading = match heading {
@@ -197,7 +197,7 @@ impl CassieEnv {
             None => self.rng.gen_range(-std::f64::consts::PI..std::f64::consts::PI),
         };
         self.heading = heading;
-        self.sim = CassieSim::new(&self.desc, &dynamics, self.args.sim_dt as f32, heading as f32);
+        self.sim = CassieSim::new(&self.desc, &dynamics, self.config.sim_dt as f32, heading as f32);
         self.steps = 0;
         self.last_action = None;
         self.write_obs();
@@ -231,7 +231,7 @@ impl CassieEnv {
             shift[0] as f32,
             shift[1] as f32,
         ]);
-        if self.args.full_clock {
+        if self.config.full_clock {
             let clk = self.clock.input_full_clock();
             for (dst, v) in o[42..46].iter_mut().zip(clk) {
                 *dst = v as f32;
@@ -241,7 +241,7 @@ impl CassieEnv {
             o[42] = clk[0] as f32;
             o[43] = clk[1] as f32;
         }
-        if self.args.obs == ObsKind::Velocity {
+        if self.config.obs == ObsKind::Velocity {
             let v = self.sim.base_linvel();
             let [forward, lateral] = reward::planar_in_heading(v, reward::yaw(q));
             let at = o.len() - 3;
@@ -253,7 +253,7 @@ impl CassieEnv {
     fn update_reference(&mut self) {
         let vm = self.clock.von_mises();
         let swing = [vm[0] as f32, vm[1] as f32];
-        reference::offsets(self.args.reference, swing, &self.command, &mut self.reference);
+        reference::offsets(self.config.reference, swing, &self.command, &mut self.reference);
     }
 
     fn reward(&mut self, action: &[f32; N]) -> f32 {
@@ -287,7 +287,7 @@ impl CassieEnv {
             torque: *sim.applied_torques(),
             torque_limit: self.torque_limits,
         };
-        match self.args.reward {
+        match self.config.reward {
             RewardKind::Walk => reward::walk(&inputs, &mut self.terms),
             RewardKind::Vonmises => reward::von_mises(&inputs, &mut self.terms),
             RewardKind::Linear => reward::linear(&inputs, &mut self.terms),
@@ -303,7 +303,7 @@ impl CassieEnv {
             || pitch.abs() > MAX_TILT
             || self.sim.base_position().z < MIN_HEIGHT
             || self.sim.knee_contact()
-            || (self.args.reward == RewardKind::Linear && reward < 0.4)
+            || (self.config.reward == RewardKind::Linear && reward < 0.4)
     }
 }
 
@@ -333,17 +333,17 @@ impl Env for CassieEnv {
         for k in 0..N {
             targets[k] = a[k] + self.offset[k] + self.reference[k];
         }
-        let rate = if self.args.dynamics_randomization {
-            self.args.policy_rate + self.rng.gen_range(0..6) as f64
+        let rate = if self.config.dynamics_randomization {
+            self.config.policy_rate + self.rng.gen_range(0..6) as f64
         } else {
-            self.args.policy_rate
+            self.config.policy_rate
         };
-        self.heading += self.command.turn / self.args.policy_rate;
-        self.sim.step(&targets, self.args.substeps(rate));
+        self.heading += self.command.turn / self.config.policy_rate;
+        self.sim.step(&targets, self.config.substeps(rate));
         let mut reward = self.reward(&a);
         let done = self.done(reward);
         if done {
-            reward += self.args.reward.termination_reward();
+            reward += self.config.reward.termination_reward();
         }
         // Pelvis velocity in the commanded heading's frame (what the command asks for).
         let [forward, lateral] =
@@ -356,7 +356,7 @@ impl Env for CassieEnv {
         self.clock.increment();
         if self.fixed_command.is_none() && self.steps % self.redraw_every == 0 {
             self.new_command();
-            if self.args.full_gait {
+            if self.config.full_gait {
                 let phase = self.clock.phase();
                 self.clock = self.new_clock();
                 self.clock.set_phase(phase);
@@ -395,7 +395,7 @@ impl Env for CassieEnv {
     }
 
     fn policy_dt(&self) -> f32 {
-        (1.0 / self.args.policy_rate) as f32
+        (1.0 / self.config.policy_rate) as f32
     }
 
     fn body_shapes(&self) -> Option<Vec<crate::envs::BodyShape>> {
@@ -411,8 +411,8 @@ impl Env for CassieEnv {
     }
 
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
-        let velocity = self.args.obs == ObsKind::Velocity;
-        mirror_lists::observation(self.args.full_clock, velocity).ok()
+        let velocity = self.config.obs == ObsKind::Velocity;
+        mirror_lists::observation(self.config.full_clock, velocity).ok()
     }
 
     fn action_mirror_indices(&self) -> Option<MirrorIndices> {

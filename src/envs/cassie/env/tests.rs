@@ -50,14 +50,14 @@ fn is_velocity(i: usize) -> bool {
 fn mirrored_actions_from_a_mirrored_state_give_mirrored_observations() {
     let [walk, roadrunner] = tasks();
     let walk_2khz = CassieConfig { sim_dt: 0.0005, ..walk.clone() };
-    for args in [walk, walk_2khz, roadrunner] {
-        mirror_check(args.clone());
-        mirror_check(CassieConfig { full_clock: true, ..args });
+    for config in [walk, walk_2khz, roadrunner] {
+        mirror_check(config.clone());
+        mirror_check(CassieConfig { full_clock: true, ..config });
     }
 }
 
-fn mirror_check(args: CassieConfig) {
-    let (mut a, mut b) = (CassieEnv::new(args.clone()), CassieEnv::new(args.clone()));
+fn mirror_check(config: CassieConfig) {
+    let (mut a, mut b) = (CassieEnv::new(config.clone()), CassieEnv::new(config.clone()));
     let (mo, ma): (MirrorIndices, MirrorIndices) =
         (a.observation_mirror_indices().unwrap(), a.action_mirror_indices().unwrap());
     a.set_command(&[0.6, 0.2, 0.3]).unwrap();
@@ -70,7 +70,7 @@ fn mirror_check(args: CassieConfig) {
     // swapped (full clock); either way b's right leg swings when a's left leg does.
     let t = a.cycle_time();
     a.set_phase(0.1);
-    if args.full_clock {
+    if config.full_clock {
         b.set_phase(0.1);
         b.set_shifts([0.5, 0.0]);
     } else {
@@ -80,7 +80,7 @@ fn mirror_check(args: CassieConfig) {
     let (mut act, mut mirrored_act) = ([0.0f32; N], [0.0f32; N]);
     let mut expected = vec![0.0f32; a.observation_size()];
     let (mut worst_pos, mut worst_vel) = (0.0f32, 0.0f32);
-    let (pos_tol, vel_tol) = if args.sim_dt > 0.001 { (2.5e-3, 0.1) } else { (1e-3, 0.03) };
+    let (pos_tol, vel_tol) = if config.sim_dt > 0.001 { (2.5e-3, 0.1) } else { (1e-3, 0.03) };
     for step in 0..50 {
         act.iter_mut().for_each(|x| *x = rng.gen_range(-0.2..0.2));
         ma.apply(&act, &mut mirrored_act);
@@ -100,7 +100,7 @@ fn mirror_check(args: CassieConfig) {
     }
     println!(
         "dt {} full clock {}: mirror error over 50 steps: positions {worst_pos:.1e}, velocities {worst_vel:.1e}",
-        args.sim_dt, args.full_clock
+        config.sim_dt, config.full_clock
     );
 }
 
@@ -109,8 +109,8 @@ fn mirror_check(args: CassieConfig) {
 fn older_run_files_load_as_the_reference_task() {
     let old =
         r#"{"policy_rate": 50.0, "sim_dt": 0.0005, "reward": "vonmises", "full_clock": false}"#;
-    let args: CassieConfig = serde_json::from_str(old).unwrap();
-    assert_eq!(args, CassieConfig::roadrunner());
+    let config: CassieConfig = serde_json::from_str(old).unwrap();
+    assert_eq!(config, CassieConfig::roadrunner());
     let new: CassieConfig =
         serde_json::from_str(&serde_json::to_string(&CassieConfig::default()).unwrap()).unwrap();
     assert_eq!(new, CassieConfig::default());
