@@ -1,13 +1,13 @@
 //! Left-right symmetry in one place (rsl_rl's `extensions/symmetry.py`): which mirror lists a
-//! run uses, the mirror tensors of the optimizer, mirror data augmentation, and the
-//! mirror-symmetric normalizer statistics. The mirror *loss* term itself is one line in
-//! `PpoOptim::losses` (coefficient × 4 × masked mean square of `mean − mirror(mean(mirror(s)))`).
+//! run uses, the mirror tensors of the optimizer, the mirror error behind the mirror loss
+//! (`PpoOptim::losses` weighs it: coefficient × 4 × its masked mean), mirror data
+//! augmentation, and the mirror-symmetric normalizer statistics.
 
-use tch::{Device, Tensor};
+use tch::{Device, Kind, Tensor};
 
 use crate::config::{PpoConfig, UsageError};
 use crate::envs::{Env, MirrorIndices};
-use crate::policies::RunningStats;
+use crate::policies::{Actor, RunningStats};
 
 /// The mirror lists of a run that uses them (mirror loss or augmentation).
 #[derive(Debug, Clone)]
@@ -77,6 +77,15 @@ impl MirrorTensors {
     /// Mirrored actions (last dimension).
     pub fn act(&self, x: &Tensor) -> Tensor {
         x.index_select(-1, &self.act_src) * &self.act_sign
+    }
+
+    /// Per-step mirror error `mean_a (μ(s) − M_a(μ(M_s(s))))²`, shape `[.., 1]`, from the
+    /// actor's means at the states (`mean`) and the mirrored states; the target is detached.
+    /// Recurrent: the whole mirrored trajectories run through the network.
+    pub fn error(&self, actor: &Actor, mean: &Tensor, mirror_states: &Tensor) -> Tensor {
+        let target = tch::no_grad(|| self.act(&actor.mean(mirror_states)));
+        let dims = mean.size().last().copied().unwrap_or(1) as f64;
+        (mean - target).square().sum_dim_intlist(-1, true, Kind::Float) / dims
     }
 
     /// Mirror data augmentation: `[states, actions, returns, advantages, mask]` with the

@@ -358,11 +358,9 @@ impl PpoOptim {
         let entropy = per_step(&(std.log() + 0.5 + 0.5 * (2.0 * PI).ln()));
         let entropy_pen = -self.hp.entropy_coeff * masked_mean(&entropy);
         let mirror_loss = match (&self.mirror, &b.mirror_states) {
+            // Masked, unlike the reference, which averages padding in.
             (Some(m), Some(ms)) => {
-                // Recurrent: the whole mirrored trajectories run through the network.
-                let target = tch::no_grad(|| m.act(&self.actor.mean(ms)));
-                // Masked, unlike the reference, which averages padding in.
-                self.hp.mirror * 4.0 * masked_mean(&per_step(&(&mean - target).square()))
+                self.hp.mirror * 4.0 * masked_mean(&m.error(&self.actor, &mean, ms))
             }
             _ => Tensor::zeros([], (Kind::Float, self.device)),
         };
