@@ -75,9 +75,11 @@ pub fn bench_env(args: &BenchEnvOptions) -> Result<f64> {
     }
     let rate = steps as f64 / start.elapsed().as_secs_f64();
     let cpu_rate = steps as f64 / (thread_cpu_seconds() - cpu_start);
-    println!("env={} steps={steps} episodes={episodes}", args.env);
-    println!("policy_steps_per_s={rate:.0}");
-    println!("cpu_policy_steps_per_s={cpu_rate:.0}");
+    print_lines(&[
+        format!("env={} steps={steps} episodes={episodes}", args.env),
+        format!("policy_steps_per_s={rate:.0}"),
+        format!("cpu_policy_steps_per_s={cpu_rate:.0}"),
+    ]);
     Ok(rate)
 }
 
@@ -135,10 +137,24 @@ pub fn bench_optimize(args: &BenchOptimizeOptions) -> Result<f64> {
     let secs = start.elapsed().as_secs_f64();
     let samples = stats.samples as f64;
     let rate = samples / secs;
-    println!(
-        "arch={:?} layers={:?} batch_size={} mirror={} minibatches={} seconds={secs:.2}",
-        args.arch, args.layers, args.batch_size, args.mirror, stats.minibatches
-    );
-    println!("samples_per_s={rate:.0}");
+    print_lines(&[
+        format!(
+            "arch={:?} layers={:?} batch_size={} mirror={} minibatches={} seconds={secs:.2}",
+            args.arch, args.layers, args.batch_size, args.mirror, stats.minibatches
+        ),
+        format!("samples_per_s={rate:.0}"),
+    ]);
     Ok(rate)
+}
+
+/// The result lines on stdout. A closed stdout (`gait bench env ... | head -1`) is not an
+/// error: the numbers were measured, and whoever closed the pipe has what they wanted.
+fn print_lines(lines: &[String]) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    for line in lines {
+        if writeln!(out, "{line}").is_err() {
+            return;
+        }
+    }
 }

@@ -64,6 +64,23 @@ impl GaitClock {
         clock
     }
 
+    /// Whether this clock runs the gait `GaitClock::new` would build from these arguments
+    /// (its phase aside).
+    pub fn is_gait(
+        &self,
+        cycle_time: f64,
+        policy_rate: f64,
+        swing: [f64; 2],
+        shift: [f64; 2],
+        std: f64,
+    ) -> bool {
+        self.cycle_time == cycle_time
+            && self.phase_add == 1.0 / policy_rate
+            && self.swing == swing
+            && self.shift == shift
+            && self.kappa == 1.0 / (std * std)
+    }
+
     fn precompute(&mut self) {
         let t = self.cycle_time;
         for leg in 0..2 {

@@ -104,7 +104,11 @@ impl CassieEnv {
 
     /// A new gait: the default walk, or with `--full-gait` swing ratios U(0.4, 0.7), cycle time
     /// U(0.6, 1.0) s, and in 30% of draws shifted phases `[U(±0.5), 0.5 + U(±0.5)]`.
-    fn new_clock(&mut self) -> GaitClock {
+    /// The current clock is kept (the caller sets the phase) when the new gait is the same one, so a reset
+    /// does not rebuild its von Mises table: without `--full-gait` every gait is the default
+    /// walk, and rebuilding it at every reset cost 1.6 % of `gait bench env --env cassie`'s
+    /// instructions (callgrind), which resets on every fall.
+    fn renew_clock(&mut self) {
         let (cycle, swing, shift) = if self.config.full_gait {
             let swing = self.rng.gen_range(0.4..0.7);
             let cycle = self.rng.gen_range(0.6..1.0);
@@ -117,7 +121,9 @@ impl CassieEnv {
         } else {
             (0.7, [0.5, 0.5], [0.0, 0.5])
         };
-        GaitClock::new(cycle, self.config.policy_rate, swing, shift, 0.1)
+        if !self.clock.is_gait(cycle, self.config.policy_rate, swing, shift, 0.1) {
+            self.clock = GaitClock::new(cycle, self.config.policy_rate, swing, shift, 0.1);
+        }
     }
 
     fn draw_dynamics(&mut self) -> Dynamics {
@@ -186,7 +192,7 @@ impl CassieEnv {
     }
 
     fn start_episode(&mut self, heading: Option<f64>) {
-        self.clock = self.new_clock();
+        self.renew_clock();
         let phase = self.rng.gen_range(0.0..self.clock.cycle_time());
         self.clock.set_phase(phase);
         self.redraw_every = self.config.commands.next_redraw(&mut self.rng);
@@ -358,7 +364,7 @@ impl Env for CassieEnv {
             self.new_command();
             if self.config.full_gait {
                 let phase = self.clock.phase();
-                self.clock = self.new_clock();
+                self.renew_clock();
                 self.clock.set_phase(phase);
             }
         }
