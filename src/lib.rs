@@ -1,9 +1,15 @@
 //! gait: train legged robots to walk with PPO, in one typed binary.
 //!
-//! * [`algos`]: the trajectory buffer, sampler actors, `PpoOptim` and the training loop;
+//! The modules read top-down; only [`cli`] knows flags, and nothing below it imports it:
+//! * [`cli`]: the command line, resolved into typed settings and options;
+//! * [`config`]: `TrainConfig` (sections with defaults, per-env presets, TOML files);
+//! * [`algos`]: the `Runner` and the training loop, sampler actors, the episode rollout, the
+//!   trajectory buffer, `PpoOptim`, symmetry, checkpoints;
 //! * [`envs`]: the `Env` trait, the registry and the environments;
 //! * [`policies`]: Gaussian actors and critics on tch, with their observation normalizer;
-//! * [`logging`]: run directories, experiment files, TensorBoard events, CSV tables.
+//! * [`logging`]: run directories, experiment files, the metrics, TensorBoard events, CSV
+//!   tables;
+//! * [`eval`], [`replay`], [`plot`], [`bench`](mod@bench): the other commands.
 
 pub mod algos;
 pub mod bench;

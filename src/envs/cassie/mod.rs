@@ -3,9 +3,10 @@
 //! * [`description`]: the robot as data (lumped 13-body model, joints, motors, colliders).
 //! * [`sim`]: the rapier world built from it, the PD/motor model applied each substep.
 //! * [`motor`]: speed-dependent torque limits and the torque-delay ring.
-//! * [`env`]: the LocomotionClockEnv task (observation, commands, clock, termination, DR).
+//! * [`env`](mod@env): the LocomotionClockEnv task (observation, commands, clock,
+//!   termination, DR); [`config`]: its settings (`[env.cassie]`).
 //! * [`reward`]: the walking reward and the reference's von Mises and linear clock rewards.
-//! * [`reference`]: the clock-synced reference gait under the action.
+//! * [`reference`](mod@reference): the clock-synced reference gait under the action.
 //! * [`clock`], [`commands`], [`vonmises`], [`mirror_lists`]: the task's pieces.
 
 pub mod clock;
