@@ -39,13 +39,34 @@ impl Symmetry {
     }
 
     /// With a symmetry, the networks see mirrored states, so the normalizer's statistics are
-    /// made mirror-symmetric ([`RunningStats::symmetrized`]); without one they pass through.
+    /// made mirror-symmetric ([`symmetrized`]); without one they pass through.
     pub fn symmetrize(symmetry: Option<&Self>, stats: RunningStats) -> RunningStats {
         match symmetry {
-            Some(s) => stats.symmetrized(&s.obs),
+            Some(s) => symmetrized(&stats, &s.obs),
             None => stats,
         }
     }
+}
+
+/// The statistics of the data together with its mirror image (`mirror` = the observation
+/// mirror list): exactly what [`RunningStats::update`] would give after seeing every sample
+/// and its mirrored copy.
+///
+/// Why: with mirror losses the network sees mirrored states, and statistics from one side
+/// only can put them far outside the normalized range. Cassie's period shifts, for example,
+/// are the constants [0, 0.5]: their std is floored at 1e-3, and the mirrored state (shifts
+/// [0.5, 0]) would reach the network as ±500. Symmetric statistics make the normalizer commute
+/// with the mirror, as the robot does.
+pub fn symmetrized(stats: &RunningStats, mirror: &MirrorIndices) -> RunningStats {
+    let (src, sign) = (mirror.source(), mirror.sign());
+    let mut out = stats.clone();
+    for i in 0..stats.mean.len() {
+        let mirrored = sign[i] as f64 * stats.mean[src[i]];
+        out.mean[i] = 0.5 * (stats.mean[i] + mirrored);
+        let half_gap = 0.5 * (stats.mean[i] - mirrored);
+        out.var[i] = 0.5 * (stats.var[i] + stats.var[src[i]]) + half_gap * half_gap;
+    }
+    out
 }
 
 /// Mirror lists as index/sign tensors on the optimizer's device.
@@ -101,5 +122,27 @@ impl MirrorTensors {
             cat(&adv, adv.shallow_clone()),
             cat(&mask, mask.shallow_clone()),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symmetrized_stats_equal_the_stats_of_data_plus_its_mirror() {
+        let mirror = crate::envs::MirrorIndices::new(&[1.0, 0.1, -2.0]).unwrap();
+        let rows: Vec<f32> = vec![1.0, 5.0, 2.0, 3.0, 4.0, -1.0, 0.5, 0.0, 7.0];
+        let mut data = RunningStats::new(3);
+        data.update(&rows);
+        let mut both = RunningStats::new(3);
+        both.update(&rows);
+        both.update(&mirror.apply_rows(&rows));
+        let sym = symmetrized(&data, &mirror);
+        for i in 0..3 {
+            assert!((sym.mean[i] - both.mean[i]).abs() < 1e-9, "{sym:?} vs {both:?}");
+            assert!((sym.var[i] - both.var[i]).abs() < 1e-9, "{sym:?} vs {both:?}");
+        }
+        assert!(sym.mean[2].abs() < 1e-12, "a negated self-mirrored input has mean 0");
     }
 }

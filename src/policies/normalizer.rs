@@ -60,28 +60,6 @@ impl RunningStats {
         }
         self.count = total;
     }
-
-    /// The statistics of the data together with its mirror image (`mirror` = the observation
-    /// mirror list): exactly what [`RunningStats::update`] would give after seeing every sample
-    /// and its mirrored copy.
-    ///
-    /// Why: with mirror losses the network sees mirrored states, and statistics from one side
-    /// only can put them far outside the normalized range. Cassie's period shifts, for
-    /// example, are the constants [0, 0.5]: their std is floored at 1e-3, and the mirrored
-    /// state (shifts [0.5, 0]) would reach the network as ±500. Symmetric statistics make the
-    /// normalizer commute with the mirror, as the robot does.
-    pub fn symmetrized(&self, mirror: &crate::envs::MirrorIndices) -> Self {
-        let (src, sign) = (mirror.source(), mirror.sign());
-        let n = self.mean.len();
-        let mut out = self.clone();
-        for i in 0..n {
-            let mirrored = sign[i] as f64 * self.mean[src[i]];
-            out.mean[i] = 0.5 * (self.mean[i] + mirrored);
-            let half_gap = 0.5 * (self.mean[i] - mirrored);
-            out.var[i] = 0.5 * (self.var[i] + self.var[src[i]]) + half_gap * half_gap;
-        }
-        out
-    }
 }
 
 /// The normalizer buffers of one network: `obs_norm.mean`, `obs_norm.std` (f32, used in the
@@ -151,23 +129,6 @@ pub(crate) fn to_f64_vec(t: &Tensor) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn symmetrized_stats_equal_the_stats_of_data_plus_its_mirror() {
-        let mirror = crate::envs::MirrorIndices::new(&[1.0, 0.1, -2.0]).unwrap();
-        let rows: Vec<f32> = vec![1.0, 5.0, 2.0, 3.0, 4.0, -1.0, 0.5, 0.0, 7.0];
-        let mut data = RunningStats::new(3);
-        data.update(&rows);
-        let mut both = RunningStats::new(3);
-        both.update(&rows);
-        both.update(&mirror.apply_rows(&rows));
-        let sym = data.symmetrized(&mirror);
-        for i in 0..3 {
-            assert!((sym.mean[i] - both.mean[i]).abs() < 1e-9, "{sym:?} vs {both:?}");
-            assert!((sym.var[i] - both.var[i]).abs() < 1e-9, "{sym:?} vs {both:?}");
-        }
-        assert!(sym.mean[2].abs() < 1e-12, "a negated self-mirrored input has mean 0");
-    }
 
     #[test]
     fn running_stats_equal_batch_mean_and_variance() {
