@@ -83,13 +83,17 @@ pub struct Parsed {
 pub fn command() -> clap::Command {
     let names: Vec<&str> = envs::ENVS.iter().map(|e| e.name).collect();
     let mut presets_help = String::from(
-        "Env presets: an env replaces these defaults for settings you do not give (gait prints \
-         the ones it applied; `--previous` values take precedence):",
+        "Env presets: an env replaces these defaults for settings you do not give as a flag or \
+         in a --config file (gait prints the ones it applied; a --previous run's values take \
+         precedence):",
     );
     for spec in envs::ENVS {
         let flags: Vec<String> = presets::changes(spec.name)
             .iter()
-            .map(|(k, v)| format!("--{} {}", k.replace('_', "-"), shown(v)))
+            .map(|(k, v)| match v {
+                serde_json::Value::Bool(true) => format!("--{}", k.replace('_', "-")),
+                v => format!("--{} {}", k.replace('_', "-"), shown(v)),
+            })
             .collect();
         presets_help.push_str(&format!("\n  {}: {}", spec.name, flags.join(", ")));
     }
