@@ -91,6 +91,11 @@ pub fn resolve_device(device: DeviceKind) -> Result<Device, UsageError> {
     }
 }
 
+/// The cores this process may use (1 if unknown).
+pub fn available_cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
 /// Serializes seeding libtorch's global generator and initializing the networks.
 static INIT_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -120,7 +125,7 @@ impl SetupEvents for () {}
 
 impl Runner {
     /// A fresh run (prenormalized when configured); creates its run dir last, after every
-    /// check has passed. `config.sampler.workers` must be resolved.
+    /// check has passed. `config.sampler.workers` of `None` means one worker per core.
     pub fn new(
         config: &TrainConfig,
         command: Vec<String>,
@@ -156,7 +161,10 @@ impl Runner {
         make_sampler: &MakeSampler,
     ) -> Result<Self> {
         config.validate()?;
-        let workers = config.sampler.workers.context("the worker count is resolved first")?;
+        // The run records the worker count it used (results do not depend on it).
+        let mut config = config.clone();
+        let workers = *config.sampler.workers.get_or_insert_with(available_cores);
+        let config = &config;
         let device = resolve_device(config.run.device)?;
         let mut probe = envs::make(&config.run.env, &config.env)?;
         let spec = super::train::net_spec(config, probe.observation_size(), probe.action_size())?;

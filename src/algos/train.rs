@@ -201,7 +201,7 @@ pub fn train_ppo(job: &TrainJob, command: Vec<String>, opts: TrainOptions) -> Re
     let probe = envs::make(&config.run.env, &config.env)?;
     let spec = net_spec(&config, probe.observation_size(), probe.action_size())?;
     drop(probe);
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = super::runner::available_cores();
     let workers = *config.sampler.workers.get_or_insert(cores);
     // Before any allocation: a network too large for the machine is refused with numbers.
     if let Some(warning) = check_resources(&spec, workers, cores, available_memory())? {
