@@ -14,7 +14,7 @@ use crate::config::PpoConfig;
 use crate::envs::{self, EnvConfig, MirrorIndices};
 use crate::policies::{Arch, NetSpec};
 
-/// What `gait bench env` runs (flags: `crate::cli::BenchEnvArgs`).
+/// What `gait bench env` runs (flags: `crate::cli::BenchEnvFlags`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchEnvOptions {
     pub env: String,
@@ -83,7 +83,7 @@ pub fn bench_env(args: &BenchEnvOptions) -> Result<f64> {
     Ok(rate)
 }
 
-/// What `gait bench optimize` runs (flags: `crate::cli::BenchOptimizeArgs`).
+/// What `gait bench optimize` runs (flags: `crate::cli::BenchOptimizeFlags`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchOptimizeOptions {
     pub arch: Arch,

@@ -16,7 +16,7 @@ use crate::logging::{load_run, RunSummary};
 use crate::policies::{load_checkpoint, Actor};
 use crate::replay::{render_gif, write_page, Episode, Frame, GifStyle, Replay};
 
-/// What `gait eval` runs (flags: `crate::cli::EvalArgs`).
+/// What `gait eval` runs (flags: `crate::cli::EvalFlags`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalOptions {
     /// Run directory (holds experiment.json and the checkpoints).

@@ -27,7 +27,7 @@ use crate::logging::metrics as m;
 
 pub(crate) static FONT: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
 
-/// What `gait plot` draws (flags: `crate::cli::PlotArgs`).
+/// What `gait plot` draws (flags: `crate::cli::PlotFlags`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlotOptions {
     /// Run directories, in training order (a run, then its --previous continuations); at

@@ -207,8 +207,11 @@ impl Runner {
                     let stats = Symmetry::symmetrize(symmetry.as_ref(), stats);
                     optim.set_normalizer(&stats).context("prenormalization")?;
                 }
-                let run =
-                    config.run.run_name.clone().unwrap_or_else(|| logging::args_hash_name(config));
+                let run = config
+                    .run
+                    .run_name
+                    .clone()
+                    .unwrap_or_else(|| logging::config_hash_name(config));
                 let dir = logging::create_run_dir(&config.run.logdir, &config.run.env, &run)?;
                 (TrainState::default(), dir)
             }

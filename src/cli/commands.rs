@@ -13,7 +13,7 @@ use crate::plot::PlotOptions;
 use crate::policies::Arch;
 
 #[derive(Debug, Clone, Args)]
-pub struct EvalArgs {
+pub struct EvalFlags {
     /// Run directory (holds experiment.json and the checkpoints).
     #[arg(long)]
     pub path: PathBuf,
@@ -42,7 +42,7 @@ pub struct EvalArgs {
     pub record: Option<PathBuf>,
 }
 
-impl EvalArgs {
+impl EvalFlags {
     pub fn options(self) -> EvalOptions {
         EvalOptions {
             path: self.path,
@@ -58,7 +58,7 @@ impl EvalArgs {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct PlotArgs {
+pub struct PlotFlags {
     /// Run directories, in training order (a run, then its --previous continuations).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
@@ -70,14 +70,14 @@ pub struct PlotArgs {
     pub overlay: bool,
 }
 
-impl PlotArgs {
+impl PlotFlags {
     pub fn options(self) -> PlotOptions {
         PlotOptions { paths: self.paths, out: self.out, overlay: self.overlay }
     }
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct BenchEnvArgs {
+pub struct BenchEnvFlags {
     /// Environment to step.
     #[arg(long)]
     pub env: String,
@@ -92,7 +92,7 @@ pub struct BenchEnvArgs {
     pub cassie: CassieFlags,
 }
 
-impl BenchEnvArgs {
+impl BenchEnvFlags {
     /// The options, env settings = defaults with the typed env flags on top.
     pub fn options(self) -> anyhow::Result<BenchEnvOptions> {
         let mut tree = serde_json::to_value(EnvConfig::default())?;
@@ -109,7 +109,7 @@ impl BenchEnvArgs {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct BenchOptimizeArgs {
+pub struct BenchOptimizeFlags {
     #[arg(long, value_enum, default_value_t = Arch::Ff)]
     pub arch: Arch,
     /// Hidden layer widths, e.g. 256,256.
@@ -123,7 +123,7 @@ pub struct BenchOptimizeArgs {
     pub mirror: f64,
 }
 
-impl BenchOptimizeArgs {
+impl BenchOptimizeFlags {
     pub fn options(self) -> BenchOptimizeOptions {
         BenchOptimizeOptions {
             arch: self.arch,

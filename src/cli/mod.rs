@@ -8,7 +8,7 @@ use std::ffi::OsString;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-pub use commands::{BenchEnvArgs, BenchOptimizeArgs, EvalArgs, PlotArgs};
+pub use commands::{BenchEnvFlags, BenchOptimizeFlags, EvalFlags, PlotFlags};
 pub use train::{resolve, shown, typed_leaves, CassieFlags, TrainFlags};
 
 use crate::bench::{BenchEnvOptions, BenchOptimizeOptions};
@@ -34,12 +34,12 @@ pub enum Command {
     #[command(subcommand)]
     Train(TrainCommand),
     /// Run a trained policy deterministically and report returns and reward terms.
-    Eval(EvalArgs),
+    Eval(EvalFlags),
     /// Benchmarks that print machine-readable `key=value` results.
     #[command(subcommand)]
     Bench(BenchCommand),
     /// Draw a run's learning curves (progress.csv, timing.csv) into a PNG.
-    Plot(PlotArgs),
+    Plot(PlotFlags),
 }
 
 #[derive(Debug, Subcommand)]
@@ -52,9 +52,9 @@ pub enum TrainCommand {
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Env steps per second on one core with random actions, resets included.
-    Env(BenchEnvArgs),
+    Env(BenchEnvFlags),
     /// PPO update throughput on a synthetic 50k-step buffer (3 epochs, 1 thread).
-    Optimize(BenchOptimizeArgs),
+    Optimize(BenchOptimizeFlags),
 }
 
 /// What the command line asks for, settings resolved.

@@ -184,7 +184,7 @@ pub fn load_previous(dir: &Path) -> Result<Experiment> {
 /// experiment (all but run name, seed, logdir and workers) plus `-seed<N>`. SHA-256 of the
 /// canonical JSON of the sorted leaves, so it is stable across platforms and versions (the
 /// reference hashes a Python repr).
-pub fn args_hash_name(config: &TrainConfig) -> String {
+pub fn config_hash_name(config: &TrainConfig) -> String {
     let leaves: serde_json::Map<String, serde_json::Value> = config
         .leaves()
         .into_iter()

@@ -8,7 +8,7 @@ pub mod summary;
 mod table;
 pub mod tensorboard;
 
-pub use experiment::{args_hash_name, load_previous, load_run, Experiment};
+pub use experiment::{config_hash_name, load_previous, load_run, Experiment};
 pub use run_dir::{create_continuation_dir, create_run_dir};
 pub use summary::{RunStatus, RunSummary};
 pub use table::ScalarTable;
