@@ -5,6 +5,16 @@ mod common;
 
 use gait::algos::train::{train_ppo, TrainOptions};
 
+/// The tests of this file train one after the other. Two trainings optimizing at the same time
+/// in one process once gave optimizer losses 1e-9 apart in CI (libtorch's threading and BLAS
+/// state is process-wide); `gait train` runs one training per process, and the resume tests,
+/// which compare rows across separate processes, hold the promise there.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn progress(dir: &std::path::Path, flags: &[&str]) -> String {
     let args = common::quick(dir, flags);
     let out = train_ppo(&args, vec![], TrainOptions { quiet: true }).unwrap();
@@ -13,6 +23,7 @@ fn progress(dir: &std::path::Path, flags: &[&str]) -> String {
 
 #[test]
 fn same_seed_gives_identical_progress_csv() {
+    let _serial = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let base = ["--timesteps", "16000", "--seed", "5"];
     let a = progress(dir.path(), &[&base[..], &["--workers", "2"]].concat());
@@ -30,6 +41,7 @@ fn same_seed_gives_identical_progress_csv() {
 /// same rows as `train_ppo` with local samplers, one request per iteration.
 #[test]
 fn a_runner_through_another_sampler_logs_the_same_rows() {
+    let _serial = one_at_a_time();
     use std::sync::{Arc, Mutex};
 
     use gait::algos::runner::{Collect, LocalSampler, Runner};
