@@ -209,6 +209,7 @@ impl CassieSim {
             applied: [0.0; N],
             base_vel_before: (Vec3::ZERO, Vec3::ZERO),
             substeps: 0,
+            fresh_kinematics: false,
         }
     }
 }

@@ -106,6 +106,9 @@ pub struct CassieSim {
     applied: [f32; N],
     base_vel_before: (Vec3, Vec3),
     substeps: u64,
+    /// Tests only: run forward kinematics afresh before every substep (see
+    /// `tests::skipping_unchanged_kinematics_changes_nothing`).
+    fresh_kinematics: bool,
 }
 
 impl CassieSim {
@@ -146,6 +149,12 @@ impl CassieSim {
             }
             let base = &self.world.bodies[self.base];
             self.base_vel_before = (base.linvel(), base.angvel());
+            if self.fresh_kinematics {
+                let world = &mut self.world;
+                if let Some((mb, _)) = world.multibody_joints.get_mut(self.multibody) {
+                    mb.forward_kinematics(&world.bodies, true);
+                }
+            }
             self.world.step();
             for side in &self.joints {
                 for slot in side {
@@ -352,6 +361,13 @@ impl CassieSim {
     }
 
     /// Every body's pose and velocity, flattened (for determinism and mirror tests).
+    /// Forward kinematics afresh before every substep (the vendored rapier skips it when its
+    /// inputs are unchanged). For the test that shows the skip changes nothing.
+    #[doc(hidden)]
+    pub fn set_fresh_kinematics(&mut self, on: bool) {
+        self.fresh_kinematics = on;
+    }
+
     pub fn body_states(&self) -> Vec<f32> {
         let mut out = Vec::new();
         for (_, rb) in self.world.bodies.iter() {

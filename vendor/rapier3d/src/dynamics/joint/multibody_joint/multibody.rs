@@ -140,6 +140,9 @@ pub struct Multibody {
     #[cfg(feature = "dim3")]
     #[cfg_attr(feature = "serde-serialize", serde(skip))]
     ancestor_dofs: AncestorDofs,
+    /// gait patch: every input of the last `forward_kinematics`, bit for bit (see
+    /// [`Multibody::kinematics_inputs_unchanged`]).
+    fk_inputs: Vec<u32>,
     /// gait patch: run the original code paths (the dense mass matrix, a solved row for every
     /// joint limit): the reference the tests compare the patched paths with.
     #[cfg_attr(feature = "serde-serialize", serde(skip))]
@@ -179,6 +182,7 @@ impl Multibody {
             i_coriolis_dt: Jacobian::zeros(0),
             #[cfg(feature = "dim3")]
             ancestor_dofs: AncestorDofs::default(),
+            fk_inputs: Vec::new(),
             reference_paths: false,
             root_is_dynamic: false,
             self_contacts_enabled,
@@ -1693,6 +1697,60 @@ impl Multibody {
          * Compute body jacobians.
          */
         self.update_body_jacobians();
+
+        // gait patch: remember what this result was computed from.
+        let mut inputs = core::mem::take(&mut self.fk_inputs);
+        inputs.clear();
+        self.visit_kinematics_inputs(bodies, &mut |bits| inputs.push(bits));
+        self.fk_inputs = inputs;
+    }
+
+    /// gait patch: feeds every value `forward_kinematics` reads, as bits, to `f`: whether
+    /// the root body is dynamic, then per link its joint's rotation, coordinates, frames and
+    /// locked axes, and its rigid body's local centre of mass. (The root body's pose is read
+    /// only when the root's type changes, which the first value covers.)
+    fn visit_kinematics_inputs(&self, bodies: &RigidBodySet, f: &mut impl FnMut(u32)) {
+        let root_dynamic = bodies.get(self.links[0].rigid_body).map(|rb| rb.is_dynamic());
+        f(match root_dynamic {
+            None => 2,
+            Some(d) => u32::from(d),
+        });
+        f(u32::from(self.root_is_dynamic));
+        let pose = |p: &Pose, f: &mut dyn FnMut(u32)| {
+            p.rotation.to_array().iter().for_each(|x| f(x.to_bits()));
+            p.translation.to_array().iter().for_each(|x| f(x.to_bits()));
+        };
+        for link in self.links.iter() {
+            let joint = &link.joint;
+            joint.joint_rot.to_array().iter().for_each(|x| f(x.to_bits()));
+            joint.coords.iter().for_each(|x| f(x.to_bits()));
+            pose(&joint.data.local_frame1, f);
+            pose(&joint.data.local_frame2, f);
+            f(u32::from(joint.data.locked_axes.bits()));
+            match bodies.get(link.rigid_body) {
+                Some(rb) => {
+                    let com = rb.mprops.local_mprops.local_com;
+                    com.to_array().iter().for_each(|x| f(x.to_bits()));
+                }
+                None => f(u32::MAX),
+            }
+        }
+    }
+
+    /// gait patch: whether nothing `forward_kinematics` reads changed since it last ran, so
+    /// running it again would write the same poses, shifts and body Jacobians, bit for bit.
+    /// The pipeline's start-of-step pass then skips it (rapier's own note there: "TODO: do
+    /// this only on user-change").
+    pub(crate) fn kinematics_inputs_unchanged(&self, bodies: &RigidBodySet) -> bool {
+        if self.reference_paths || self.fk_inputs.is_empty() {
+            return false;
+        }
+        let (mut at, mut same) = (0, true);
+        self.visit_kinematics_inputs(bodies, &mut |bits| {
+            same &= self.fk_inputs.get(at) == Some(&bits);
+            at += 1;
+        });
+        same && at == self.fk_inputs.len()
     }
 
     /// Computes the ids of all the links between the root and the link identified by `link_id`.
