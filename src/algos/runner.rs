@@ -119,6 +119,11 @@ pub struct Runner {
 pub trait SetupEvents {
     /// Prenormalization visited `n` of `total` steps.
     fn prenorm(&mut self, _n: usize, _total: usize) {}
+
+    /// A warning about the set-up that does not stop it (more workers than cores).
+    fn warning(&mut self, line: &str) {
+        eprintln!("{line}");
+    }
 }
 
 impl SetupEvents for () {}
@@ -169,6 +174,12 @@ impl Runner {
         let mut probe = envs::make(&config.run.env, &config.env)?;
         let spec = super::train::net_spec(config, probe.observation_size(), probe.action_size())?;
         let symmetry = Symmetry::for_env(probe.as_ref(), &config.ppo, &config.run.env)?;
+        // Before any allocation: a network too large for the machine is refused with numbers.
+        let cores = available_cores();
+        let memory = super::train::available_memory();
+        if let Some(warning) = super::train::check_resources(&spec, workers, cores, memory)? {
+            events.warning(&warning);
+        }
 
         // Network init and minibatch order are seeded; the optimizer uses backprop_workers
         // threads.
@@ -196,6 +207,7 @@ impl Runner {
                 if config.ppo.prenorm {
                     // The probe env is free again; prenormalization reseeds it per episode.
                     let steps = config.ppo.prenormalize_steps;
+                    events.prenorm(0, steps);
                     let stats = super::prenorm::prenormalize(
                         probe.as_mut(),
                         optim.actor(),
@@ -273,8 +285,10 @@ impl Runner {
         let collected =
             self.collect(itr, num_steps, self.evaluates(), &mut |n| on_steps(before + n as u64))?;
         let sample_s = started.elapsed().as_secs_f64();
+        let train_return = collected.train.mean_ep_return().unwrap_or(f64::NAN);
+        let train_length = collected.train.mean_ep_len().unwrap_or(f64::NAN);
         let mut next = self.state.clone();
-        let test = self.score(&collected, &mut next)?;
+        let test = self.score(&collected, (train_return, train_length), &mut next)?;
         let optimize_start = Instant::now();
         let update = self.update(itr, &collected)?;
         let optimize_s = optimize_start.elapsed().as_secs_f64();
@@ -283,8 +297,8 @@ impl Runner {
             iteration: itr,
             total_timesteps: next.total_timesteps,
             steps: collected.train.len(),
-            train_return: collected.train.mean_ep_return().unwrap_or(f64::NAN),
-            train_length: collected.train.mean_ep_len().unwrap_or(f64::NAN),
+            train_return,
+            train_length,
             test,
             update,
             policy_std: self.optim.actor().mean_std(),
@@ -315,8 +329,14 @@ impl Runner {
     }
 
     /// Counts the steps, scores the evaluation (saving the evaluated, pre-update weights on a
-    /// new best) and advances the evaluation gate into `next`.
-    fn score(&self, collected: &Collected, next: &mut TrainState) -> Result<Option<TestMetrics>> {
+    /// new best) and advances the evaluation gate into `next` from the train episodes' mean
+    /// return and length.
+    fn score(
+        &self,
+        collected: &Collected,
+        (train_return, train_length): (f64, f64),
+        next: &mut TrainState,
+    ) -> Result<Option<TestMetrics>> {
         next.total_timesteps += collected.train.len() as u64;
         let test = test_metrics(collected);
         if let Some(test) = &test {
@@ -325,8 +345,6 @@ impl Runner {
                 checkpoint::save_pair(&self.optim, &self.run_dir, "")?;
             }
         }
-        let train_return = collected.train.mean_ep_return().unwrap_or(f64::NAN);
-        let train_length = collected.train.mean_ep_len().unwrap_or(f64::NAN);
         let (eval, sampler) = (&self.config.eval, &self.config.sampler);
         if train_length > eval.min_eplen_ratio_eval * sampler.traj_len as f64 {
             next.gate_open = true;

@@ -19,8 +19,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 use super::interrupt::{self, Interrupted};
 use super::runner::{Runner, SetupEvents};
-use crate::config::{Start, TrainConfig, TrainJob, UsageError};
-use crate::envs;
+use crate::config::{TrainConfig, TrainJob, UsageError};
 use crate::logging::summary::FinalEval;
 use crate::logging::{self, RunStatus, RunSummary};
 use crate::policies::{NetSpec, StdSpec};
@@ -141,7 +140,7 @@ pub fn check_resources(
 }
 
 /// `MemAvailable` from `/proc/meminfo` (Linux), in bytes.
-fn available_memory() -> Option<u128> {
+pub(crate) fn available_memory() -> Option<u128> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u128 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -185,8 +184,14 @@ impl Terminal {
 }
 
 impl SetupEvents for Terminal {
+    fn warning(&mut self, line: &str) {
+        self.bar.suspend(|| eprintln!("{line}"));
+    }
+
     fn prenorm(&mut self, n: usize, total: usize) {
-        self.bar.set_message(if n < total {
+        self.bar.set_message(if n == 0 {
+            format!("prenormalizing ({total} steps)")
+        } else if n < total {
             format!("prenormalizing ({n}/{total})")
         } else {
             String::new()
@@ -196,22 +201,10 @@ impl SetupEvents for Terminal {
 
 /// Trains with PPO as `job` says; `command` is recorded in `experiment.json`.
 pub fn train_ppo(job: &TrainJob, command: Vec<String>, opts: TrainOptions) -> Result<TrainOutcome> {
-    let mut config = job.config.clone();
-    config.validate()?;
-    let probe = envs::make(&config.run.env, &config.env)?;
-    let spec = net_spec(&config, probe.observation_size(), probe.action_size())?;
-    drop(probe);
-    let cores = super::runner::available_cores();
-    let workers = *config.sampler.workers.get_or_insert(cores);
-    // Before any allocation: a network too large for the machine is refused with numbers.
-    if let Some(warning) = check_resources(&spec, workers, cores, available_memory())? {
-        eprintln!("{warning}");
-    }
+    // The runner checks the config, the worker count and the memory before allocating.
+    let config = &job.config;
     let mut term = Terminal::new(config.run.timesteps, opts.quiet);
-    if config.ppo.prenorm && job.start == Start::Fresh {
-        term.bar.set_message(format!("prenormalizing ({} steps)", config.ppo.prenormalize_steps));
-    }
-    let mut runner = Runner::start(&config, &job.start, command, &mut term)?;
+    let mut runner = Runner::start(config, &job.start, command, &mut term)?;
     // From here on the run dir exists: however the run ends, `summary.json` says how.
     let result = drive(&mut runner, &term, job.start.previous());
     term.bar.finish_and_clear();

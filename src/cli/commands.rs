@@ -7,7 +7,7 @@ use clap::Args;
 use super::train::{typed_leaves, CassieFlags};
 use crate::bench::{BenchEnvOptions, BenchOptimizeOptions};
 use crate::config::checks::positive_usize;
-use crate::envs::EnvConfig;
+use crate::config::{TrainConfig, UsageError};
 use crate::eval::EvalOptions;
 use crate::plot::PlotOptions;
 use crate::policies::Arch;
@@ -93,18 +93,14 @@ pub struct BenchEnvFlags {
 }
 
 impl BenchEnvFlags {
-    /// The options, env settings = defaults with the typed env flags on top.
+    /// The options, env settings = defaults with the typed env flags on top (the same leaf
+    /// setting `gait train ppo` uses).
     pub fn options(self) -> anyhow::Result<BenchEnvOptions> {
-        let mut tree = serde_json::to_value(EnvConfig::default())?;
-        for (key, value) in typed_leaves(&self.cassie) {
-            tree["cassie"][key.as_str()] = value;
-        }
-        Ok(BenchEnvOptions {
-            env: self.env,
-            env_config: serde_json::from_value(tree)?,
-            seconds: self.seconds,
-            steps: self.steps,
-        })
+        let env_config = TrainConfig::default()
+            .with_leaves(&typed_leaves(&self.cassie))
+            .map_err(|e| UsageError(e.to_string()))?
+            .env;
+        Ok(BenchEnvOptions { env: self.env, env_config, seconds: self.seconds, steps: self.steps })
     }
 }
 

@@ -164,12 +164,18 @@ mod tests {
         }
     }
 
-    #[test]
-    fn every_setting_has_exactly_one_flag() {
-        let flags: Vec<String> = Cli::command()
+    /// The `train ppo` subcommand as clap built it.
+    fn train_ppo_command() -> clap::Command {
+        Cli::command()
             .find_subcommand("train")
             .and_then(|t| t.find_subcommand("ppo"))
             .expect("train ppo")
+            .clone()
+    }
+
+    #[test]
+    fn every_setting_has_exactly_one_flag() {
+        let flags: Vec<String> = train_ppo_command()
             .get_arguments()
             .map(|a| a.get_id().to_string())
             .filter(|id| {
@@ -276,10 +282,7 @@ mod tests {
     #[test]
     fn random_argument_vectors_never_panic() {
         use rand::{seq::SliceRandom, Rng, SeedableRng};
-        let flags: Vec<String> = Cli::command()
-            .find_subcommand("train")
-            .and_then(|t| t.find_subcommand("ppo"))
-            .expect("train ppo")
+        let flags: Vec<String> = train_ppo_command()
             .get_arguments()
             .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
             .collect();
