@@ -29,7 +29,7 @@ use crate::config::{DeviceKind, Start, TrainConfig, UsageError};
 use crate::envs;
 use crate::logging::metrics::{IterationReport, TestMetrics, Timing, UpdateMetrics};
 use crate::logging::summary::FinalEval;
-use crate::logging::{self, EventWriter, Experiment, ScalarTable};
+use crate::logging::{self, EventWriter, Experiment, RunStatus, RunSummary, ScalarTable};
 use crate::policies::NetSpec;
 
 /// Where experience comes from (see the module docs).
@@ -229,15 +229,40 @@ impl Runner {
             }
         };
         optim.set_dump_dir(run_dir.clone());
-        let experiment = Experiment::new(command, config.clone(), start.clone(), spec.clone());
-        experiment.save(&run_dir)?;
-        let mut tb = EventWriter::create(&run_dir)?;
-        tb.text(0, "Config/experiment.info", &format!("```\n{}```", experiment.info()))?;
-        let progress =
-            ScalarTable::create(&run_dir.join("progress.csv"), logging::metrics::PROGRESS_COLUMNS)?;
-        let timing =
-            ScalarTable::create(&run_dir.join("timing.csv"), logging::metrics::TIMING_COLUMNS)?;
-        let sampler = make_sampler(config, &spec, workers)?;
+        let started = Instant::now();
+        // From here on the run dir exists: a failure still leaves `summary.json` saying how.
+        let files = (|| -> Result<_> {
+            let experiment = Experiment::new(command, config.clone(), start.clone(), spec.clone());
+            experiment.save(&run_dir)?;
+            let mut tb = EventWriter::create(&run_dir)?;
+            tb.text(0, "Config/experiment.info", &format!("```\n{}```", experiment.info()))?;
+            let progress = ScalarTable::create(
+                &run_dir.join("progress.csv"),
+                logging::metrics::PROGRESS_COLUMNS,
+            )?;
+            let timing =
+                ScalarTable::create(&run_dir.join("timing.csv"), logging::metrics::TIMING_COLUMNS)?;
+            let sampler = make_sampler(config, &spec, workers)?;
+            Ok((tb, progress, timing, sampler))
+        })();
+        let (tb, progress, timing, sampler) = match files {
+            Ok(files) => files,
+            Err(e) => {
+                let summary = RunSummary {
+                    status: RunStatus::Failed,
+                    iterations: state.iteration,
+                    total_timesteps: state.total_timesteps,
+                    elapsed_s: started.elapsed().as_secs_f64(),
+                    best_test_return: state.best_test,
+                    final_eval: None,
+                    error: Some(format!("{e:#}")),
+                };
+                if let Err(write) = summary.save(&run_dir) {
+                    eprintln!("warning: cannot write the run's summary.json: {write:#}");
+                }
+                return Err(e);
+            }
+        };
         Ok(Self {
             config: config.clone(),
             run_dir,
@@ -248,7 +273,7 @@ impl Runner {
             timing,
             tb,
             state,
-            start: Instant::now(),
+            start: started,
             workers,
         })
     }
