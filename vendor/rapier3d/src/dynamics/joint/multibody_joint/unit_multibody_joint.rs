@@ -38,7 +38,8 @@ pub fn unit_joint_limit_constraint(
         // gait patch: an inactive limit's impulse bounds are [0, 0], so its row cannot act: the
         // solver adds a zero impulse times `M⁻¹J` to the velocities. Its slot stays (the row
         // count is fixed per step), but as an all-zero row, without the `M⁻¹J` solve. Same
-        // result, bit for bit (tests compare with `set_reference_paths`).
+        // result, bit for bit (tests compare with `set_reference_paths`). Its width is zero
+        // DoFs, so each solver pass skips it instead of a dot product and an `axpy` of zeros.
         constraints[*insert_at] = GenericJointConstraint {
             is_rigid_body1: false,
             solver_vel1: u32::MAX,
@@ -46,7 +47,7 @@ pub fn unit_joint_limit_constraint(
             j_id1: 0,
             is_rigid_body2: false,
             solver_vel2: multibody.solver_id,
-            ndofs2: ndofs,
+            ndofs2: 0,
             j_id2: *j_id,
             joint_id: usize::MAX,
             impulse: 0.0,
