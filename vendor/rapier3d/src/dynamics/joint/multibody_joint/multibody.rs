@@ -556,11 +556,25 @@ impl Multibody {
         let check_implicit_coriolis_divergence = dt * self.velocities.amax() >= 1.0e-3;
         // Generalized forces that derive from positions or external inputs
         // (gravity, user forces, spring position terms).
-        let mut pos_forces = DVector::zeros(if check_implicit_coriolis_divergence {
-            self.ndofs
-        } else {
-            0
-        });
+        // gait patch: kept in the workspace instead of allocated every substep (same values).
+        let mut pos_forces = core::mem::take(&mut self.workspace.pos_forces);
+        if check_implicit_coriolis_divergence {
+            if pos_forces.nrows() == self.ndofs {
+                pos_forces.fill(0.0);
+            } else {
+                pos_forces = DVector::zeros(self.ndofs);
+            }
+        }
+        // gait patch: a link's body Jacobian is zero outside its ancestors' columns, so its
+        // `Jᵀ f` is formed on those columns only. The same dot product per column; the other
+        // columns would add `+0`.
+        #[cfg(feature = "dim3")]
+        let sparse = !self.reference_paths && {
+            self.ancestor_dofs.rebuild(&self.links);
+            true
+        };
+        #[cfg(not(feature = "dim3"))]
+        let sparse = false;
 
         // Eqn 42 to 45
         for i in 0..self.links.len() {
@@ -616,6 +630,27 @@ impl Multibody {
                 rb.forces.force - rb_mass * acc.linvel,
                 rb.forces.torque - gyroscopic - rb_inertia * acc.angvel,
             );
+            let applied_forces = Force::new(rb.forces.force, rb.forces.torque);
+            if sparse {
+                let jacobian = &self.body_jacobians[i];
+                for &(c0, nc) in self.ancestor_dofs.spans(i) {
+                    self.accelerations.rows_mut(c0, nc).gemv_tr(
+                        1.0,
+                        &jacobian.columns(c0, nc),
+                        external_forces.as_vector(),
+                        1.0,
+                    );
+                    if check_implicit_coriolis_divergence {
+                        pos_forces.rows_mut(c0, nc).gemv_tr(
+                            1.0,
+                            &jacobian.columns(c0, nc),
+                            applied_forces.as_vector(),
+                            1.0,
+                        );
+                    }
+                }
+                continue;
+            }
             self.accelerations.gemv_tr(
                 1.0,
                 &self.body_jacobians[i],
@@ -624,7 +659,6 @@ impl Multibody {
             );
 
             if check_implicit_coriolis_divergence {
-                let applied_forces = Force::new(rb.forces.force, rb.forces.torque);
                 pos_forces.gemv_tr(
                     1.0,
                     &self.body_jacobians[i],
@@ -662,11 +696,13 @@ impl Multibody {
 
         // Snapshot the full generalized forces: the energy guard may need them
         // for a re-solve with the plain mass matrix.
-        let gen_forces = if check_implicit_coriolis_divergence {
-            self.accelerations.clone()
-        } else {
-            DVector::zeros(0)
-        };
+        let mut gen_forces = core::mem::take(&mut self.workspace.gen_forces);
+        if check_implicit_coriolis_divergence {
+            if gen_forces.nrows() != self.ndofs {
+                gen_forces = DVector::zeros(self.ndofs);
+            }
+            gen_forces.copy_from(&self.accelerations);
+        }
 
         self.augmented_mass_indices
             .with_rearranged_rows_mut(&mut self.accelerations, |accs| {
@@ -676,6 +712,8 @@ impl Multibody {
         if check_implicit_coriolis_divergence {
             self.free_velocity_energy_guard(dt, &gen_forces, &pos_forces);
         }
+        self.workspace.pos_forces = pos_forces;
+        self.workspace.gen_forces = gen_forces;
     }
 
     // If the semi-implicit coriolis solve introduces more energy than the external

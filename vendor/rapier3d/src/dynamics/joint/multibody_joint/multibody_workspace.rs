@@ -8,6 +8,10 @@ use crate::math::{DVector, Real};
 pub(crate) struct MultibodyWorkspace {
     pub accs: Vec<RigidBodyVelocity<Real>>,
     pub ndofs_vec: DVector,
+    /// gait patch: `update_acceleration`'s generalized forces (position-derived, and all),
+    /// kept between substeps instead of allocated each time.
+    pub pos_forces: DVector,
+    pub gen_forces: DVector,
 }
 
 impl MultibodyWorkspace {
@@ -16,6 +20,8 @@ impl MultibodyWorkspace {
         MultibodyWorkspace {
             accs: Vec::new(),
             ndofs_vec: DVector::zeros(0),
+            pos_forces: DVector::zeros(0),
+            gen_forces: DVector::zeros(0),
         }
     }
 
