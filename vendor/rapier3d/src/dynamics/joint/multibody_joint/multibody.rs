@@ -1956,12 +1956,31 @@ impl Multibody {
 
         let link = &self.links[link_id];
         let mut out_j = jacobians.rows_mut(*j_id, self.ndofs);
-        self.body_jacobians[link.internal_id].tr_mul_to(force.as_vector(), &mut out_j);
-
-        // TODO: Optimize with a copy_nonoverlapping?
-        for i in 0..self.ndofs {
-            jacobians[wj_id + i] = jacobians[*j_id + i];
+        let body_jacobian = &self.body_jacobians[link.internal_id];
+        #[cfg(feature = "dim3")]
+        let sparse = !self.reference_paths && self.ancestor_dofs.covers(self.links.len());
+        #[cfg(not(feature = "dim3"))]
+        let sparse = false;
+        if sparse {
+            // gait patch: `Jᵀ f` on the link's ancestor columns, the same dot product per
+            // column; the other columns of a body Jacobian are zero and give `+0`.
+            #[cfg(feature = "dim3")]
+            {
+                out_j.fill(0.0);
+                for &(c0, nc) in self.ancestor_dofs.spans(link.internal_id) {
+                    body_jacobian
+                        .columns(c0, nc)
+                        .tr_mul_to(force.as_vector(), &mut out_j.rows_mut(c0, nc));
+                }
+            }
+        } else {
+            body_jacobian.tr_mul_to(force.as_vector(), &mut out_j);
         }
+
+        // gait patch: one slice copy instead of an indexed loop.
+        jacobians
+            .as_mut_slice()
+            .copy_within(*j_id..*j_id + self.ndofs, wj_id);
 
         {
             let mut out_invm_j = jacobians.rows_mut(wj_id, self.ndofs);

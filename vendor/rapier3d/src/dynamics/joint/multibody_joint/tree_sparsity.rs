@@ -102,6 +102,12 @@ impl AncestorDofs {
         true
     }
 
+    /// Whether the lists were built for a multibody of `links` links (so `spans` may be read
+    /// without a rebuild from a `&self` method; the kinematics rebuild them every substep).
+    pub fn covers(&self, links: usize) -> bool {
+        self.parents.len() == links
+    }
+
     /// The ancestor DoFs of link `i` as contiguous `(first column, count)` spans.
     pub fn spans(&self, i: usize) -> &[(usize, usize)] {
         let (a, b) = self.span_ranges[i];
