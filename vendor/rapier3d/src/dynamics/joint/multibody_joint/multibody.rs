@@ -547,7 +547,9 @@ impl Multibody {
             return; // Nothing to do.
         }
 
-        self.accelerations.fill(0.0);
+        // gait patch: slice fills here and below (one memset) instead of nalgebra's element
+        // iterator; the same zeros.
+        self.accelerations.as_mut_slice().fill(0.0);
 
         // If there is significant movement, the semi-implicit coriolis term
         // occasionally cause instabilities due to the matrix being near singular.
@@ -560,7 +562,7 @@ impl Multibody {
         let mut pos_forces = core::mem::take(&mut self.workspace.pos_forces);
         if check_implicit_coriolis_divergence {
             if pos_forces.nrows() == self.ndofs {
-                pos_forces.fill(0.0);
+                pos_forces.as_mut_slice().fill(0.0);
             } else {
                 pos_forces = DVector::zeros(self.ndofs);
             }
@@ -935,8 +937,9 @@ impl Multibody {
             self.augmented_mass = DMatrix::zeros(self.ndofs, self.ndofs);
             self.acc_augmented_mass = DMatrix::zeros(self.ndofs, self.ndofs);
         } else {
-            self.augmented_mass.fill(0.0);
-            self.acc_augmented_mass.fill(0.0);
+            // gait patch: slice fills (one memset each) instead of nalgebra's element iterator.
+            self.augmented_mass.as_mut_slice().fill(0.0);
+            self.acc_augmented_mass.as_mut_slice().fill(0.0);
         }
 
         self.augmented_mass_indices.clear();
@@ -1288,8 +1291,8 @@ impl Multibody {
             }
         } else {
             for &(c0, nc) in spans {
-                self.coriolis_v[i].columns_mut(c0, nc).fill(0.0);
-                self.coriolis_w[i].columns_mut(c0, nc).fill(0.0);
+                self.coriolis_v[i].as_mut_slice()[DIM * c0..DIM * (c0 + nc)].fill(0.0);
+                self.coriolis_w[i].as_mut_slice()[ANG_DIM * c0..ANG_DIM * (c0 + nc)].fill(0.0);
             }
         }
         let shift_cross_tr = vect_to_na(link.shift23).gcross_matrix_tr();
@@ -1464,7 +1467,7 @@ impl Multibody {
             let q2 = self.links[c.link2].joint().coords()[c.axis2];
 
             // Jacobian J = e_{g2} − coeff·e_{g1}, then WJ = M⁻¹ J.
-            jacobians.rows_mut(j_id, ndofs * 2).fill(0.0);
+            jacobians.as_mut_slice()[j_id..j_id + ndofs * 2].fill(0.0);
             jacobians[j_id + g2] += 1.0;
             jacobians[j_id + g1] -= c.coeff;
             for k in 0..ndofs {
@@ -1966,7 +1969,7 @@ impl Multibody {
             // column; the other columns of a body Jacobian are zero and give `+0`.
             #[cfg(feature = "dim3")]
             {
-                out_j.fill(0.0);
+                out_j.as_mut_slice().fill(0.0);
                 for &(c0, nc) in self.ancestor_dofs.spans(link.internal_id) {
                     body_jacobian
                         .columns(c0, nc)

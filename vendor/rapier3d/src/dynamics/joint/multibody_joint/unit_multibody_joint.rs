@@ -33,7 +33,7 @@ pub fn unit_joint_limit_constraint(
     let rhs_wo_bias = 0.0;
 
     let dof_j_id = *j_id + dof_id + link.assembly_id;
-    jacobians.rows_mut(*j_id, ndofs * 2).fill(0.0);
+    jacobians.as_mut_slice()[*j_id..*j_id + ndofs * 2].fill(0.0);
     if !min_enabled && !max_enabled && !multibody.reference_paths() {
         // gait patch: an inactive limit's impulse bounds are [0, 0], so its row cannot act: the
         // solver adds a zero impulse times `M⁻¹J` to the velocities. Its slot stays (the row
@@ -125,7 +125,7 @@ pub fn unit_joint_friction_constraint(
     let cfm_coeff = softness.cfm_coeff(params.dt);
 
     let dof_j_id = *j_id + dof_id + link.assembly_id;
-    jacobians.rows_mut(*j_id, ndofs * 2).fill(0.0);
+    jacobians.as_mut_slice()[*j_id..*j_id + ndofs * 2].fill(0.0);
     jacobians[dof_j_id] = 1.0;
     jacobians[dof_j_id + ndofs] = 1.0;
     multibody
@@ -182,7 +182,7 @@ pub fn unit_joint_motor_constraint(
     let motor_params = motor.motor_params(params.dt);
 
     let dof_j_id = *j_id + dof_id + link.assembly_id;
-    jacobians.rows_mut(*j_id, ndofs * 2).fill(0.0);
+    jacobians.as_mut_slice()[*j_id..*j_id + ndofs * 2].fill(0.0);
     jacobians[dof_j_id] = 1.0;
     jacobians[dof_j_id + ndofs] = 1.0;
     multibody

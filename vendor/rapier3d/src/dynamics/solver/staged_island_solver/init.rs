@@ -197,7 +197,9 @@ impl StagedIslandSolver {
             // NOTE: the twist constraint/builder buffers are NOT cleared: they are
             // the persistent constraint cache, preserved (and resized) further
             // below once the chunk layout is known.
-            set.generic_jacobians.fill(0.0);
+            // gait patch: a slice fill (one memset); nalgebra's `fill` walks its generic
+            // iterator element by element.
+            set.generic_jacobians.as_mut_slice().fill(0.0);
             set.generic_velocity_constraints.clear();
             set.generic_velocity_constraints_builder.clear();
             set.simd_velocity_coulomb_constraints.clear();
