@@ -542,6 +542,17 @@ impl Multibody {
             .extend((0..num_jacobians).map(|_| Jacobian::zeros(0)));
     }
 
+    /// gait patch: whether products with a body Jacobian may skip the columns outside the
+    /// link's ancestors: not on the reference paths, and only with ancestor lists built for
+    /// these links (forward kinematics and `update_mass_matrix` rebuild them every substep,
+    /// before `update_acceleration` and the constraints read them).
+    fn sparse_columns(&self) -> bool {
+        #[cfg(feature = "dim3")]
+        return !self.reference_paths && self.ancestor_dofs.covers(self.links.len());
+        #[cfg(not(feature = "dim3"))]
+        return false;
+    }
+
     pub(crate) fn update_acceleration(&mut self, dt: Real, bodies: &RigidBodySet) {
         if self.ndofs == 0 {
             return; // Nothing to do.
@@ -561,22 +572,12 @@ impl Multibody {
         // gait patch: kept in the workspace instead of allocated every substep (same values).
         let mut pos_forces = core::mem::take(&mut self.workspace.pos_forces);
         if check_implicit_coriolis_divergence {
-            if pos_forces.nrows() == self.ndofs {
-                pos_forces.as_mut_slice().fill(0.0);
-            } else {
-                pos_forces = DVector::zeros(self.ndofs);
-            }
+            pos_forces = zeroed(pos_forces, self.ndofs);
         }
         // gait patch: a link's body Jacobian is zero outside its ancestors' columns, so its
         // `Jᵀ f` is formed on those columns only. The same dot product per column; the other
         // columns would add `+0`.
-        #[cfg(feature = "dim3")]
-        let sparse = !self.reference_paths && {
-            self.ancestor_dofs.rebuild(&self.links);
-            true
-        };
-        #[cfg(not(feature = "dim3"))]
-        let sparse = false;
+        let sparse = self.sparse_columns();
 
         // Eqn 42 to 45
         for i in 0..self.links.len() {
@@ -700,9 +701,7 @@ impl Multibody {
         // for a re-solve with the plain mass matrix.
         let mut gen_forces = core::mem::take(&mut self.workspace.gen_forces);
         if check_implicit_coriolis_divergence {
-            if gen_forces.nrows() != self.ndofs {
-                gen_forces = DVector::zeros(self.ndofs);
-            }
+            gen_forces = zeroed(gen_forces, self.ndofs);
             gen_forces.copy_from(&self.accelerations);
         }
 
@@ -1960,11 +1959,7 @@ impl Multibody {
         let link = &self.links[link_id];
         let mut out_j = jacobians.rows_mut(*j_id, self.ndofs);
         let body_jacobian = &self.body_jacobians[link.internal_id];
-        #[cfg(feature = "dim3")]
-        let sparse = !self.reference_paths && self.ancestor_dofs.covers(self.links.len());
-        #[cfg(not(feature = "dim3"))]
-        let sparse = false;
-        if sparse {
+        if self.sparse_columns() {
             // gait patch: `Jᵀ f` on the link's ancestor columns, the same dot product per
             // column; the other columns of a body Jacobian are zero and give `+0`.
             #[cfg(feature = "dim3")]
@@ -2067,6 +2062,16 @@ impl Multibody {
         }
 
         *j_id += self.ndofs * 2;
+    }
+}
+
+/// gait patch: `v` as `n` zeros, reusing its buffer when it already has `n` rows.
+fn zeroed(mut v: DVector, n: usize) -> DVector {
+    if v.nrows() == n {
+        v.as_mut_slice().fill(0.0);
+        v
+    } else {
+        DVector::zeros(n)
     }
 }
 
