@@ -10,6 +10,7 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     git_provenance();
     three_js();
+    mujoco_rpath();
     let Some(libtorch) = std::env::var_os("LIBTORCH") else {
         println!("cargo:warning=LIBTORCH is not set; run scripts/setup.sh (see README)");
         return;
@@ -89,4 +90,22 @@ fn three_js() {
         println!("cargo:rustc-env=GAIT_THREE_LICENSE={}", licence.display());
         println!("cargo:rustc-cfg=gait_three");
     }
+}
+
+/// An rpath to libmujoco's directory (`MUJOCO_DYNAMIC_LINK_DIR`, which `.cargo/config.toml` sets
+/// to the `.mujoco/lib` link scripts/setup.sh makes), resolved to the per-user cache dir, so
+/// `gait` finds `libmujoco.so.3.17.0` without `LD_LIBRARY_PATH`. mujoco-rs links the library;
+/// it leaves finding it at run time to its users.
+fn mujoco_rpath() {
+    println!("cargo:rerun-if-env-changed=MUJOCO_DYNAMIC_LINK_DIR");
+    let Some(dir) = std::env::var_os("MUJOCO_DYNAMIC_LINK_DIR") else {
+        println!(
+            "cargo:warning=MUJOCO_DYNAMIC_LINK_DIR is not set; run scripts/setup.sh (see README)"
+        );
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let dir = dir.canonicalize().unwrap_or(dir);
+    println!("cargo:rerun-if-changed={}", dir.display());
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
 }

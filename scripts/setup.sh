@@ -63,6 +63,44 @@ if [[ "$(readlink "$link" 2>/dev/null || true)" != "$torch_dir" ]]; then
 fi
 echo "setup: libtorch ready at $torch_dir ($flavour)" >&2
 
+# libmujoco for `--sim mujoco` (mujoco-rs 7.0.0 binds MuJoCo 3.17.0), from PyPI's mujoco==3.17.0
+# wheel: only its libmujoco.so.3.17.0 is used (the wheel is a zip; no Python import). Cached per
+# user like libtorch; `.mujoco` points at "$cache/mujoco-3.17.0", whose lib/ holds the library and
+# the unversioned libmujoco.so link the linker looks for. `.cargo/config.toml` sets
+# MUJOCO_DYNAMIC_LINK_DIR to `.mujoco/lib` for every cargo command, and build.rs writes an rpath
+# to it, so the binary runs without environment variables.
+MUJOCO_VERSION=3.17.0
+mujoco_dir="$cache/mujoco-$MUJOCO_VERSION"
+if [[ ! -f "$mujoco_dir/.gait-installed" ]]; then
+  echo "setup: installing libmujoco $MUJOCO_VERSION (PyPI wheel) into $mujoco_dir" >&2
+  mkdir -p "$cache"
+  exec 8>"$cache/.lock-mujoco"
+  flock 8
+  if [[ ! -f "$mujoco_dir/.gait-installed" ]]; then
+    rm -rf "$mujoco_dir" && mkdir -p "$mujoco_dir/lib" "$mujoco_dir/wheel"
+    "$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+      -d "$mujoco_dir/wheel" "mujoco==$MUJOCO_VERSION"
+    "$venv/bin/python" - "$mujoco_dir" "$MUJOCO_VERSION" <<'PY'
+import glob, sys, zipfile
+out, version = sys.argv[1], sys.argv[2]
+(wheel,) = glob.glob(f"{out}/wheel/mujoco-{version}-*.whl")
+name = f"libmujoco.so.{version}"
+with zipfile.ZipFile(wheel) as z:
+    member = next(m for m in z.namelist() if m.endswith("/" + name))
+    with z.open(member) as src, open(f"{out}/lib/{name}", "wb") as dst:
+        dst.write(src.read())
+PY
+    ln -sfn "libmujoco.so.$MUJOCO_VERSION" "$mujoco_dir/lib/libmujoco.so"
+    rm -rf "$mujoco_dir/wheel"
+    touch "$mujoco_dir/.gait-installed"
+  fi
+  flock -u 8
+fi
+if [[ "$(readlink "$root/.mujoco" 2>/dev/null || true)" != "$mujoco_dir" ]]; then
+  ln -sfn "$mujoco_dir" "$root/.mujoco"
+fi
+echo "setup: libmujoco ready at $mujoco_dir/lib" >&2
+
 # three.js for `gait eval --record` pages (embedded into each page with its licence), from the
 # npm registry, pinned and cached like libtorch. 0.149.0 is the last release with the classic
 # `build/three.min.js` (global THREE), so a page opened from file:// needs no module loader.

@@ -469,7 +469,7 @@ mod tests {
         let changed = config.merged_with_toml("[ppo]\nkl = 0.01\n[env.cassie]\nsim_dt = 0.0005\n");
         let changed = changed.unwrap();
         assert_eq!(changed.ppo.kl, 0.01);
-        assert_eq!(changed.env.cassie.sim_dt, 0.0005);
+        assert_eq!(changed.env.cassie.sim_dt, Some(0.0005));
         assert_eq!(changed.sampler, config.sampler, "the preset is kept");
     }
 

@@ -1,8 +1,12 @@
-//! Cassie (issue 3): the bipedal robot of the Oregon State reference, simulated with rapier3d.
+//! Cassie: the bipedal robot of the Oregon State reference, one task over two physics backends.
 //!
-//! * [`description`]: the robot as data (lumped 13-body model, joints, motors, colliders).
-//! * [`sim`]: the rapier world built from it, the PD/motor model applied each substep.
-//! * [`motor`]: speed-dependent torque limits and the torque-delay ring.
+//! * [`physics`]: the seam: what the task reads from and does to a simulated Cassie
+//!   ([`Physics`]), the per-episode [`physics::Dynamics`], `--sim` ([`SimKind`]).
+//! * [`description`]: gait's own robot as data (lumped 13-body model, joints, motors, colliders).
+//! * [`sim`]: the rapier world built from it (`--sim rapier`, the default).
+//! * [`mujoco`](mod@mujoco): the lab's `cassie_fast.xml` on MuJoCo 3.17 (`--sim mujoco`).
+//! * [`motor`]: the PD and motor model both backends apply each substep ([`motor::Drive`]):
+//!   speed-dependent torque limits, the torque-delay ring, efficiency, encoder offsets.
 //! * [`env`](mod@env): the LocomotionClockEnv task (observation, commands, clock,
 //!   termination, DR); [`config`]: its settings (`[env.cassie]`).
 //! * [`reward`]: the walking reward and the reference's von Mises and linear clock rewards.
@@ -16,6 +20,8 @@ pub mod description;
 pub mod env;
 pub mod mirror_lists;
 pub mod motor;
+pub mod mujoco;
+pub mod physics;
 pub mod reference;
 pub mod reward;
 pub mod sim;
@@ -24,5 +30,6 @@ pub mod vonmises;
 pub use commands::CommandKind;
 pub use config::{CassieConfig, ObsKind};
 pub use env::CassieEnv;
+pub use physics::{Physics, SimKind};
 pub use reference::ReferenceKind;
 pub use reward::RewardKind;

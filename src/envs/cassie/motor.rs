@@ -2,6 +2,8 @@
 //! `τ = kp·(target − q_measured)`, a speed-dependent torque limit, a torque-delay ring, and an
 //! efficiency factor. kd is not here: it is the joint's implicit damping in the simulator.
 
+use super::physics::{Dynamics, PASSIVE};
+
 /// Number of actuated joints.
 pub const N: usize = 10;
 
@@ -58,6 +60,66 @@ impl TorqueDelay {
         let out = std::mem::replace(&mut self.ring[self.next], torque);
         self.next = (self.next + 1) % self.ring.len();
         out
+    }
+}
+
+/// The lab's PD and motor model for the 10 motors of one episode, the same code under every
+/// physics backend: per substep, the PD torque on the *measured* angles (true − encoder offset)
+/// with the speed-dependent limit, the delay ring, then the efficiency factor. A backend reads
+/// its joints, calls [`Drive::substep`], and applies what it returns as joint torques.
+#[derive(Debug, Clone)]
+pub struct Drive {
+    motors: [Motor; N],
+    delay: TorqueDelay,
+    efficiency: f32,
+    /// Encoder offsets (measured = true − offset): the 10 motors, then the 4 passive joints.
+    encoder_noise: [f32; N + PASSIVE],
+    applied: [f32; N],
+}
+
+impl Drive {
+    /// The drive of an episode with `dynamics` at physics step `dt`.
+    pub fn new(motors: [Motor; N], dynamics: &Dynamics, dt: f32) -> Self {
+        Self {
+            motors,
+            delay: TorqueDelay::new(dynamics.delay_substeps(dt)),
+            efficiency: dynamics.efficiency,
+            encoder_noise: dynamics.encoder_noise,
+            applied: [0.0; N],
+        }
+    }
+
+    /// One substep from the motors' true angles `q` and velocities `qd`: returns the
+    /// joint-side torques to apply now (delayed, times the efficiency).
+    pub fn substep(&mut self, targets: &[f32; N], q: &[f32; N], qd: &[f32; N]) -> &[f32; N] {
+        let mut torque = [0.0; N];
+        for (k, m) in self.motors.iter().enumerate() {
+            torque[k] = pd_torque(m, targets[k], q[k] - self.encoder_noise[k], qd[k]);
+        }
+        let delayed = self.delay.push(torque);
+        for (applied, tau) in self.applied.iter_mut().zip(delayed) {
+            *applied = self.efficiency * tau;
+        }
+        &self.applied
+    }
+
+    /// The torques of the last substep.
+    pub fn applied(&self) -> &[f32; N] {
+        &self.applied
+    }
+
+    /// Motor `k`'s encoder reading of the true angle `q`.
+    pub fn measured_motor(&self, k: usize, q: f32) -> f32 {
+        q - self.encoder_noise[k]
+    }
+
+    /// Passive joint `j`'s (L shin, L tarsus, R shin, R tarsus) reading of the true angle `q`.
+    pub fn measured_passive(&self, j: usize, q: f32) -> f32 {
+        q - self.encoder_noise[N + j]
+    }
+
+    pub fn motors(&self) -> &[Motor; N] {
+        &self.motors
     }
 }
 

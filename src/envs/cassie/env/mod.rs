@@ -22,9 +22,9 @@ use super::config::{CassieConfig, ObsKind};
 use super::description::Description;
 use super::mirror_lists;
 use super::motor::N;
+use super::physics::{Dynamics, Physics, PASSIVE};
 use super::reference;
 use super::reward::{self, RewardInputs, RewardKind};
-use super::sim::{CassieSim, Dynamics, PASSIVE};
 use crate::envs::{CommandError, Env, MirrorIndices, RewardTerm, Step};
 
 /// Commands `gait eval --command` accepts: `(name, |limit|, unit)` for x, y and turn. Wider
@@ -38,10 +38,9 @@ const MAX_TILT: f32 = 20.0 * std::f32::consts::PI / 180.0;
 
 pub struct CassieEnv {
     config: CassieConfig,
-    desc: Description,
     offset: [f32; N],
     torque_limits: [f32; N],
-    sim: CassieSim,
+    sim: Box<dyn Physics>,
     rng: ChaCha8Rng,
     clock: GaitClock,
     command: Command,
@@ -63,14 +62,13 @@ impl CassieEnv {
         let desc = Description::cassie();
         let offset = desc.neutral_stance();
         let torque_limits: Vec<f32> = desc.motors().map(|(.., m)| m.gear * m.ctrl_limit).collect();
-        let sim = CassieSim::new(&desc, &Dynamics::default(), config.sim_dt as f32, 0.0);
+        let sim = config.sim.build(config.sim_dt());
         let clock = GaitClock::new(0.7, config.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
         let obs_len = Self::observation_len(&config);
         Self {
             config,
             offset,
             torque_limits: torque_limits.try_into().expect("10 motors"),
-            desc,
             sim,
             rng: ChaCha8Rng::seed_from_u64(0),
             clock,
@@ -98,8 +96,8 @@ impl CassieEnv {
     }
 
     /// The simulator, for tests and diagnostics.
-    pub fn sim(&self) -> &CassieSim {
-        &self.sim
+    pub fn sim(&self) -> &dyn Physics {
+        self.sim.as_ref()
     }
 
     /// A new gait: the default walk, or with `--full-gait` swing ratios U(0.4, 0.7), cycle time
@@ -203,7 +201,7 @@ impl CassieEnv {
             None => self.rng.gen_range(-std::f64::consts::PI..std::f64::consts::PI),
         };
         self.heading = heading;
-        self.sim = CassieSim::new(&self.desc, &dynamics, self.config.sim_dt as f32, heading as f32);
+        self.sim.reset(&dynamics, heading as f32);
         self.steps = 0;
         self.last_action = None;
         self.write_obs();
@@ -405,7 +403,7 @@ impl Env for CassieEnv {
     }
 
     fn body_shapes(&self) -> Option<Vec<crate::envs::BodyShape>> {
-        Some(self.sim.body_shapes(&self.desc))
+        Some(self.sim.body_shapes())
     }
 
     fn body_poses(&self, out: &mut Vec<crate::envs::BodyPose>) {

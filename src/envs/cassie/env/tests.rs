@@ -49,7 +49,7 @@ fn is_velocity(i: usize) -> bool {
 #[test]
 fn mirrored_actions_from_a_mirrored_state_give_mirrored_observations() {
     let [walk, roadrunner] = tasks();
-    let walk_2khz = CassieConfig { sim_dt: 0.0005, ..walk.clone() };
+    let walk_2khz = CassieConfig { sim_dt: Some(0.0005), ..walk.clone() };
     for config in [walk, walk_2khz, roadrunner] {
         mirror_check(config.clone());
         mirror_check(CassieConfig { full_clock: true, ..config });
@@ -80,7 +80,7 @@ fn mirror_check(config: CassieConfig) {
     let (mut act, mut mirrored_act) = ([0.0f32; N], [0.0f32; N]);
     let mut expected = vec![0.0f32; a.observation_size()];
     let (mut worst_pos, mut worst_vel) = (0.0f32, 0.0f32);
-    let (pos_tol, vel_tol) = if config.sim_dt > 0.001 { (2.5e-3, 0.1) } else { (1e-3, 0.03) };
+    let (pos_tol, vel_tol) = if config.sim_dt() > 0.001 { (2.5e-3, 0.1) } else { (1e-3, 0.03) };
     for step in 0..50 {
         act.iter_mut().for_each(|x| *x = rng.gen_range(-0.2..0.2));
         ma.apply(&act, &mut mirrored_act);
@@ -100,7 +100,7 @@ fn mirror_check(config: CassieConfig) {
     }
     println!(
         "dt {} full clock {}: mirror error over 50 steps: positions {worst_pos:.1e}, velocities {worst_vel:.1e}",
-        config.sim_dt, config.full_clock
+        config.sim_dt(), config.full_clock
     );
 }
 
@@ -145,7 +145,7 @@ fn random_targets_for_ten_seconds_stay_physical() {
     let desc = Description::cassie();
     let runs = tasks().into_iter().flat_map(|t| [(1, false, t.clone()), (2, true, t)]);
     for (seed, dr, task) in runs {
-        let dt = task.sim_dt;
+        let dt = task.sim_dt();
         let walk = task.reward == RewardKind::Walk;
         let mut e = CassieEnv::new(CassieConfig { dynamics_randomization: dr, ..task });
         e.seed(seed);

@@ -7,7 +7,7 @@ use rapier3d::prelude::*;
 use super::super::description::{
     Collider as ColliderDesc, ColliderRole, ContactGroup, Description, Drive, Shape, Side,
 };
-use super::super::motor::{TorqueDelay, N};
+use super::super::motor::Drive as MotorDrive;
 use super::*;
 
 fn v(a: [f32; 3]) -> Vec3 {
@@ -59,6 +59,11 @@ fn mass_properties(
 impl CassieSim {
     /// Builds the robot in its reset pose, pelvis yawed by `yaw` about the vertical.
     pub fn new(desc: &Description, dynamics: &Dynamics, dt: f32, yaw: f32) -> Self {
+        Self::build(Arc::new(desc.clone()), dynamics, dt, yaw)
+    }
+
+    /// [`CassieSim::new`] on a shared description (a reset rebuilds the world from it).
+    pub(super) fn build(desc: Arc<Description>, dynamics: &Dynamics, dt: f32, yaw: f32) -> Self {
         let mut world = PhysicsWorld::new();
         world.gravity = Vec3::new(0.0, 0.0, -9.80665);
         world.integration_parameters.dt = dt;
@@ -191,8 +196,12 @@ impl CassieSim {
         }
 
         let motors: Vec<MotorSlot> =
-            desc.motors().map(|(side, index, _, motor)| MotorSlot { side, index, motor }).collect();
+            desc.motors().map(|(side, index, ..)| MotorSlot { side, index }).collect();
+        let motor_models: Vec<_> = desc.motors().map(|(.., motor)| motor).collect();
+        let drive =
+            MotorDrive::new(motor_models.try_into().expect("Cassie has 10 motors"), dynamics, dt);
         Self {
+            dt,
             world,
             multibody,
             base,
@@ -203,13 +212,11 @@ impl CassieSim {
             foot_bodies: foot_bodies.try_into().expect("two legs"),
             foot_site_local: foot_site_local.try_into().expect("two legs"),
             knee_walk: knee_walk.try_into().expect("one heel spring per leg"),
-            delay: TorqueDelay::new(dynamics.delay_substeps(dt)),
-            efficiency: dynamics.efficiency,
-            encoder_noise: dynamics.encoder_noise,
-            applied: [0.0; N],
+            drive,
             base_vel_before: (Vec3::ZERO, Vec3::ZERO),
             substeps: 0,
             fresh_kinematics: false,
+            desc,
         }
     }
 }

@@ -9,65 +9,18 @@
 use rapier3d::glamx::{Quat, Vec3};
 use rapier3d::prelude::*;
 
-use super::description::{Collider as ColliderDesc, Description, Shape};
-use super::motor::{pd_torque, Motor, TorqueDelay, N};
+use std::sync::Arc;
 
-/// Links per leg in the description.
-pub const LEG_LINKS: usize = 6;
-/// Passive joints observed: [L shin, L tarsus, R shin, R tarsus].
-pub const PASSIVE: usize = 4;
+use super::description::{Collider as ColliderDesc, Description, Shape};
+use super::motor::{Drive, N};
+use super::physics::{Physics, SimKind};
+
+pub use super::physics::{Dynamics, LEG_LINKS, PASSIVE};
 
 const GROUND: Group = Group::GROUP_1;
 const LEFT: Group = Group::GROUP_2;
 const RIGHT: Group = Group::GROUP_3;
 const BODY: Group = Group::GROUP_4;
-
-/// The physical parameters of one episode. [`Dynamics::default`] is the nominal robot;
-/// dynamics randomization draws other values.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Dynamics {
-    /// Mass (and inertia) factor per body: pelvis, left links, right links.
-    pub mass_scale: [f32; 1 + 2 * LEG_LINKS],
-    /// COM offset per body (m), in the body's frame.
-    pub com_offset: [[f32; 3]; 1 + 2 * LEG_LINKS],
-    /// Damping factor per leg joint (left chain, then right), motor kd included.
-    pub damping_scale: [f32; 2 * LEG_LINKS],
-    /// Coulomb friction of every contact.
-    pub friction: f32,
-    /// Ground roll and pitch (rad).
-    pub slope: [f32; 2],
-    /// Time (s) between computing a torque and applying it. The lab's 6 cycles at 2 kHz are
-    /// 3 ms; it is a time, not a substep count, so that another physics rate keeps the same
-    /// delay ([`Dynamics::delay_substeps`] converts it).
-    pub delay: f32,
-    /// Fraction of the commanded torque that reaches the joint.
-    pub efficiency: f32,
-    /// Encoder offsets: measured = true − noise, for the 10 motors then the 4 passive joints.
-    /// The PD loop runs on the measured angles, as the robot's would.
-    pub encoder_noise: [f32; N + PASSIVE],
-}
-
-impl Default for Dynamics {
-    fn default() -> Self {
-        Self {
-            mass_scale: [1.0; 1 + 2 * LEG_LINKS],
-            com_offset: [[0.0; 3]; 1 + 2 * LEG_LINKS],
-            damping_scale: [1.0; 2 * LEG_LINKS],
-            friction: 1.0,
-            slope: [0.0; 2],
-            delay: 0.003,
-            efficiency: 1.0,
-            encoder_noise: [0.0; N + PASSIVE],
-        }
-    }
-}
-
-impl Dynamics {
-    /// The torque delay in whole substeps of `dt` (rounded): 6 at 2 kHz, 2 at 500 Hz.
-    pub fn delay_substeps(&self, dt: f32) -> usize {
-        (self.delay / dt).round().max(0.0) as usize
-    }
-}
 
 #[derive(Debug, Clone, Copy)]
 struct JointSlot {
@@ -83,11 +36,12 @@ struct JointSlot {
 struct MotorSlot {
     side: usize,
     index: usize,
-    motor: Motor,
 }
 
 /// One simulated Cassie.
 pub struct CassieSim {
+    desc: Arc<Description>,
+    dt: f32,
     world: PhysicsWorld,
     multibody: MultibodyJointHandle,
     base: RigidBodyHandle,
@@ -100,10 +54,7 @@ pub struct CassieSim {
     foot_bodies: [RigidBodyHandle; 2],
     foot_site_local: [Vec3; 2],
     knee_walk: [ColliderHandle; 2],
-    delay: TorqueDelay,
-    efficiency: f32,
-    encoder_noise: [f32; N + PASSIVE],
-    applied: [f32; N],
+    drive: Drive,
     base_vel_before: (Vec3, Vec3),
     substeps: u64,
     /// Tests only: run forward kinematics afresh before every substep (see
@@ -131,16 +82,14 @@ impl CassieSim {
     pub fn step(&mut self, targets: &[f32; N], substeps: usize) {
         for _ in 0..substeps {
             let mb = self.multibody();
-            let mut torque = [0.0; N];
+            let mut q = [0.0; N];
+            let mut qd = [0.0; N];
             for (k, m) in self.motors.iter().enumerate() {
-                let q = self.angle(mb, m.side, m.index) - self.encoder_noise[k];
-                let qd = self.velocity(mb, m.side, m.index);
-                torque[k] = pd_torque(&m.motor, targets[k], q, qd);
+                q[k] = self.angle(mb, m.side, m.index);
+                qd[k] = self.velocity(mb, m.side, m.index);
             }
-            let delayed = self.delay.push(torque);
-            for (k, m) in self.motors.iter().enumerate() {
-                let tau = self.efficiency * delayed[k];
-                self.applied[k] = tau;
+            let applied = *self.drive.substep(targets, &q, &qd);
+            for (m, tau) in self.motors.iter().zip(applied) {
                 let slot = self.joints[m.side][m.index];
                 let child = &mut self.world.bodies[slot.child];
                 let axis = child.rotation() * slot.axis;
@@ -166,33 +115,75 @@ impl CassieSim {
         }
     }
 
+    /// The bodies' handles in [`CassieSim::body_shapes`] order.
+    fn body_handles(&self) -> impl Iterator<Item = RigidBodyHandle> + '_ {
+        std::iter::once(self.base).chain(self.joints.iter().flatten().map(|slot| slot.child))
+    }
+
+    /// Every body's pose and velocity, flattened (for determinism and mirror tests).
+    /// Forward kinematics afresh before every substep (the vendored rapier skips it when its
+    /// inputs are unchanged). For the test that shows the skip changes nothing.
+    #[doc(hidden)]
+    pub fn set_fresh_kinematics(&mut self, on: bool) {
+        self.fresh_kinematics = on;
+    }
+
+    pub fn body_states(&self) -> Vec<f32> {
+        let mut out = Vec::new();
+        for (_, rb) in self.world.bodies.iter() {
+            let p = rb.position();
+            out.extend(p.translation.to_array());
+            out.extend(p.rotation.to_array());
+            out.extend(rb.linvel().to_array());
+            out.extend(rb.angvel().to_array());
+        }
+        out
+    }
+}
+
+impl Physics for CassieSim {
+    fn kind(&self) -> SimKind {
+        SimKind::Rapier
+    }
+
+    /// Rebuilds the world (about 0.1 ms): nothing of the last episode survives.
+    fn reset(&mut self, dynamics: &Dynamics, heading: f32) {
+        let fresh = self.fresh_kinematics;
+        *self = Self::build(self.desc.clone(), dynamics, self.dt, heading);
+        self.fresh_kinematics = fresh;
+    }
+
+    fn step(&mut self, targets: &[f32; N], substeps: usize) {
+        CassieSim::step(self, targets, substeps)
+    }
+
     /// Simulated time since the build (s).
-    pub fn time(&self) -> f64 {
+    fn time(&self) -> f64 {
         self.substeps as f64 * self.world.integration_parameters.dt as f64
     }
 
     /// World position of the pelvis origin (the lab's `qpos[0:3]`; 1.01 m high at reset).
-    pub fn base_position(&self) -> Vec3 {
+    fn base_position(&self) -> Vec3 {
         self.world.bodies[self.base].position().transform_point(self.base_origin)
     }
 
-    pub fn base_rotation(&self) -> Quat {
+    fn base_rotation(&self) -> Quat {
         *self.world.bodies[self.base].rotation()
     }
 
     /// World-frame linear velocity of the pelvis origin (the lab's `qvel[0:3]`).
-    pub fn base_linvel(&self) -> Vec3 {
+    fn base_linvel(&self) -> Vec3 {
         self.world.bodies[self.base].velocity_at_point(self.base_position())
     }
 
     /// World-frame angular velocity of the pelvis.
-    pub fn base_angvel(&self) -> Vec3 {
+    fn base_angvel(&self) -> Vec3 {
         self.world.bodies[self.base].angvel()
     }
 
     /// Pelvis acceleration over the last substep, MuJoCo's `objectAcceleration` convention:
     /// `[angular (3), linear (3)]`, world frame, gravity included (reads +9.81 z at rest).
-    pub fn base_acceleration(&self) -> [f32; 6] {
+    fn base_acceleration(&self) -> [f32; 6] {
         let dt = self.world.integration_parameters.dt;
         let (lin0, ang0) = self.base_vel_before;
         let lin =
@@ -202,37 +193,31 @@ impl CassieSim {
     }
 
     /// Motor angles as the encoders read them (true − noise), policy order.
-    pub fn motor_positions(&self, out: &mut [f32]) {
+    fn motor_positions(&self, out: &mut [f32]) {
         let mb = self.multibody();
         for (k, m) in self.motors.iter().enumerate() {
-            out[k] = self.angle(mb, m.side, m.index) - self.encoder_noise[k];
+            out[k] = self.drive.measured_motor(k, self.angle(mb, m.side, m.index));
         }
     }
 
-    pub fn motor_velocities(&self, out: &mut [f32]) {
+    fn motor_velocities(&self, out: &mut [f32]) {
         let mb = self.multibody();
         for (k, m) in self.motors.iter().enumerate() {
             out[k] = self.velocity(mb, m.side, m.index);
         }
     }
 
-    /// True motor angles (no encoder noise).
-    pub fn true_motor_positions(&self) -> [f32; N] {
-        let mb = self.multibody();
-        std::array::from_fn(|k| self.angle(mb, self.motors[k].side, self.motors[k].index))
-    }
-
     /// [L shin, L tarsus, R shin, R tarsus] angles as measured. The shin spring is rigid in
     /// this model, so the shins read 0 (minus encoder noise).
-    pub fn passive_positions(&self, out: &mut [f32]) {
+    fn passive_positions(&self, out: &mut [f32]) {
         let mb = self.multibody();
         for side in 0..2 {
-            out[2 * side] = -self.encoder_noise[N + 2 * side];
-            out[2 * side + 1] = self.angle(mb, side, 4) - self.encoder_noise[N + 2 * side + 1];
+            out[2 * side] = self.drive.measured_passive(2 * side, 0.0);
+            out[2 * side + 1] = self.drive.measured_passive(2 * side + 1, self.angle(mb, side, 4));
         }
     }
 
-    pub fn passive_velocities(&self, out: &mut [f32]) {
+    fn passive_velocities(&self, out: &mut [f32]) {
         let mb = self.multibody();
         for side in 0..2 {
             out[2 * side] = 0.0;
@@ -240,19 +225,13 @@ impl CassieSim {
         }
     }
 
-    /// True (knee, tarsus) angles of a leg, for the coupling check.
-    pub fn knee_tarsus(&self, side: usize) -> (f32, f32) {
-        let mb = self.multibody();
-        (self.angle(mb, side, 3), self.angle(mb, side, 4))
-    }
-
     /// Joint-side torques applied during the last substep (after delay and efficiency).
-    pub fn applied_torques(&self) -> &[f32; N] {
-        &self.applied
+    fn applied_torques(&self) -> &[f32; N] {
+        self.drive.applied()
     }
 
     /// Sum of contact forces on a foot during the last substep (N, world frame).
-    pub fn foot_force(&self, side: usize) -> Vec3 {
+    fn foot_force(&self, side: usize) -> Vec3 {
         let dt = self.world.integration_parameters.dt;
         let mut impulse = Vec3::ZERO;
         for &h in &self.feet[side] {
@@ -264,42 +243,30 @@ impl CassieSim {
     }
 
     /// `[linear, angular]` world velocity of a foot's COM.
-    pub fn foot_velocity(&self, side: usize) -> (Vec3, Vec3) {
+    fn foot_velocity(&self, side: usize) -> (Vec3, Vec3) {
         let rb = &self.world.bodies[self.foot_bodies[side]];
         (rb.linvel(), rb.angvel())
     }
 
     /// World pose of the foot site (position, orientation; the site frame is the world frame
     /// at the reset pose).
-    pub fn foot_site(&self, side: usize) -> (Vec3, Quat) {
+    fn foot_site(&self, side: usize) -> (Vec3, Quat) {
         let rb = &self.world.bodies[self.foot_bodies[side]];
         (rb.position().transform_point(self.foot_site_local[side]), *rb.rotation())
     }
 
     /// Whether a knee-walking collider (a heel spring) touches anything.
-    pub fn knee_contact(&self) -> bool {
+    fn knee_contact(&self) -> bool {
         self.knee_walk.iter().any(|&h| {
             self.world.narrow_phase.contact_pairs_with(h).any(|pair| pair.has_any_active_contact())
         })
     }
 
-    /// Deepest penetration among the current contacts (m, ≥ 0).
-    pub fn max_penetration(&self) -> f32 {
-        let mut deepest = 0.0f32;
-        for pair in self.world.narrow_phase.contact_pairs() {
-            for manifold in pair.solver_manifolds() {
-                for point in &manifold.points {
-                    deepest = deepest.max(-point.dist);
-                }
-            }
-        }
-        deepest
-    }
-
     /// The robot's bodies (pelvis, then each leg's links from the hip out, left leg first)
     /// with their collision shapes in body frames, for pictures.
-    pub fn body_shapes(&self, desc: &Description) -> Vec<crate::envs::BodyShape> {
+    fn body_shapes(&self) -> Vec<crate::envs::BodyShape> {
         use crate::envs::Primitive;
+        let desc = &self.desc;
         let local =
             |p: [f32; 3], com: [f32; 3]| -> [f32; 3] { std::array::from_fn(|i| p[i] - com[i]) };
         let shapes =
@@ -331,25 +298,8 @@ impl CassieSim {
         out
     }
 
-    /// The bodies' handles in [`CassieSim::body_shapes`] order.
-    fn body_handles(&self) -> impl Iterator<Item = RigidBodyHandle> + '_ {
-        std::iter::once(self.base).chain(self.joints.iter().flatten().map(|slot| slot.child))
-    }
-
-    /// Whether each body touches anything (the ground, or the other leg) now, in
-    /// [`CassieSim::body_shapes`] order.
-    pub fn body_contacts(&self, out: &mut Vec<bool>) {
-        out.clear();
-        for h in self.body_handles() {
-            let touching = self.world.bodies[h].colliders().iter().any(|&c| {
-                self.world.narrow_phase.contact_pairs_with(c).any(|p| p.has_any_active_contact())
-            });
-            out.push(touching);
-        }
-    }
-
     /// Each body's world pose, in [`CassieSim::body_shapes`] order.
-    pub fn body_poses(&self, out: &mut Vec<crate::envs::BodyPose>) {
+    fn body_poses(&self, out: &mut Vec<crate::envs::BodyPose>) {
         out.clear();
         for h in self.body_handles() {
             let p = self.world.bodies[h].position();
@@ -360,24 +310,41 @@ impl CassieSim {
         }
     }
 
-    /// Every body's pose and velocity, flattened (for determinism and mirror tests).
-    /// Forward kinematics afresh before every substep (the vendored rapier skips it when its
-    /// inputs are unchanged). For the test that shows the skip changes nothing.
-    #[doc(hidden)]
-    pub fn set_fresh_kinematics(&mut self, on: bool) {
-        self.fresh_kinematics = on;
+    /// Whether each body touches anything (the ground, or the other leg) now, in
+    /// [`CassieSim::body_shapes`] order.
+    fn body_contacts(&self, out: &mut Vec<bool>) {
+        out.clear();
+        for h in self.body_handles() {
+            let touching = self.world.bodies[h].colliders().iter().any(|&c| {
+                self.world.narrow_phase.contact_pairs_with(c).any(|p| p.has_any_active_contact())
+            });
+            out.push(touching);
+        }
     }
 
-    pub fn body_states(&self) -> Vec<f32> {
-        let mut out = Vec::new();
-        for (_, rb) in self.world.bodies.iter() {
-            let p = rb.position();
-            out.extend(p.translation.to_array());
-            out.extend(p.rotation.to_array());
-            out.extend(rb.linvel().to_array());
-            out.extend(rb.angvel().to_array());
+    /// True motor angles (no encoder noise).
+    fn true_motor_positions(&self) -> [f32; N] {
+        let mb = self.multibody();
+        std::array::from_fn(|k| self.angle(mb, self.motors[k].side, self.motors[k].index))
+    }
+
+    /// True (knee, tarsus) angles of a leg, for the coupling check.
+    fn knee_tarsus(&self, side: usize) -> (f32, f32) {
+        let mb = self.multibody();
+        (self.angle(mb, side, 3), self.angle(mb, side, 4))
+    }
+
+    /// Deepest penetration among the current contacts (m, ≥ 0).
+    fn max_penetration(&self) -> f32 {
+        let mut deepest = 0.0f32;
+        for pair in self.world.narrow_phase.contact_pairs() {
+            for manifold in pair.solver_manifolds() {
+                for point in &manifold.points {
+                    deepest = deepest.max(-point.dist);
+                }
+            }
         }
-        out
+        deepest
     }
 }
 

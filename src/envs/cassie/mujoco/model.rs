@@ -1,0 +1,141 @@
+//! The lab's `cassie_fast.xml`, shipped unchanged under `assets/cassie-mujoco/` (MIT, its
+//! licence beside it), and the two changes gait makes to it when loading, each checked:
+//!
+//! 1. **Floor contacts for the pelvis and thighs.** `cassie_fast.xml` collides only through its
+//!    13 explicit `<pair>`s, none of them for the pelvis sphere or the thigh capsules, so a
+//!    fallen robot sinks through the floor (the facts sheet notes it). gait names those three
+//!    geoms and adds a floor pair for each, as the lab's full `cassie.xml` (where they collide
+//!    with the floor by contype) and gait's rapier model have. They touch nothing while the
+//!    robot stands or walks: the fall curve up to the tip is unchanged.
+//! 2. **Its `<size>` memory hints** (`nconmax`, and the `nuser_*` fields no code reads) are
+//!    left as they are: MuJoCo 3.17 still accepts them.
+//!
+//! Everything else (masses, inertias, joints, springs, damping, armature, the achilles and
+//! plantar loops, contact parameters, the Newton solver with 50 iterations, the Euler
+//! integrator) is the lab's. The timestep is set from gait's `sim_dt` (default: the file's own
+//! 0.5 ms).
+
+use mujoco_rs::prelude::*;
+
+use super::super::motor::N;
+use super::super::physics::{LEG_LINKS, PASSIVE};
+
+/// The lab's model, byte for byte.
+pub const CASSIE_FAST_XML: &str = include_str!("../../../../assets/cassie-mujoco/cassie_fast.xml");
+
+/// The load-time changes: (the text in the lab's file, what replaces it).
+const PATCHES: [(&str, &str); 4] = [
+    (
+        "<geom type='sphere' size='0.15' pos='0.02 0 0.02'/>",
+        "<geom name='pelvis' type='sphere' size='0.15' pos='0.02 0 0.02'/>",
+    ),
+    (
+        "<geom type='capsule' size='0.08' fromto='0 0 -0.04 0.12 0 -0.0355'/>",
+        "<geom name='left-thigh' type='capsule' size='0.08' fromto='0 0 -0.04 0.12 0 -0.0355'/>",
+    ),
+    (
+        "<geom type='capsule' size='0.08' fromto='0 0 0.04 0.12 0 0.0355'/>",
+        "<geom name='right-thigh' type='capsule' size='0.08' fromto='0 0 0.04 0.12 0 0.0355'/>",
+    ),
+    (
+        "<contact>",
+        "<contact>\n    <pair geom1=\"pelvis\" geom2=\"floor\"/>\n    \
+         <pair geom1=\"left-thigh\" geom2=\"floor\"/>\n    \
+         <pair geom1=\"right-thigh\" geom2=\"floor\"/>",
+    ),
+];
+
+/// The XML gait loads: [`CASSIE_FAST_XML`] with [`PATCHES`] applied, each exactly once.
+pub fn patched_xml() -> String {
+    let mut xml = CASSIE_FAST_XML.to_string();
+    for (from, to) in PATCHES {
+        assert_eq!(xml.matches(from).count(), 1, "cassie_fast.xml: '{from}' must occur once");
+        xml = xml.replacen(from, to, 1);
+    }
+    xml
+}
+
+/// The motors' joints in policy order.
+pub const MOTOR_JOINTS: [&str; N] = [
+    "left-hip-roll",
+    "left-hip-yaw",
+    "left-hip-pitch",
+    "left-knee",
+    "left-foot",
+    "right-hip-roll",
+    "right-hip-yaw",
+    "right-hip-pitch",
+    "right-knee",
+    "right-foot",
+];
+
+/// The observed passive joints: [L shin, L tarsus, R shin, R tarsus].
+pub const PASSIVE_JOINTS: [&str; PASSIVE] =
+    ["left-shin", "left-tarsus", "right-shin", "right-tarsus"];
+
+/// Per leg (left, right) and gait link (hip roll, hip yaw, thigh, shin, tarsus, foot): the lab
+/// bodies that link lumps together (`description.rs` derives gait's model the same way), and
+/// the joint whose damping the link's damping factor scales.
+pub fn lumped_bodies(side: usize) -> [(&'static [&'static str], &'static str); LEG_LINKS] {
+    if side == 0 {
+        [
+            (&["left-hip-roll"], "left-hip-roll"),
+            (&["left-hip-yaw"], "left-hip-yaw"),
+            (&["left-hip-pitch", "left-achilles-rod"], "left-hip-pitch"),
+            (&["left-knee", "left-knee-spring", "left-shin"], "left-knee"),
+            (
+                &["left-tarsus", "left-heel-spring", "left-foot-crank", "left-plantar-rod"],
+                "left-tarsus",
+            ),
+            (&["left-foot"], "left-foot"),
+        ]
+    } else {
+        [
+            (&["right-hip-roll"], "right-hip-roll"),
+            (&["right-hip-yaw"], "right-hip-yaw"),
+            (&["right-hip-pitch", "right-achilles-rod"], "right-hip-pitch"),
+            (&["right-knee", "right-knee-spring", "right-shin"], "right-knee"),
+            (
+                &["right-tarsus", "right-heel-spring", "right-foot-crank", "right-plantar-rod"],
+                "right-tarsus",
+            ),
+            (&["right-foot"], "right-foot"),
+        ]
+    }
+}
+
+/// The lab's reset pose (`mj_cassiesim.py`'s `reset_qpos`, 35 values): pelvis at (0, 0, 1.01),
+/// identity orientation, the nominal stance with its achilles-rod quaternions, springs at 0.
+pub const RESET_QPOS: [f64; 35] = [
+    0.0, 0.0, 1.01, 1.0, 0.0, 0.0, 0.0, //
+    0.0045, 0.0, 0.4973, 0.9785, -0.0164, 0.01787, -0.2049, //
+    -1.1997, 0.0, 1.4267, 0.0, -1.5244, 1.5244, -1.5968, //
+    -0.0045, 0.0, 0.4973, 0.9786, 0.00386, -0.01524, -0.2051, //
+    -1.1997, 0.0, 1.4267, 0.0, -1.5244, 1.5244, -1.5968,
+];
+
+/// Looks up a named object, with the name in the panic (the names are the lab's file's, which
+/// ships with gait: a miss is a bug, not an input error).
+pub fn id(model: &MjModel, kind: MjtObjBase, name: &str) -> usize {
+    model
+        .name_to_id(kind, name)
+        .unwrap_or_else(|| panic!("cassie_fast.xml has no {kind:?} named '{name}'"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_model_is_the_labs_file_unchanged() {
+        let shipped = include_bytes!("../../../../assets/cassie-mujoco/cassie_fast.xml");
+        assert_eq!(shipped.len(), 17346);
+        // A checksum of the lab's file (sha256 of shared/reference/cassie-mujoco/cassie_fast.xml).
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(shipped);
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, LAB_SHA256);
+    }
+
+    const LAB_SHA256: &str = "8a5b7da3f732950edad27112ebee408b48da5d52138080a19cdb77e0ca9e53ac";
+}

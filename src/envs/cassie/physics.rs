@@ -1,0 +1,195 @@
+//! The physics seam under the Cassie task: what the task reads from and does to a simulated
+//! Cassie, whatever simulates it.
+//!
+//! The task ([`super::env`]) computes the observation, the reference gait, the PD targets, the
+//! reward and the termination; a [`Physics`] runs the substeps, with the lab's PD and motor model
+//! ([`super::motor::Drive`], the same code for every backend) applied each substep. Two backends:
+//!
+//! * [`SimKind::Rapier`]: gait's own lumped 13-body rapier3d model ([`super::sim`]); its shin
+//!   and heel springs are rigid, so the shins read 0.
+//! * [`SimKind::Mujoco`]: MuJoCo 3.17 on the lab's own `cassie_fast.xml` ([`super::mujoco`]),
+//!   with its shin and heel springs and the closed achilles and plantar-rod loops.
+//!
+//! Conventions, the same on both: the world is z-up; the pelvis origin is the lab's `qpos[0:3]`
+//! (1.01 m high at reset); joint angles are absolute (the lab's `qpos`, right leg in the lab's
+//! sign convention); the order of motors is the policy's (left roll, yaw, pitch, knee, foot, then
+//! right); the passive joints are `[L shin, L tarsus, R shin, R tarsus]`.
+
+use clap::ValueEnum;
+use rapier3d::glamx::{Quat, Vec3};
+use serde::{Deserialize, Serialize};
+
+use super::motor::N;
+use crate::envs::{BodyPose, BodyShape};
+
+/// Links per leg in gait's description (hip roll, hip yaw, thigh, shin, tarsus, foot).
+pub const LEG_LINKS: usize = 6;
+/// Passive joints observed: [L shin, L tarsus, R shin, R tarsus].
+pub const PASSIVE: usize = 4;
+
+/// Which simulator runs Cassie (`--sim`, `[env.cassie] sim`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum SimKind {
+    /// gait's rapier3d model: a rigid lumped 13-body tree, the achilles loop as a joint coupling.
+    #[default]
+    Rapier,
+    /// MuJoCo 3.17 on the lab's `cassie_fast.xml` (springs and closed loops as the lab has them).
+    Mujoco,
+}
+
+impl SimKind {
+    /// The physics timestep (s) when none is set: 500 Hz on rapier (the walking default), the
+    /// lab's 2 kHz on MuJoCo (`cassie_fast.xml`'s own `timestep`).
+    pub fn default_dt(self) -> f64 {
+        match self {
+            SimKind::Rapier => 0.002,
+            SimKind::Mujoco => 0.0005,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SimKind::Rapier => "rapier",
+            SimKind::Mujoco => "mujoco",
+        }
+    }
+
+    /// A Cassie of this kind in its reset pose, nominal dynamics, heading 0.
+    pub fn build(self, dt: f64) -> Box<dyn Physics> {
+        match self {
+            SimKind::Rapier => Box::new(super::sim::CassieSim::new(
+                &super::description::Description::cassie(),
+                &Dynamics::default(),
+                dt as f32,
+                0.0,
+            )),
+            SimKind::Mujoco => Box::new(super::mujoco::MujocoCassie::new(dt)),
+        }
+    }
+}
+
+/// The physical parameters of one episode. [`Dynamics::default`] is the nominal robot;
+/// dynamics randomization draws other values. Per-body entries follow gait's lumped bodies
+/// (pelvis, then each leg's [`LEG_LINKS`] links); the MuJoCo backend applies each to the lab
+/// bodies that link lumps together.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dynamics {
+    /// Mass (and inertia) factor per body: pelvis, left links, right links.
+    pub mass_scale: [f32; 1 + 2 * LEG_LINKS],
+    /// COM offset per body (m), in the body's frame.
+    pub com_offset: [[f32; 3]; 1 + 2 * LEG_LINKS],
+    /// Damping factor per leg joint (left chain, then right), motor kd included.
+    pub damping_scale: [f32; 2 * LEG_LINKS],
+    /// Coulomb friction of every contact.
+    pub friction: f32,
+    /// Ground roll and pitch (rad).
+    pub slope: [f32; 2],
+    /// Time (s) between computing a torque and applying it. The lab's 6 cycles at 2 kHz are
+    /// 3 ms; it is a time, not a substep count, so that another physics rate keeps the same
+    /// delay ([`Dynamics::delay_substeps`] converts it).
+    pub delay: f32,
+    /// Fraction of the commanded torque that reaches the joint.
+    pub efficiency: f32,
+    /// Encoder offsets: measured = true − noise, for the 10 motors then the 4 passive joints.
+    /// The PD loop runs on the measured angles, as the robot's would.
+    pub encoder_noise: [f32; N + PASSIVE],
+}
+
+impl Default for Dynamics {
+    fn default() -> Self {
+        Self {
+            mass_scale: [1.0; 1 + 2 * LEG_LINKS],
+            com_offset: [[0.0; 3]; 1 + 2 * LEG_LINKS],
+            damping_scale: [1.0; 2 * LEG_LINKS],
+            friction: 1.0,
+            slope: [0.0; 2],
+            delay: 0.003,
+            efficiency: 1.0,
+            encoder_noise: [0.0; N + PASSIVE],
+        }
+    }
+}
+
+impl Dynamics {
+    /// The torque delay in whole substeps of `dt` (rounded): 6 at 2 kHz, 2 at 500 Hz.
+    pub fn delay_substeps(&self, dt: f32) -> usize {
+        (self.delay / dt).round().max(0.0) as usize
+    }
+}
+
+/// A simulated Cassie, as the task sees it. Implementations keep no per-step allocation.
+pub trait Physics: Send {
+    /// Which simulator this is.
+    fn kind(&self) -> SimKind;
+
+    /// Starts a new episode: the lab's reset pose yawed by `heading` about the vertical, at
+    /// rest, with `dynamics`; the torque delay ring cleared.
+    fn reset(&mut self, dynamics: &Dynamics, heading: f32);
+
+    /// Runs `substeps` physics steps holding the PD `targets` (absolute joint angles, policy
+    /// order), the PD and motor model applied every substep.
+    fn step(&mut self, targets: &[f32; N], substeps: usize);
+
+    /// Simulated time since the reset (s).
+    fn time(&self) -> f64;
+
+    /// World position of the pelvis origin (the lab's `qpos[0:3]`).
+    fn base_position(&self) -> Vec3;
+
+    fn base_rotation(&self) -> Quat;
+
+    /// World-frame linear velocity of the pelvis origin (the lab's `qvel[0:3]`).
+    fn base_linvel(&self) -> Vec3;
+
+    /// World-frame angular velocity of the pelvis.
+    fn base_angvel(&self) -> Vec3;
+
+    /// Pelvis acceleration over the last substep, MuJoCo's `objectAcceleration` convention:
+    /// `[angular (3), linear (3)]`, world frame, gravity included (reads +9.81 z at rest).
+    fn base_acceleration(&self) -> [f32; 6];
+
+    /// Motor angles as the encoders read them (true − noise), policy order.
+    fn motor_positions(&self, out: &mut [f32]);
+
+    fn motor_velocities(&self, out: &mut [f32]);
+
+    /// [L shin, L tarsus, R shin, R tarsus] angles as measured (true − noise).
+    fn passive_positions(&self, out: &mut [f32]);
+
+    fn passive_velocities(&self, out: &mut [f32]);
+
+    /// Joint-side torques applied during the last substep (after delay and efficiency).
+    fn applied_torques(&self) -> &[f32; N];
+
+    /// Sum of contact forces on a foot during the last substep (N, world frame, on the foot).
+    fn foot_force(&self, side: usize) -> Vec3;
+
+    /// `[linear, angular]` world velocity of a foot's COM.
+    fn foot_velocity(&self, side: usize) -> (Vec3, Vec3);
+
+    /// World pose of the foot site (the lab's `foot-mid`): position, and the foot's rotation
+    /// since the unyawed reset pose (identity there).
+    fn foot_site(&self, side: usize) -> (Vec3, Quat);
+
+    /// Whether a heel spring touches anything (knee walking).
+    fn knee_contact(&self) -> bool;
+
+    /// The drawable bodies with their shapes in body frames, for pictures.
+    fn body_shapes(&self) -> Vec<BodyShape>;
+
+    /// Each body's world pose, in [`Physics::body_shapes`] order (cleared first).
+    fn body_poses(&self, out: &mut Vec<BodyPose>);
+
+    /// Whether each body touches anything now, in [`Physics::body_shapes`] order.
+    fn body_contacts(&self, out: &mut Vec<bool>);
+
+    /// True motor angles (no encoder offsets), for physical checks.
+    fn true_motor_positions(&self) -> [f32; N];
+
+    /// True (knee, tarsus) angles of a leg, for the achilles-coupling check.
+    fn knee_tarsus(&self, side: usize) -> (f32, f32);
+
+    /// Deepest penetration among the current contacts (m, ≥ 0).
+    fn max_penetration(&self) -> f32;
+}
