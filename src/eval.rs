@@ -11,7 +11,8 @@ use tch::{Device, Tensor};
 use crate::algos::rollout::{Flow, Rollout};
 use crate::algos::seeding::{derive, stream};
 use crate::config::UsageError;
-use crate::envs::{self, CommandError};
+use crate::envs::cassie::SimKind;
+use crate::envs::{self, CommandError, EnvConfig};
 use crate::logging::{load_run, RunSummary};
 use crate::policies::{load_checkpoint, Actor};
 use crate::replay::{render_gif, write_page, Episode, Frame, GifStyle, Replay};
@@ -34,6 +35,55 @@ pub struct EvalOptions {
     pub gif: Option<PathBuf>,
     /// Write every episode as a self-contained 3D replay page here.
     pub record: Option<PathBuf>,
+    /// Another physics for a Cassie run than it trained on (the sim-to-sim check).
+    pub physics: PhysicsOverride,
+}
+
+/// `gait eval --sim/--sim-dt`: run a Cassie policy on another physics backend or timestep.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PhysicsOverride {
+    /// The backend; another one than the run's starts from that backend's default timestep.
+    pub sim: Option<SimKind>,
+    /// The timestep (s), already range-checked.
+    pub sim_dt: Option<f64>,
+}
+
+impl PhysicsOverride {
+    /// The run's env settings with the override applied, and a line saying what runs where
+    /// (None for a run that is not Cassie's and no override).
+    fn apply(&self, env: &str, config: &mut EnvConfig) -> Result<Option<String>, UsageError> {
+        if env != "cassie" {
+            return match (self.sim, self.sim_dt) {
+                (None, None) => Ok(None),
+                _ => Err(UsageError(format!(
+                    "--sim/--sim-dt: only Cassie has physics backends, the run is '{env}'"
+                ))),
+            };
+        }
+        let cassie = &mut config.cassie;
+        let trained = cassie.sim;
+        if let Some(sim) = self.sim.filter(|&s| s != trained) {
+            cassie.sim = sim;
+            cassie.sim_dt = None;
+        }
+        if let Some(dt) = self.sim_dt {
+            cassie.sim_dt = Some(dt);
+        }
+        let model = match cassie.sim {
+            SimKind::Rapier => "gait's rapier model",
+            SimKind::Mujoco => "MuJoCo on the lab's cassie_fast.xml",
+        };
+        let check = if cassie.sim == trained {
+            String::new()
+        } else {
+            format!("; trained on {}: a sim-to-sim check", trained.name())
+        };
+        Ok(Some(format!(
+            "physics: {} ({model}), dt {} s{check}",
+            cassie.sim.name(),
+            cassie.sim_dt()
+        )))
+    }
 }
 
 /// What `gait eval` measured.
@@ -61,7 +111,9 @@ impl EvalSummary {
 /// Runs the evaluation and prints one line per episode plus a summary.
 pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary> {
     let exp = load_run(&args.path, "--path")?;
-    let mut env = envs::make(&exp.config.run.env, &exp.config.env)?;
+    let mut env_config = exp.config.env.clone();
+    let physics = args.physics.apply(&exp.config.run.env, &mut env_config)?;
+    let mut env = envs::make(&exp.config.run.env, &env_config)?;
     if (env.observation_size(), env.action_size()) != (exp.net.obs_dim, exp.net.act_dim) {
         bail!(
             "--path {}: env '{}' now has obs {} / act {}, the run was trained with {} / {}",
@@ -143,6 +195,9 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         exp.config.run.env,
         args.episodes
     )?;
+    if let Some(line) = physics {
+        writeln!(out, "{line}")?;
+    }
     let mut summary = EvalSummary {
         checkpoint,
         returns: vec![],

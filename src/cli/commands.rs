@@ -4,11 +4,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::train::{typed_leaves, CassieFlags};
+use super::train::{sim_dt, typed_leaves, CassieFlags};
 use crate::bench::{BenchEnvOptions, BenchOptimizeOptions};
 use crate::config::checks::positive_usize;
 use crate::config::{TrainConfig, UsageError};
-use crate::eval::EvalOptions;
+use crate::envs::cassie::SimKind;
+use crate::eval::{EvalOptions, PhysicsOverride};
 use crate::plot::PlotOptions;
 use crate::policies::Arch;
 
@@ -40,6 +41,13 @@ pub struct EvalFlags {
     /// envs that can describe their bodies (Cassie).
     #[arg(long)]
     pub record: Option<PathBuf>,
+    /// Run a Cassie policy on this physics instead of the one it trained on: `--sim mujoco`
+    /// on a rapier-trained run is the sim-to-sim check on the lab's own model.
+    #[arg(long, value_enum, help_heading = "Physics (Cassie)")]
+    pub sim: Option<SimKind>,
+    /// Physics timestep (s) [default: the run's, or with another --sim that backend's default].
+    #[arg(long, value_parser = sim_dt, help_heading = "Physics (Cassie)")]
+    pub sim_dt: Option<f64>,
 }
 
 impl EvalFlags {
@@ -53,6 +61,7 @@ impl EvalFlags {
             seed: self.seed,
             gif: self.gif,
             record: self.record,
+            physics: PhysicsOverride { sim: self.sim, sim_dt: self.sim_dt },
         }
     }
 }

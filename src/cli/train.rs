@@ -14,7 +14,9 @@ use serde_json::Value;
 
 use crate::config::checks::{count, non_negative_f64, positive_f64, positive_usize, unit_interval};
 use crate::config::{presets, DeviceKind, Start, TrainConfig, TrainJob, UsageError, Weights};
-use crate::envs::cassie::{CassieConfig, CommandKind, ObsKind, ReferenceKind, RewardKind};
+use crate::envs::cassie::{
+    CassieConfig, CommandKind, ObsKind, ReferenceKind, RewardKind, SimKind,
+};
 use crate::policies::{Arch, Nonlinearity};
 
 fn policy_rate(s: &str) -> Result<f64, String> {
@@ -23,7 +25,7 @@ fn policy_rate(s: &str) -> Result<f64, String> {
         .and_then(CassieConfig::check_policy_rate)
 }
 
-fn sim_dt(s: &str) -> Result<f64, String> {
+pub(super) fn sim_dt(s: &str) -> Result<f64, String> {
     s.parse::<f64>()
         .map_err(|_| format!("'{s}' is not a number"))
         .and_then(CassieConfig::check_sim_dt)
@@ -185,10 +187,14 @@ pub struct TrainFlags {
 /// `[env.cassie]` as flags.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Args)]
 pub struct CassieFlags {
+    /// Physics: gait's rapier3d model, or MuJoCo on the lab's cassie_fast.xml.
+    #[arg(long, value_enum)]
+    pub sim: Option<SimKind>,
     /// Policy steps per second (Hz); physics substeps per step = round(sim rate / policy rate).
     #[arg(long, value_parser = policy_rate)]
     pub policy_rate: Option<f64>,
-    /// Physics timestep (s): 0.002 = 500 Hz (the walking default), 0.0005 = 2 kHz, the lab's.
+    /// Physics timestep (s) [default: 0.002 (500 Hz) on rapier, the lab's 0.0005 (2 kHz) on
+    /// mujoco].
     #[arg(long, value_parser = sim_dt)]
     pub sim_dt: Option<f64>,
     /// Reward function.

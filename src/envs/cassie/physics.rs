@@ -192,4 +192,9 @@ pub trait Physics: Send {
 
     /// Deepest penetration among the current contacts (m, ≥ 0).
     fn max_penetration(&self) -> f32;
+
+    /// A leg's [shin, heel-spring] deflections (rad), for models that have the springs.
+    fn spring_deflections(&self, _side: usize) -> Option<[f32; 2]> {
+        None
+    }
 }

@@ -18,6 +18,7 @@ fn commands_outside_the_limits_are_refused_and_change_nothing() {
 }
 
 use super::*;
+use crate::envs::cassie::SimKind;
 use crate::envs::MirrorIndices;
 
 fn env() -> CassieEnv {
@@ -56,6 +57,22 @@ fn mirrored_actions_from_a_mirrored_state_give_mirrored_observations() {
     }
 }
 
+/// The same check on the lab's MuJoCo model, at its 2 kHz and at 500 Hz, over the first
+/// 0.5 s: the lab's model is not exactly mirror-symmetric (its reset achilles-rod quaternions
+/// differ left to right in the third digit, and its pair list has right tarsus against left
+/// foot but not the mirrored pair), so after impacts the two runs part ways (0.75 rad/s by
+/// step 35). Measured over 25 steps: ≤ 6.0e-4 (positions) and 5.0e-3 rad/s (velocities) at
+/// both rates; a wrong mirror entry is off by tenths from the first step.
+#[test]
+fn mirrored_actions_give_mirrored_observations_on_mujoco() {
+    let walk = CassieConfig { sim: SimKind::Mujoco, ..CassieConfig::default() };
+    let walk_500 = CassieConfig { sim_dt: Some(0.002), ..walk.clone() };
+    for config in [walk, walk_500] {
+        mirror_check(config.clone());
+        mirror_check(CassieConfig { full_clock: true, ..config });
+    }
+}
+
 fn mirror_check(config: CassieConfig) {
     let (mut a, mut b) = (CassieEnv::new(config.clone()), CassieEnv::new(config.clone()));
     let (mo, ma): (MirrorIndices, MirrorIndices) =
@@ -80,8 +97,12 @@ fn mirror_check(config: CassieConfig) {
     let (mut act, mut mirrored_act) = ([0.0f32; N], [0.0f32; N]);
     let mut expected = vec![0.0f32; a.observation_size()];
     let (mut worst_pos, mut worst_vel) = (0.0f32, 0.0f32);
-    let (pos_tol, vel_tol) = if config.sim_dt() > 0.001 { (2.5e-3, 0.1) } else { (1e-3, 0.03) };
-    for step in 0..50 {
+    let (pos_tol, vel_tol, steps) = match (config.sim, config.sim_dt() > 0.001) {
+        (SimKind::Rapier, true) => (2.5e-3, 0.1, 50),
+        (SimKind::Rapier, false) => (1e-3, 0.03, 50),
+        (SimKind::Mujoco, _) => (1e-3, 0.02, 25),
+    };
+    for step in 0..steps {
         act.iter_mut().for_each(|x| *x = rng.gen_range(-0.2..0.2));
         ma.apply(&act, &mut mirrored_act);
         let oa = a.step(&act).obs.to_vec();
@@ -99,8 +120,8 @@ fn mirror_check(config: CassieConfig) {
         }
     }
     println!(
-        "dt {} full clock {}: mirror error over 50 steps: positions {worst_pos:.1e}, velocities {worst_vel:.1e}",
-        config.sim_dt(), config.full_clock
+        "{} dt {} full clock {}: mirror error over {steps} steps: positions {worst_pos:.1e}, velocities {worst_vel:.1e}",
+        config.sim.name(), config.sim_dt(), config.full_clock
     );
 }
 
@@ -118,8 +139,16 @@ fn older_run_files_load_as_the_reference_task() {
 
 #[test]
 fn same_seed_replays_bit_identically() {
+    for sim in [SimKind::Rapier, SimKind::Mujoco] {
+        let config = CassieConfig { sim, dynamics_randomization: true, ..CassieConfig::default() };
+        assert_eq!(replay(&config), replay(&config), "{sim:?}");
+    }
+}
+
+/// One seeded run's observations, rewards and resets, as bits.
+fn replay(config: &CassieConfig) -> Vec<u32> {
     let run = || {
-        let mut e = env();
+        let mut e = CassieEnv::new(config.clone());
         e.seed(3);
         let mut out: Vec<u32> = e.reset().iter().map(|x| x.to_bits()).collect();
         let mut rng = ChaCha8Rng::seed_from_u64(9);
@@ -134,7 +163,49 @@ fn same_seed_replays_bit_identically() {
         }
         out
     };
-    assert_eq!(run(), run());
+    run()
+}
+
+/// One joint state, both backends: the reset pose at a heading, with the same commands and
+/// clock, gives the same observation entry by entry (to 1e-5: the f64 MuJoCo state read as
+/// f32). Then the physics differs, within documented bounds.
+#[test]
+fn both_backends_observe_one_joint_state_alike() {
+    let observe = |sim| {
+        let mut e = CassieEnv::new(CassieConfig { sim, ..CassieConfig::default() });
+        e.set_command(&[0.7, 0.1, 0.2]).unwrap();
+        e.seed(4);
+        e.reset_with_heading(0.8).to_vec()
+    };
+    let (rapier, mujoco) = (observe(SimKind::Rapier), observe(SimKind::Mujoco));
+    assert_eq!(rapier.len(), mujoco.len());
+    for (i, (r, m)) in rapier.iter().zip(&mujoco).enumerate() {
+        assert!((r - m).abs() < 1e-5, "obs[{i}]: rapier {r}, mujoco {m}");
+    }
+    // Standing 0.1 s on zero actions, the two physics stay close (measured: joint angles
+    // within 0.024 rad, the knees; velocities within 0.36 rad/s, the tarsi), and only the
+    // lab's model reads its springs: its shins move (0.12 rad/s), rapier's read exactly 0.
+    let stand = |sim| {
+        let mut e = CassieEnv::new(CassieConfig { sim, ..CassieConfig::default() });
+        e.set_command(&[0.0, 0.0, 0.0]).unwrap();
+        e.seed(4);
+        e.reset_with_heading(0.8);
+        for _ in 0..4 {
+            e.step(&[0.0; N]);
+        }
+        e.step(&[0.0; N]).obs.to_vec()
+    };
+    let (rapier, mujoco) = (stand(SimKind::Rapier), stand(SimKind::Mujoco));
+    let shins = [27usize, 29, 31, 33];
+    for (i, (r, m)) in rapier.iter().zip(&mujoco).enumerate() {
+        if shins.contains(&i) {
+            assert_eq!(*r, 0.0, "rapier's shins are rigid");
+        } else {
+            let tol = if is_velocity(i) { 0.5 } else { 0.05 };
+            assert!((r - m).abs() < tol, "obs[{i}] standing: rapier {r}, mujoco {m}");
+        }
+    }
+    assert!(mujoco[31].abs() > 0.05 && mujoco[33].abs() > 0.05, "the lab's shin springs move");
 }
 
 /// The facts sheet's stress test: targets = neutral ± U(0.3) every policy step for 10 s,
@@ -143,11 +214,15 @@ fn same_seed_replays_bit_identically() {
 #[test]
 fn random_targets_for_ten_seconds_stay_physical() {
     let desc = Description::cassie();
-    let runs = tasks().into_iter().flat_map(|t| [(1, false, t.clone()), (2, true, t)]);
+    let mujoco = CassieConfig { sim: SimKind::Mujoco, ..CassieConfig::default() };
+    let runs = tasks()
+        .into_iter()
+        .chain([mujoco])
+        .flat_map(|t| [(1, false, t.clone()), (2, true, t)]);
     for (seed, dr, task) in runs {
         let dt = task.sim_dt();
         let walk = task.reward == RewardKind::Walk;
-        let mut e = CassieEnv::new(CassieConfig { dynamics_randomization: dr, ..task });
+        let mut e = CassieEnv::new(CassieConfig { dynamics_randomization: dr, ..task.clone() });
         e.seed(seed);
         e.reset();
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -178,13 +253,23 @@ fn random_targets_for_ten_seconds_stay_physical() {
                 let (knee, tarsus) = sim.knee_tarsus(side);
                 let reset = desc.legs[side][4].joint.reset;
                 let coupled = reset - 0.9889 * (knee - desc.legs[side][3].joint.reset);
-                worst_coupling = worst_coupling.max((tarsus - coupled).abs());
+                // The lab's loop passes through the shin and heel springs: their deflection
+                // moves the tarsus off the rigid coupling (0.11 rad under constant PD, with
+                // shin −0.033 and heel −0.046 rad). What is left unexplained is the error.
+                let springs = match sim.spring_deflections(side) {
+                    Some([shin, heel]) => 2.5 * (shin.abs() + heel.abs()),
+                    None => 0.0,
+                };
+                worst_coupling = worst_coupling.max((tarsus - coupled).abs() - springs);
             }
         }
-        println!("dt {dt} dr={dr}: penetration {deepest:.4} m, limit overshoot {worst_limit:.4} rad, coupling error {worst_coupling:.2e} rad");
+        println!("{} dt {dt} dr={dr}: penetration {deepest:.4} m, limit overshoot {worst_limit:.4} rad, coupling error {worst_coupling:.2e} rad", task.sim.name());
         assert!(deepest < 0.005, "penetration {deepest}");
         assert!(worst_limit < 0.02, "limit overshoot {worst_limit} rad");
-        assert!(worst_coupling < 1e-3, "tarsus coupling error {worst_coupling}");
+        // rapier: the coupling is a joint constraint (measured ≤ 6.6e-4); MuJoCo: a soft
+        // equality loop through springs, beyond what the springs explain ≤ 1.1e-2 measured.
+        let coupling_tol = if task.sim == SimKind::Mujoco { 0.02 } else { 1e-3 };
+        assert!(worst_coupling < coupling_tol, "tarsus coupling error {worst_coupling}");
     }
 }
 

@@ -388,6 +388,13 @@ impl Physics for MujocoCassie {
         self.data.contact().iter().map(|c| (-c.dist) as f32).fold(0.0, f32::max)
     }
 
+    fn spring_deflections(&self, side: usize) -> Option<[f32; 2]> {
+        let q = self.data.qpos();
+        let shin = self.passive[2 * side].qpos;
+        // The heel spring follows the tarsus in the lab's qpos layout.
+        Some([q[shin] as f32, q[self.passive[2 * side + 1].qpos + 1] as f32])
+    }
+
     fn true_motor_positions(&self) -> [f32; N] {
         let q = self.data.qpos();
         std::array::from_fn(|k| q[self.motors[k].qpos] as f32)
