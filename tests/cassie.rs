@@ -199,3 +199,78 @@ fn eval_renders_an_episode_as_a_gif() {
     assert!(stderr(&o).contains("env 'cartpole' cannot describe its bodies"), "{}", stderr(&o));
     assert!(!refused.exists());
 }
+
+/// `--sim mujoco` end to end: a short Cassie training on the lab's model, recorded as such,
+/// with the same `progress.csv` for 1 and 2 workers; its policy then runs on rapier, and
+/// `gait eval --sim mujoco` on the shipped rapier-trained policy says it is a sim-to-sim check.
+#[test]
+fn cassie_trains_on_mujoco_with_the_same_numbers_for_any_worker_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let logdir = dir.path().to_str().unwrap();
+    let train = |workers: &str, name: &str| {
+        let o = gait(&[
+            "train",
+            "ppo",
+            "--env",
+            "cassie",
+            "--sim",
+            "mujoco",
+            "--timesteps",
+            "2400",
+            "--num-steps",
+            "800",
+            "--traj-len",
+            "60",
+            "--prenormalize-steps",
+            "100",
+            "--batch-size",
+            "64",
+            "--eval-freq",
+            "3",
+            "--num-eval-eps",
+            "1",
+            "--seed",
+            "3",
+            "--workers",
+            workers,
+            "--run-name",
+            name,
+            "--logdir",
+            logdir,
+        ]);
+        assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+        let run = only_run(&dir.path().join("cassie").join(name));
+        let rows = std::fs::read_to_string(run.join("progress.csv")).unwrap();
+        (run, rows)
+    };
+    let (run, two) = train("2", "two");
+    let (_, one) = train("1", "one");
+    assert_eq!(two.lines().count(), 4, "{two}");
+    assert_eq!(one, two, "the worker count changed MuJoCo's numbers");
+    let experiment = std::fs::read_to_string(run.join("experiment.json")).unwrap();
+    assert!(experiment.contains("\"sim\": \"mujoco\""), "{experiment}");
+
+    let run = run.to_str().unwrap();
+    let o = gait(&["eval", "--path", run, "--episodes", "1", "--traj-len", "20", "--sim", "rapier"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("physics: rapier") && out.contains("trained on mujoco"), "{out}");
+
+    let o = gait(&[
+        "eval",
+        "--path",
+        "pretrained/cassie-walk",
+        "--sim",
+        "mujoco",
+        "--command",
+        "1,0,0",
+        "--episodes",
+        "1",
+        "--traj-len",
+        "50",
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("physics: mujoco (MuJoCo on the lab's cassie_fast.xml), dt 0.0005 s"), "{out}");
+    assert!(out.contains("trained on rapier: a sim-to-sim check"), "{out}");
+}
