@@ -89,6 +89,7 @@ pub fn net_spec(
         layers: net.layers.clone(),
         nonlinearity: net.nonlinearity,
         std,
+        obs_clip: (net.obs_clip > 0.0).then_some(net.obs_clip as f32),
     })
 }
 

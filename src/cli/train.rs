@@ -169,6 +169,9 @@ pub struct TrainFlags {
     /// saved and resumed with the weights, logged as Policy/Std.
     #[arg(long, help_heading = "Network")]
     pub learn_log_std: bool,
+    /// Clip normalized observations to ±N standard deviations (0: no clip) [default: 5].
+    #[arg(long, value_parser = non_negative_f64, help_heading = "Network")]
+    pub obs_clip: Option<f64>,
 
     /// Deterministic evaluation episodes per evaluating iteration (0: never evaluate).
     #[arg(long, help_heading = "Eval")]

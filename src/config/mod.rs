@@ -199,6 +199,11 @@ pub struct NetConfig {
     /// Learn one state-independent log-std per action, starting at `std` (or `std_array`).
     #[serde(default)]
     pub learn_log_std: bool,
+    /// Clip each normalized observation to ±`obs_clip` standard deviations (0: no clip), so one
+    /// input far outside the training distribution cannot drive the actions anywhere. 5 by
+    /// default (see `policies::normalizer`); runs from before the setting load without a clip.
+    #[serde(default)]
+    pub obs_clip: f64,
 }
 
 impl Default for NetConfig {
@@ -211,6 +216,7 @@ impl Default for NetConfig {
             std_array: None,
             learn_std: false,
             learn_log_std: false,
+            obs_clip: 5.0,
         }
     }
 }
@@ -352,7 +358,7 @@ impl TrainConfig {
             UsageError(format!("--{} {v}: not {}", key.replace('_', "-"), range.phrase()))
         };
         let (s, p, n, e, r) = (&self.sampler, &self.ppo, &self.net, &self.eval, &self.run);
-        let checks: [(&str, f64, Range); 22] = [
+        let checks: [(&str, f64, Range); 23] = [
             ("timesteps", r.timesteps as f64, Range::Count),
             ("backprop_workers", r.backprop_workers as f64, Range::Count),
             ("num_steps", s.num_steps as f64, Range::Count),
@@ -372,6 +378,7 @@ impl TrainConfig {
             ("mirror", p.mirror, Range::NonNegative),
             ("prenormalize_steps", p.prenormalize_steps as f64, Range::Count),
             ("std", n.std, Range::Positive),
+            ("obs_clip", n.obs_clip, Range::NonNegative),
             ("eval_freq", e.eval_freq as f64, Range::Count),
             ("min_eplen_ratio_eval", e.min_eplen_ratio_eval, Range::Unit),
             ("num_eval_eps", e.num_eval_eps as f64, Range::Natural),

@@ -43,7 +43,7 @@ impl Actor {
     pub fn new(spec: &NetSpec, device: Device) -> Self {
         let vs = nn::VarStore::new(device);
         let root = vs.root();
-        let norm = Normalizer::new(&root, spec.obs_dim);
+        let norm = Normalizer::new(&root, spec.obs_dim, spec.obs_clip);
         let base = Base::new(&root, spec, spec.nonlinearity);
         let latent = spec.layers.last().copied().unwrap_or(spec.obs_dim);
         let means = linear(&root / "means", latent, spec.act_dim);
@@ -130,7 +130,7 @@ impl Actor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policies::Nonlinearity;
+    use crate::policies::{Nonlinearity, RunningStats};
 
     fn spec(std: StdSpec) -> NetSpec {
         NetSpec { nonlinearity: Nonlinearity::Tanh, std, ..NetSpec::ff(3, 2, &[8]) }
@@ -157,5 +157,35 @@ mod tests {
         std.sum(tch::Kind::Float).backward();
         let grad = actor.var_store().variables()["log_std"].grad();
         assert!(grad.abs().sum(tch::Kind::Float).double_value(&[]) > 0.0);
+    }
+
+    /// An input whose training distribution was constant (its std floored at 1e-3), read far
+    /// out of it, as the lab model's shin springs are by a rigid-model policy: with the clip
+    /// the action is exactly the action at +5σ, however wild the reading; without it the
+    /// action runs away with the input.
+    #[test]
+    fn an_out_of_distribution_input_cannot_drive_the_action_past_the_clip() {
+        let unclipped = NetSpec::ff(3, 2, &[8]); // ReLU: nothing saturates
+        let clipped = NetSpec { obs_clip: Some(5.0), ..unclipped.clone() };
+        let stats = RunningStats {
+            mean: vec![0.0, 1.0, -2.0],
+            var: vec![1.0, 0.0, 4.0],
+            count: 100.0,
+        };
+        let mean_of = |s: &NetSpec, shin: f32| {
+            tch::manual_seed(3);
+            let mut actor = Actor::new(s, Device::Cpu);
+            actor.normalizer_mut().set_stats(&stats).unwrap();
+            let (mean, _) = actor.distribution(&Tensor::from_slice(&[0.3f32, shin, -1.0]));
+            Vec::<f32>::try_from(mean).unwrap()
+        };
+        let at_clip = mean_of(&clipped, 1.0051); // input 1 was always 1.0: std 1e-3, 5.1σ
+        for wild in [1.09f32, 40.0, 1e6, f32::MAX] {
+            assert_eq!(mean_of(&clipped, wild), at_clip, "reading {wild}");
+        }
+        assert!(at_clip.iter().all(|a| a.is_finite() && a.abs() < 10.0), "{at_clip:?}");
+        let runaway = mean_of(&unclipped, 1e6);
+        let worst = runaway.iter().map(|a| a.abs()).fold(0.0, f32::max);
+        assert!(worst > 1e3, "without the clip the action follows the input: {runaway:?}");
     }
 }

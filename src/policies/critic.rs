@@ -18,7 +18,7 @@ impl Critic {
     pub fn new(spec: &NetSpec, device: Device) -> Self {
         let vs = nn::VarStore::new(device);
         let root = vs.root();
-        let norm = Normalizer::new(&root, spec.obs_dim);
+        let norm = Normalizer::new(&root, spec.obs_dim, spec.obs_clip);
         let base = Base::new(&root, spec, Nonlinearity::Relu);
         let latent = spec.layers.last().copied().unwrap_or(spec.obs_dim);
         let last = linear(&root / "critic_last_layer", latent, 1);

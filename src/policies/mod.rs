@@ -31,6 +31,10 @@ pub struct NetSpec {
     /// Hidden activation of the actor (the critic always uses ReLU, as the reference does).
     pub nonlinearity: Nonlinearity,
     pub std: StdSpec,
+    /// Normalized observations are clipped to ±this (None: not clipped; runs from before the
+    /// clip load as None).
+    #[serde(default)]
+    pub obs_clip: Option<f32>,
 }
 
 impl NetSpec {
@@ -44,6 +48,7 @@ impl NetSpec {
             layers: layers.to_vec(),
             nonlinearity: Nonlinearity::Relu,
             std: StdSpec::Fixed(vec![0.13; act_dim]),
+            obs_clip: None,
         }
     }
 

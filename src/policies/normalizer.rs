@@ -7,6 +7,14 @@
 //! Here the statistics are textbook: after `k` samples, `mean` and `var` are exactly the batch
 //! mean and (population) variance. With no samples the normalizer is the identity.
 //! `std` is floored at [`STD_FLOOR`] so constant inputs (e.g. a zero command) do not blow up.
+//!
+//! **Clipping.** With a clip `c` the normalized input is clamped to `[−c, c]` (rsl_rl and
+//! Isaac Lab clip too, at 100 by default). gait's default is 5 (`--obs-clip`): an input whose
+//! training distribution was (near) constant has a floored std, so a real reading of it
+//! elsewhere arrives at thousands of σ (the lab model's shin spring read at up to 89 σ, its
+//! speed at 3800 σ, and drove the actions to 30-200 rad); at 5 σ it cannot push the first
+//! layer further than any ordinary 5 σ excursion, which for a Gaussian input is one reading in
+//! 1.7 million.
 
 use anyhow::{ensure, Result};
 use tch::{nn, Kind, Tensor};
@@ -69,21 +77,26 @@ pub struct Normalizer {
     mean: Tensor,
     std: Tensor,
     count: Tensor,
+    clip: Option<f64>,
 }
 
 impl Normalizer {
-    pub fn new(path: &nn::Path, dim: usize) -> Self {
+    pub fn new(path: &nn::Path, dim: usize, clip: Option<f32>) -> Self {
         let p = path.sub("obs_norm");
         let dim = dim as i64;
         let mean = p.zeros_no_train("mean", &[dim]);
         let std = p.ones_no_train("std", &[dim]);
         let count = p.add("count", Tensor::zeros([1], (Kind::Double, p.device())), false);
-        Self { mean, std, count }
+        Self { mean, std, count, clip: clip.map(f64::from) }
     }
 
-    /// `(x - mean) / std`, broadcasting over leading dims.
+    /// `(x - mean) / std`, clamped to ±clip when there is one; broadcasts over leading dims.
     pub fn forward(&self, x: &Tensor) -> Tensor {
-        (x - &self.mean) / &self.std
+        let z = (x - &self.mean) / &self.std;
+        match self.clip {
+            Some(c) => z.clamp(-c, c),
+            None => z,
+        }
     }
 
     pub fn stats(&self) -> RunningStats {
@@ -152,7 +165,7 @@ mod tests {
     #[test]
     fn normalizer_is_identity_until_updated_then_standardizes() {
         let vs = nn::VarStore::new(tch::Device::Cpu);
-        let mut norm = Normalizer::new(&vs.root(), 2);
+        let mut norm = Normalizer::new(&vs.root(), 2, None);
         let x = Tensor::from_slice(&[3.0f32, -4.0]);
         assert_eq!(Vec::<f32>::try_from(norm.forward(&x)).unwrap(), vec![3.0, -4.0]);
         let mut stats = RunningStats::new(2);
