@@ -37,6 +37,8 @@ pub struct EvalOptions {
     pub record: Option<PathBuf>,
     /// Another physics for a Cassie run than it trained on (the sim-to-sim check).
     pub physics: PhysicsOverride,
+    /// Pushes of exactly this speed change (m/s) every 2-5 s.
+    pub push: Option<f32>,
 }
 
 /// `gait eval --sim/--sim-dt`: run a Cassie policy on another physics backend or timestep.
@@ -140,6 +142,14 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
             e => UsageError(format!("--command: {e}")),
         })?;
     }
+    if let Some(speed) = args.push {
+        env.set_push(speed).map_err(|e| match e {
+            CommandError::Unsupported => {
+                UsageError(format!("--push: env '{}' cannot be pushed", exp.config.run.env))
+            }
+            e => UsageError(format!("--push: {e}")),
+        })?;
+    }
     // Pictures: checked before anything runs.
     let pictures: Vec<(&str, &PathBuf)> = [("--gif", &args.gif), ("--record", &args.record)]
         .into_iter()
@@ -197,6 +207,9 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
     )?;
     if let Some(line) = physics {
         writeln!(out, "{line}")?;
+    }
+    if let Some(speed) = args.push.filter(|&v| v > 0.0) {
+        writeln!(out, "pushes: {speed} m/s every 2-5 s, in a random horizontal direction")?;
     }
     let mut summary = EvalSummary {
         checkpoint,

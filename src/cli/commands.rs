@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::train::{sim_dt, typed_leaves, CassieFlags};
+use super::train::{push, sim_dt, typed_leaves, CassieFlags};
 use crate::bench::{BenchEnvOptions, BenchOptimizeOptions};
 use crate::config::checks::positive_usize;
 use crate::config::{TrainConfig, UsageError};
@@ -41,6 +41,10 @@ pub struct EvalFlags {
     /// envs that can describe their bodies (Cassie).
     #[arg(long)]
     pub record: Option<PathBuf>,
+    /// Push the robot every 2-5 s, in a random horizontal direction, by exactly this speed
+    /// change (m/s; an impulse of 33.3 kg times it), to measure robustness (Cassie).
+    #[arg(long, value_parser = push)]
+    pub push: Option<f64>,
     /// Run a Cassie policy on this physics instead of the one it trained on: `--sim mujoco`
     /// on a rapier-trained run is the sim-to-sim check on the lab's own model.
     #[arg(long, value_enum, help_heading = "Physics (Cassie)")]
@@ -62,6 +66,7 @@ impl EvalFlags {
             gif: self.gif,
             record: self.record,
             physics: PhysicsOverride { sim: self.sim, sim_dt: self.sim_dt },
+            push: self.push.map(|v| v as f32),
         }
     }
 }

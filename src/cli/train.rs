@@ -25,6 +25,10 @@ fn policy_rate(s: &str) -> Result<f64, String> {
         .and_then(CassieConfig::check_policy_rate)
 }
 
+pub(super) fn push(s: &str) -> Result<f64, String> {
+    s.parse::<f64>().map_err(|_| format!("'{s}' is not a number")).and_then(CassieConfig::check_push)
+}
+
 pub(super) fn sim_dt(s: &str) -> Result<f64, String> {
     s.parse::<f64>()
         .map_err(|_| format!("'{s}' is not a number"))
@@ -222,6 +226,9 @@ pub struct CassieFlags {
     /// offsets, torque delay and efficiency) and jitter the policy rate by 0-5 Hz per step.
     #[arg(long)]
     pub dynamics_randomization: bool,
+    /// Push the pelvis every 2-5 s by a speed change of up to this (m/s; 0: no pushes).
+    #[arg(long, value_parser = push)]
+    pub push: Option<f64>,
 }
 
 /// The `(leaf, value)` pairs a serialized flag struct sets: present options and `true` switches.

@@ -70,6 +70,12 @@ pub trait Env: Send {
     /// Returns to drawing commands from the env's own distribution (undoes
     /// [`Env::set_command`]).
     fn clear_command(&mut self) {}
+    /// Pushes of exactly `speed` (m/s of speed change for the whole robot, in a random
+    /// horizontal direction) at the env's push times, for `gait eval --push`; 0 turns pushes
+    /// off. Refused by envs that cannot be pushed.
+    fn set_push(&mut self, _speed: f32) -> Result<(), CommandError> {
+        Err(CommandError::Unsupported)
+    }
     /// Fixed commands the training-time evaluation cycles through (eval episode `i` runs
     /// command `i % n`), so that its speed metrics compare across iterations. Empty: the
     /// env's own draws.

@@ -54,8 +54,14 @@ pub struct CassieConfig {
     /// Randomize the gait (swing ratio, cycle time, period shifts) with every new command.
     pub full_gait: bool,
     /// Randomize dynamics at every reset (damping, masses, COMs, friction, slope, encoder
-    /// offsets, torque delay and efficiency) and jitter the policy rate by 0-5 Hz per step.
+    /// offsets, torque delay and efficiency, spring stiffness) and jitter the policy rate by
+    /// 0-5 Hz per step.
     pub dynamics_randomization: bool,
+    /// Push the pelvis every 2-5 s, in a random horizontal direction, by a speed change of
+    /// U(0, push) m/s for the whole robot (an impulse of 33.3 kg · that, held for one policy
+    /// step); 0: no pushes.
+    #[serde(default)]
+    pub push: f64,
 }
 
 fn legacy_reference() -> ReferenceKind {
@@ -83,6 +89,7 @@ impl Default for CassieConfig {
             full_clock: false,
             full_gait: false,
             dynamics_randomization: false,
+            push: 0.0,
         }
     }
 }
@@ -121,8 +128,19 @@ impl CassieConfig {
         }
     }
 
-    /// The range checks of [`Self::check_policy_rate`] and [`Self::check_sim_dt`].
+    /// `push` in [0, 5] m/s (5 m/s is a blow no robot of this size stands).
+    pub fn check_push(v: f64) -> Result<f64, String> {
+        if v.is_finite() && (0.0..=5.0).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!("'{v}' is not a push speed in [0, 5] m/s"))
+        }
+    }
+
+    /// The range checks of [`Self::check_policy_rate`], [`Self::check_sim_dt`] and
+    /// [`Self::check_push`].
     pub fn validate(&self) -> Result<(), String> {
+        Self::check_push(self.push).map_err(|e| format!("--push: {e}"))?;
         Self::check_policy_rate(self.policy_rate).map_err(|e| format!("--policy-rate: {e}"))?;
         if let Some(dt) = self.sim_dt {
             Self::check_sim_dt(dt).map_err(|e| format!("--sim-dt: {e}"))?;

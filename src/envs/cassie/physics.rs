@@ -94,6 +94,8 @@ pub struct Dynamics {
     /// Encoder offsets: measured = true − noise, for the 10 motors then the 4 passive joints.
     /// The PD loop runs on the measured angles, as the robot's would.
     pub encoder_noise: [f32; N + PASSIVE],
+    /// Stiffness factor of the shin and heel springs (models that have them: MuJoCo's).
+    pub spring_scale: f32,
 }
 
 impl Default for Dynamics {
@@ -107,6 +109,7 @@ impl Default for Dynamics {
             delay: 0.003,
             efficiency: 1.0,
             encoder_noise: [0.0; N + PASSIVE],
+            spring_scale: 1.0,
         }
     }
 }
@@ -130,6 +133,10 @@ pub trait Physics: Send {
     /// Runs `substeps` physics steps holding the PD `targets` (absolute joint angles, policy
     /// order), the PD and motor model applied every substep.
     fn step(&mut self, targets: &[f32; N], substeps: usize);
+
+    /// A world-frame force (N) on the pelvis COM, applied every substep from now until it is
+    /// set again (zero: none; a reset clears it). Pushes are impulses held this way.
+    fn set_push(&mut self, force: Vec3);
 
     /// Simulated time since the reset (s).
     fn time(&self) -> f64;

@@ -34,6 +34,12 @@ const COMMAND_LIMITS: [(&str, f32, &str); 3] =
     [("x", 4.0, "m/s"), ("y", 2.0, "m/s"), ("turn", std::f32::consts::PI, "rad/s")];
 
 const MIN_HEIGHT: f32 = 0.65;
+
+/// The lab model's total mass (kg): a push of speed change `v` is an impulse of `ROBOT_MASS·v`.
+const ROBOT_MASS: f32 = 33.312;
+
+/// Seconds between pushes: U(2, 5).
+const PUSH_EVERY: std::ops::Range<f64> = 2.0..5.0;
 const MAX_TILT: f32 = 20.0 * std::f32::consts::PI / 180.0;
 
 pub struct CassieEnv {
@@ -53,6 +59,11 @@ pub struct CassieEnv {
     /// This step's reference-gait offsets (zero with `--reference none`).
     reference: [f32; N],
     obs: Vec<f32>,
+    /// `gait eval --push`: every push exactly this speed change (m/s).
+    fixed_push: Option<f32>,
+    /// The policy step of the next push, and whether the last step pushed.
+    next_push: u32,
+    pushing: bool,
     terms: Vec<RewardTerm>,
     metrics: [RewardTerm; 3],
 }
@@ -80,6 +91,9 @@ impl CassieEnv {
             last_action: None,
             reference: [0.0; N],
             obs: vec![0.0; obs_len],
+            fixed_push: None,
+            next_push: u32::MAX,
+            pushing: false,
             terms: Vec::with_capacity(16),
             metrics: [("forward_speed", 0.0), ("lateral_speed", 0.0), ("pelvis_height", 0.0)],
         }
@@ -148,7 +162,43 @@ impl CassieEnv {
         for n in &mut d.encoder_noise {
             *n = rng.gen_range(-0.05..0.05);
         }
+        d.spring_scale = 1.0 + rng.gen_range(-0.2..0.2);
         d
+    }
+
+    /// The push speed (m/s) in force: `gait eval --push`'s, else the config's.
+    fn push_speed(&self) -> f32 {
+        self.fixed_push.unwrap_or(self.config.push as f32)
+    }
+
+    /// The policy step of the next push after `now` (none without pushes).
+    fn schedule_push(&mut self, now: u32) {
+        self.next_push = if self.push_speed() > 0.0 {
+            now + (self.rng.gen_range(PUSH_EVERY) * self.config.policy_rate).round() as u32
+        } else {
+            u32::MAX
+        };
+    }
+
+    /// Starts or ends a push before a policy step of `duration` seconds: a push is the
+    /// impulse `ROBOT_MASS · v` in a random horizontal direction, held for that one step.
+    fn update_push(&mut self, duration: f32) {
+        if self.pushing {
+            self.sim.set_push(rapier3d::glamx::Vec3::ZERO);
+            self.pushing = false;
+        }
+        if self.steps == self.next_push {
+            let speed = match self.fixed_push {
+                Some(v) => v,
+                None => self.rng.gen_range(0.0..=self.config.push as f32),
+            };
+            let angle = self.rng.gen_range(0.0..std::f32::consts::TAU);
+            let force = ROBOT_MASS * speed / duration;
+            let (s, c) = angle.sin_cos();
+            self.sim.set_push(rapier3d::glamx::Vec3::new(c * force, s * force, 0.0));
+            self.pushing = true;
+            self.schedule_push(self.steps);
+        }
     }
 
     fn new_command(&mut self) {
@@ -203,6 +253,8 @@ impl CassieEnv {
         self.heading = heading;
         self.sim.reset(&dynamics, heading as f32);
         self.steps = 0;
+        self.pushing = false;
+        self.schedule_push(0);
         self.last_action = None;
         self.write_obs();
     }
@@ -343,7 +395,9 @@ impl Env for CassieEnv {
             self.config.policy_rate
         };
         self.heading += self.command.turn / self.config.policy_rate;
-        self.sim.step(&targets, self.config.substeps(rate));
+        let substeps = self.config.substeps(rate);
+        self.update_push((substeps as f64 * self.config.sim_dt()) as f32);
+        self.sim.step(&targets, substeps);
         let mut reward = self.reward(&a);
         let done = self.done(reward);
         if done {
@@ -391,6 +445,20 @@ impl Env for CassieEnv {
 
     fn clear_command(&mut self) {
         self.fixed_command = None;
+    }
+
+    fn set_push(&mut self, speed: f32) -> Result<(), CommandError> {
+        if !speed.is_finite() || !(0.0..=5.0).contains(&speed) {
+            return Err(CommandError::OutOfRange {
+                name: "push",
+                value: speed,
+                min: 0.0,
+                max: 5.0,
+                unit: "m/s",
+            });
+        }
+        self.fixed_push = Some(speed);
+        Ok(())
     }
 
     /// 1.0 and 0.5 m/s straight ahead and standing: the speeds `gait eval` is judged at.

@@ -317,3 +317,44 @@ fn a_standing_command_leaves_the_stance_to_the_policy() {
     }
     assert!(moved > 0.4, "walking command folds the swing knee: {moved}");
 }
+
+/// `--push`: pushes come every 2-5 s (100-250 policy steps at 50 Hz), each an impulse of
+/// 33.3 kg · v in a horizontal direction held for one step, on both backends; the pelvis takes
+/// a speed change of about v, and without pushes nothing is pushed.
+#[test]
+fn pushes_come_every_two_to_five_seconds_and_move_the_robot() {
+    for sim in [SimKind::Rapier, SimKind::Mujoco] {
+        let mut e = CassieEnv::new(CassieConfig { sim, ..CassieConfig::default() });
+        e.set_command(&[0.0, 0.0, 0.0]).unwrap();
+        e.set_push(1.0).unwrap();
+        e.seed(2);
+        e.reset_with_heading(0.0);
+        let (mut pushes, mut gains) = (Vec::new(), Vec::new());
+        for step in 0..400u32 {
+            let before = e.sim().base_linvel();
+            e.step(&[0.0; N]);
+            if e.pushing {
+                pushes.push(step);
+                let dv = e.sim().base_linvel() - before;
+                gains.push((dv.x * dv.x + dv.y * dv.y).sqrt());
+            }
+        }
+        println!("{sim:?}: pushes at {pushes:?}, pelvis speed change {gains:?}");
+        assert!(pushes.len() >= 2, "{sim:?}: {pushes:?}");
+        assert!((100..=250).contains(&(pushes[0] + 1)), "{sim:?}: first push at {pushes:?}");
+        for w in pushes.windows(2) {
+            assert!((100..=250).contains(&(w[1] - w[0])), "{sim:?}: pushes at {pushes:?}");
+        }
+        for g in gains {
+            // Measured: 1.00 and 0.97 m/s (rapier), 1.17 and 1.14 m/s (MuJoCo).
+            assert!((0.8..1.4).contains(&g), "{sim:?}: a 1 m/s push changed the pelvis by {g}");
+        }
+    }
+    let mut quiet = env();
+    quiet.seed(2);
+    quiet.reset();
+    for _ in 0..300 {
+        quiet.step(&[0.0; N]);
+        assert!(!quiet.pushing, "no pushes without --push");
+    }
+}

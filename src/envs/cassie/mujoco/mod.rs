@@ -38,6 +38,7 @@ struct Nominal {
     body_inertia: Vec<[f64; 3]>,
     body_ipos: Vec<[f64; 3]>,
     dof_damping: Vec<f64>,
+    jnt_stiffness: Vec<f64>,
     pair_friction: Vec<[f64; 5]>,
     floor_quat: [f64; 4],
 }
@@ -57,6 +58,9 @@ pub struct MujocoCassie {
     lumps: Vec<(Vec<usize>, Option<usize>)>,
     /// Motor kd per motor dof (the lab writes kd into `dof_damping`).
     kd: [f64; N],
+    /// The shin and heel-spring joints, whose stiffness `spring_scale` scales.
+    springs: Vec<usize>,
+    pelvis: usize,
     floor: usize,
     feet: [usize; 2],
     foot_bodies: [usize; 2],
@@ -119,6 +123,7 @@ impl MujocoCassie {
             body_inertia: m.body_inertia().to_vec(),
             body_ipos: m.body_ipos().to_vec(),
             dof_damping: m.dof_damping().to_vec(),
+            jnt_stiffness: m.jnt_stiffness().to_vec(),
             pair_friction: m.pair_friction().to_vec(),
             floor_quat: m.geom_quat()[floor],
         };
@@ -135,6 +140,10 @@ impl MujocoCassie {
             model::id(m, MjtObjBase::mjOBJ_SITE, "right-foot-mid"),
         ];
         let heel_springs = [geom("left-heel-spring"), geom("right-heel-spring")];
+        let springs = ["left-shin", "left-heel-spring", "right-shin", "right-heel-spring"]
+            .map(|j| model::id(m, MjtObjBase::mjOBJ_JOINT, j))
+            .to_vec();
+        let pelvis = body("cassie-pelvis");
         let mut sim = Self {
             data: MjData::new(Box::new(model)),
             nominal,
@@ -145,6 +154,8 @@ impl MujocoCassie {
             drive: Drive::new(motor_models, &Dynamics::default(), dt as f32),
             lumps,
             kd,
+            springs,
+            pelvis,
             floor,
             feet,
             foot_bodies,
@@ -183,6 +194,9 @@ impl MujocoCassie {
                 };
                 model.dof_damping_mut()[dof] = base * scale;
             }
+        }
+        for &j in &self.springs {
+            model.jnt_stiffness_mut()[j] = nominal.jnt_stiffness[j] * d.spring_scale as f64;
         }
         for (p, nominal) in nominal.pair_friction.iter().enumerate() {
             let mut f = *nominal;
@@ -246,6 +260,11 @@ impl Physics for MujocoCassie {
             self.data.step();
             self.substeps += 1;
         }
+    }
+
+    fn set_push(&mut self, force: Vec3) {
+        let f = [force.x as f64, force.y as f64, force.z as f64, 0.0, 0.0, 0.0];
+        self.data.xfrc_applied_mut()[self.pelvis] = f;
     }
 
     fn time(&self) -> f64 {

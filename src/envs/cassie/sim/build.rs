@@ -213,6 +213,7 @@ impl CassieSim {
             foot_site_local: foot_site_local.try_into().expect("two legs"),
             knee_walk: knee_walk.try_into().expect("one heel spring per leg"),
             drive,
+            push: Vec3::ZERO,
             base_vel_before: (Vec3::ZERO, Vec3::ZERO),
             substeps: 0,
             fresh_kinematics: false,

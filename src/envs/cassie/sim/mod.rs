@@ -55,6 +55,8 @@ pub struct CassieSim {
     foot_site_local: [Vec3; 2],
     knee_walk: [ColliderHandle; 2],
     drive: Drive,
+    /// The push force on the pelvis (N, world frame), re-applied every substep.
+    push: Vec3,
     base_vel_before: (Vec3, Vec3),
     substeps: u64,
     /// Tests only: run forward kinematics afresh before every substep (see
@@ -96,6 +98,9 @@ impl CassieSim {
                 child.add_torque(axis * tau, false);
                 self.world.bodies[slot.parent].add_torque(-axis * tau, false);
             }
+            if self.push != Vec3::ZERO {
+                self.world.bodies[self.base].add_force(self.push, true);
+            }
             let base = &self.world.bodies[self.base];
             self.base_vel_before = (base.linvel(), base.angvel());
             if self.fresh_kinematics {
@@ -111,6 +116,9 @@ impl CassieSim {
                 }
             }
             self.world.bodies[self.base].reset_torques(false);
+            if self.push != Vec3::ZERO {
+                self.world.bodies[self.base].reset_forces(false);
+            }
             self.substeps += 1;
         }
     }
@@ -155,6 +163,10 @@ impl Physics for CassieSim {
 
     fn step(&mut self, targets: &[f32; N], substeps: usize) {
         CassieSim::step(self, targets, substeps)
+    }
+
+    fn set_push(&mut self, force: Vec3) {
+        self.push = force;
     }
 
     /// Simulated time since the build (s).
