@@ -74,6 +74,7 @@ impl PhysicsOverride {
         let model = match cassie.sim {
             SimKind::Rapier => "gait's rapier model",
             SimKind::Mujoco => "MuJoCo on the lab's cassie_fast.xml",
+            SimKind::Mixed => "each episode on rapier or MuJoCo, drawn at random",
         };
         let check = if cassie.sim == trained {
             String::new()

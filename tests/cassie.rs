@@ -251,7 +251,8 @@ fn cassie_trains_on_mujoco_with_the_same_numbers_for_any_worker_count() {
     assert!(experiment.contains("\"sim\": \"mujoco\""), "{experiment}");
 
     let run = run.to_str().unwrap();
-    let o = gait(&["eval", "--path", run, "--episodes", "1", "--traj-len", "20", "--sim", "rapier"]);
+    let o =
+        gait(&["eval", "--path", run, "--episodes", "1", "--traj-len", "20", "--sim", "rapier"]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("physics: rapier") && out.contains("trained on mujoco"), "{out}");
@@ -271,6 +272,9 @@ fn cassie_trains_on_mujoco_with_the_same_numbers_for_any_worker_count() {
     ]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
-    assert!(out.contains("physics: mujoco (MuJoCo on the lab's cassie_fast.xml), dt 0.0005 s"), "{out}");
+    assert!(
+        out.contains("physics: mujoco (MuJoCo on the lab's cassie_fast.xml), dt 0.0005 s"),
+        "{out}"
+    );
     assert!(out.contains("trained on rapier: a sim-to-sim check"), "{out}");
 }

@@ -14,9 +14,7 @@ use serde_json::Value;
 
 use crate::config::checks::{count, non_negative_f64, positive_f64, positive_usize, unit_interval};
 use crate::config::{presets, DeviceKind, Start, TrainConfig, TrainJob, UsageError, Weights};
-use crate::envs::cassie::{
-    CassieConfig, CommandKind, ObsKind, ReferenceKind, RewardKind, SimKind,
-};
+use crate::envs::cassie::{CassieConfig, CommandKind, ObsKind, ReferenceKind, RewardKind, SimKind};
 use crate::policies::{Arch, Nonlinearity};
 
 fn policy_rate(s: &str) -> Result<f64, String> {
@@ -26,7 +24,9 @@ fn policy_rate(s: &str) -> Result<f64, String> {
 }
 
 pub(super) fn push(s: &str) -> Result<f64, String> {
-    s.parse::<f64>().map_err(|_| format!("'{s}' is not a number")).and_then(CassieConfig::check_push)
+    s.parse::<f64>()
+        .map_err(|_| format!("'{s}' is not a number"))
+        .and_then(CassieConfig::check_push)
 }
 
 pub(super) fn sim_dt(s: &str) -> Result<f64, String> {

@@ -167,11 +167,8 @@ mod tests {
     fn an_out_of_distribution_input_cannot_drive_the_action_past_the_clip() {
         let unclipped = NetSpec::ff(3, 2, &[8]); // ReLU: nothing saturates
         let clipped = NetSpec { obs_clip: Some(5.0), ..unclipped.clone() };
-        let stats = RunningStats {
-            mean: vec![0.0, 1.0, -2.0],
-            var: vec![1.0, 0.0, 4.0],
-            count: 100.0,
-        };
+        let stats =
+            RunningStats { mean: vec![0.0, 1.0, -2.0], var: vec![1.0, 0.0, 4.0], count: 100.0 };
         let mean_of = |s: &NetSpec, shin: f32| {
             tch::manual_seed(3);
             let mut actor = Actor::new(s, Device::Cpu);

@@ -36,14 +36,18 @@ pub enum SimKind {
     Rapier,
     /// MuJoCo 3.17 on the lab's `cassie_fast.xml` (springs and closed loops as the lab has them).
     Mujoco,
+    /// Training across simulators: each episode runs on rapier or MuJoCo, drawn 50/50 from
+    /// the env's seeded generator, so a policy must work on both models (and sees real
+    /// spring readings in half its episodes).
+    Mixed,
 }
 
 impl SimKind {
-    /// The physics timestep (s) when none is set: 500 Hz on rapier (the walking default), the
-    /// lab's 2 kHz on MuJoCo (`cassie_fast.xml`'s own `timestep`).
+    /// The physics timestep (s) when none is set: 500 Hz on rapier (the walking default) and
+    /// when mixing, the lab's 2 kHz on MuJoCo (`cassie_fast.xml`'s own `timestep`).
     pub fn default_dt(self) -> f64 {
         match self {
-            SimKind::Rapier => 0.002,
+            SimKind::Rapier | SimKind::Mixed => 0.002,
             SimKind::Mujoco => 0.0005,
         }
     }
@@ -52,19 +56,26 @@ impl SimKind {
         match self {
             SimKind::Rapier => "rapier",
             SimKind::Mujoco => "mujoco",
+            SimKind::Mixed => "mixed",
         }
     }
 
-    /// A Cassie of this kind in its reset pose, nominal dynamics, heading 0.
-    pub fn build(self, dt: f64) -> Box<dyn Physics> {
-        match self {
-            SimKind::Rapier => Box::new(super::sim::CassieSim::new(
+    /// The simulators of this kind, each in its reset pose (nominal dynamics, heading 0):
+    /// one, or rapier and MuJoCo for [`SimKind::Mixed`].
+    pub fn build(self, dt: f64) -> Vec<Box<dyn Physics>> {
+        let rapier = || -> Box<dyn Physics> {
+            Box::new(super::sim::CassieSim::new(
                 &super::description::Description::cassie(),
                 &Dynamics::default(),
                 dt as f32,
                 0.0,
-            )),
-            SimKind::Mujoco => Box::new(super::mujoco::MujocoCassie::new(dt)),
+            ))
+        };
+        let mujoco = || -> Box<dyn Physics> { Box::new(super::mujoco::MujocoCassie::new(dt)) };
+        match self {
+            SimKind::Rapier => vec![rapier()],
+            SimKind::Mujoco => vec![mujoco()],
+            SimKind::Mixed => vec![rapier(), mujoco()],
         }
     }
 }

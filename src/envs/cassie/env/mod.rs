@@ -22,7 +22,7 @@ use super::config::{CassieConfig, ObsKind};
 use super::description::Description;
 use super::mirror_lists;
 use super::motor::N;
-use super::physics::{Dynamics, Physics, PASSIVE};
+use super::physics::{Dynamics, Physics, SimKind, PASSIVE};
 use super::reference;
 use super::reward::{self, RewardInputs, RewardKind};
 use crate::envs::{CommandError, Env, MirrorIndices, RewardTerm, Step};
@@ -46,7 +46,10 @@ pub struct CassieEnv {
     config: CassieConfig,
     offset: [f32; N],
     torque_limits: [f32; N],
+    /// The episode's physics.
     sim: Box<dyn Physics>,
+    /// With `--sim mixed`, the other simulator, swapped in when an episode draws it.
+    spare: Option<Box<dyn Physics>>,
     rng: ChaCha8Rng,
     clock: GaitClock,
     command: Command,
@@ -73,7 +76,9 @@ impl CassieEnv {
         let desc = Description::cassie();
         let offset = desc.neutral_stance();
         let torque_limits: Vec<f32> = desc.motors().map(|(.., m)| m.gear * m.ctrl_limit).collect();
-        let sim = config.sim.build(config.sim_dt());
+        let mut sims = config.sim.build(config.sim_dt());
+        let sim = sims.remove(0);
+        let spare = sims.pop();
         let clock = GaitClock::new(0.7, config.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
         let obs_len = Self::observation_len(&config);
         Self {
@@ -81,6 +86,7 @@ impl CassieEnv {
             offset,
             torque_limits: torque_limits.try_into().expect("10 motors"),
             sim,
+            spare,
             rng: ChaCha8Rng::seed_from_u64(0),
             clock,
             command: Command { x: 0.0, y: 0.0, turn: 0.0 },
@@ -251,6 +257,13 @@ impl CassieEnv {
             None => self.rng.gen_range(-std::f64::consts::PI..std::f64::consts::PI),
         };
         self.heading = heading;
+        if let Some(spare) = &mut self.spare {
+            // Mixed physics: MuJoCo for this episode with probability 1/2.
+            let want = if self.rng.gen::<bool>() { SimKind::Mujoco } else { SimKind::Rapier };
+            if self.sim.kind() != want {
+                std::mem::swap(&mut self.sim, spare);
+            }
+        }
         self.sim.reset(&dynamics, heading as f32);
         self.steps = 0;
         self.pushing = false;

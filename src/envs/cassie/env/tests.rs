@@ -100,7 +100,7 @@ fn mirror_check(config: CassieConfig) {
     let (pos_tol, vel_tol, steps) = match (config.sim, config.sim_dt() > 0.001) {
         (SimKind::Rapier, true) => (2.5e-3, 0.1, 50),
         (SimKind::Rapier, false) => (1e-3, 0.03, 50),
-        (SimKind::Mujoco, _) => (1e-3, 0.02, 25),
+        (SimKind::Mujoco | SimKind::Mixed, _) => (1e-3, 0.02, 25),
     };
     for step in 0..steps {
         act.iter_mut().for_each(|x| *x = rng.gen_range(-0.2..0.2));
@@ -215,10 +215,8 @@ fn both_backends_observe_one_joint_state_alike() {
 fn random_targets_for_ten_seconds_stay_physical() {
     let desc = Description::cassie();
     let mujoco = CassieConfig { sim: SimKind::Mujoco, ..CassieConfig::default() };
-    let runs = tasks()
-        .into_iter()
-        .chain([mujoco])
-        .flat_map(|t| [(1, false, t.clone()), (2, true, t)]);
+    let runs =
+        tasks().into_iter().chain([mujoco]).flat_map(|t| [(1, false, t.clone()), (2, true, t)]);
     for (seed, dr, task) in runs {
         let dt = task.sim_dt();
         let walk = task.reward == RewardKind::Walk;
@@ -356,5 +354,35 @@ fn pushes_come_every_two_to_five_seconds_and_move_the_robot() {
     for _ in 0..300 {
         quiet.step(&[0.0; N]);
         assert!(!quiet.pushing, "no pushes without --push");
+    }
+}
+
+/// `--sim mixed`: episodes run on both simulators, drawn from the seeded generator (the same
+/// seed, the same sequence), and each episode's observations come from the drawn one.
+#[test]
+fn mixed_physics_draws_a_simulator_per_episode_from_the_seed() {
+    let kinds = |seed| {
+        let mut e = CassieEnv::new(CassieConfig { sim: SimKind::Mixed, ..CassieConfig::default() });
+        e.seed(seed);
+        (0..12)
+            .map(|_| {
+                e.reset();
+                e.sim().kind()
+            })
+            .collect::<Vec<_>>()
+    };
+    let a = kinds(1);
+    assert_eq!(a, kinds(1));
+    assert!(a.contains(&SimKind::Rapier) && a.contains(&SimKind::Mujoco), "{a:?}");
+    assert_ne!(a, kinds(2));
+    let mut e = CassieEnv::new(CassieConfig { sim: SimKind::Mixed, ..CassieConfig::default() });
+    e.seed(1);
+    for kind in a {
+        e.reset();
+        for _ in 0..5 {
+            e.step(&[0.0; N]);
+        }
+        // Only MuJoCo's shins move.
+        assert_eq!(e.obs[31] != 0.0, kind == SimKind::Mujoco, "{kind:?}");
     }
 }

@@ -28,4 +28,3 @@ fn constant_pd_fall_curve_reproduces_the_labs_figures() {
         assert!((got - want).abs() < 0.005, "z {z:?} against the lab's 0.902 / 0.795 / 0.755");
     }
 }
-
