@@ -14,6 +14,7 @@ use crate::config::UsageError;
 use crate::envs::cassie::SimKind;
 use crate::envs::{self, CommandError, EnvConfig};
 use crate::logging::{load_run, RunSummary};
+use crate::outputs::Output;
 use crate::policies::{load_checkpoint, Actor};
 use crate::replay::{render_gif, write_page, Episode, Frame, GifStyle, Replay};
 
@@ -152,25 +153,19 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         })?;
     }
     // Pictures: checked before anything runs.
-    let pictures: Vec<(&str, &PathBuf)> = [("--gif", &args.gif), ("--record", &args.record)]
-        .into_iter()
-        .filter_map(|(flag, path)| path.as_ref().map(|p| (flag, p)))
-        .collect();
-    for &(flag, path) in &pictures {
-        if path.is_dir() || path.parent().is_some_and(|d| !d.as_os_str().is_empty() && !d.is_dir())
-        {
-            return Err(UsageError(format!(
-                "{flag} {}: give a file name in an existing directory",
-                path.display()
-            ))
-            .into());
-        }
+    let mut outputs = Vec::new();
+    if let Some(path) = &args.gif {
+        outputs.push(Output { flag: "--gif", path, extensions: &["gif"] });
     }
+    if let Some(path) = &args.record {
+        outputs.push(Output { flag: "--record", path, extensions: &["html", "htm"] });
+    }
+    crate::outputs::check(&outputs)?;
     if args.record.is_some() {
         crate::replay::ensure_pages_supported()?;
     }
-    let mut replay = match pictures.first() {
-        Some(&(flag, _)) => {
+    let mut replay = match outputs.first() {
+        Some(&Output { flag, .. }) => {
             let bodies = env.body_shapes().ok_or_else(|| {
                 UsageError(format!(
                     "{flag}: env '{}' cannot describe its bodies (only Cassie can so far)",

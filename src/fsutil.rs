@@ -8,15 +8,21 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 /// Temp path in the same directory, keeping the extension (tch picks the format from it).
-fn temp_path(target: &Path) -> PathBuf {
+pub(crate) fn temp_path(target: &Path) -> PathBuf {
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let ext = target.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
     target.with_file_name(format!(".{name}.{}.tmp{ext}", std::process::id()))
 }
 
-/// Calls `write` with a temp path, then atomically moves the result to `target`.
+/// Calls `write` with a temp path, then atomically moves the result to `target`. Errors name
+/// `target`, never the hidden temp file: the temp file is created here first, so a place that
+/// cannot be written (`/proc`, a read-only or full disk) is reported as the operating system
+/// says it, about the path the caller was given.
 pub fn write_atomic_with(target: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     let tmp = temp_path(target);
+    if let Err(e) = File::create(&tmp) {
+        anyhow::bail!("writing {}: {e}", target.display());
+    }
     let result = write(&tmp).and_then(|()| {
         File::open(&tmp)
             .and_then(|f| f.sync_all())
@@ -32,7 +38,14 @@ pub fn write_atomic_with(target: &Path, write: impl FnOnce(&Path) -> Result<()>)
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
-    result
+    result.map_err(|e| {
+        // The operating system's reason when there is one (a full disk), else the writer's.
+        let io = e.chain().find_map(|c| c.downcast_ref::<std::io::Error>());
+        match io {
+            Some(io) => anyhow::anyhow!("writing {}: {io}", target.display()),
+            None => e.context(format!("writing {}", target.display())),
+        }
+    })
 }
 
 /// The process id in a temp name made by [`temp_path`] (`.NAME.PID.tmp[.EXT]`), if `name` is
@@ -74,9 +87,7 @@ pub fn sweep_stale_temps(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// Atomically replaces `target` with `bytes`.
 pub fn write_atomic(target: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic_with(target, |tmp| {
-        fs::write(tmp, bytes).with_context(|| format!("writing {}", tmp.display()))
-    })
+    write_atomic_with(target, |tmp| fs::write(tmp, bytes).map_err(anyhow::Error::from))
 }
 
 #[cfg(test)]

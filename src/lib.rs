@@ -20,6 +20,7 @@ pub mod eval;
 pub mod fsutil;
 pub mod logging;
 pub mod malloc_tuning;
+pub mod outputs;
 pub mod plot;
 pub mod policies;
 pub mod replay;

@@ -339,14 +339,11 @@ pub fn run_plot(args: &PlotOptions) -> Result<PathBuf> {
     // Best effort: registering twice (a second plot in one process) is harmless.
     let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
 
-    if out.is_dir() {
-        return Err(crate::config::UsageError(format!(
-            "--out {} is a directory; give a file name such as {}",
-            out.display(),
-            out.join("progress.png").display()
-        ))
-        .into());
-    }
+    crate::outputs::check(&[crate::outputs::Output {
+        flag: "--out",
+        path: &out,
+        extensions: &["png"],
+    }])?;
     // Drawn into a temp file beside `out` (removed on any failure), then renamed over it. The
     // encoder picks the format from the extension, which the temp name keeps.
     crate::fsutil::write_atomic_with(&out, |tmp| {
@@ -362,9 +359,8 @@ pub fn run_plot(args: &PlotOptions) -> Result<PathBuf> {
         for ((area, title), lines) in areas.iter().zip(titles).zip(&lines) {
             panel(area, title, lines)?;
         }
-        root.present().with_context(|| format!("writing {}", tmp.display()))
-    })
-    .with_context(|| format!("writing {}", out.display()))?;
+        root.present().map_err(|e| anyhow::anyhow!("encoding the PNG: {e}"))
+    })?;
     Ok(out)
 }
 

@@ -280,8 +280,7 @@ pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize
             frames += 1;
         }
         Ok(())
-    })
-    .with_context(|| format!("writing {}", path.display()))?;
+    })?;
     Ok(frames)
 }
 

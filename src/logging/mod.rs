@@ -8,7 +8,24 @@ pub mod summary;
 mod table;
 pub mod tensorboard;
 
-pub use experiment::{config_hash_name, load_previous, load_run, Experiment};
+pub use experiment::{config_hash_name, load_previous, load_run, Experiment, EXPERIMENT_JSON};
+
+/// The files gait keeps in a run directory (besides `events.out.tfevents.*`): no output of a
+/// command may be written over one of them ([`crate::outputs`]).
+pub const RUN_FILES: [&str; 12] = [
+    "actor.safetensors",
+    "actor_latest.safetensors",
+    "critic.safetensors",
+    "critic_latest.safetensors",
+    "resume.safetensors",
+    experiment::EXPERIMENT_JSON,
+    experiment::EXPERIMENT_INFO,
+    experiment::CONFIG_TOML,
+    summary::SUMMARY_JSON,
+    "progress.csv",
+    "timing.csv",
+    "training_error.safetensors",
+];
 pub use run_dir::{create_continuation_dir, create_run_dir};
 pub use summary::{RunStatus, RunSummary};
 pub use table::ScalarTable;
