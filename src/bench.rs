@@ -95,10 +95,12 @@ pub struct BenchOptimizeOptions {
     pub mirror: f64,
 }
 
-const BENCH_STEPS: usize = 50_000;
+/// The synthetic buffer of `bench optimize`: steps, trajectory length, observation and action
+/// sizes.
+pub const BENCH_STEPS: usize = 50_000;
 const BENCH_TRAJ: usize = 300;
-const BENCH_OBS: usize = 44;
-const BENCH_ACT: usize = 10;
+pub const BENCH_OBS: usize = 44;
+pub const BENCH_ACT: usize = 10;
 
 /// Times 3 epochs of PPO updates over a synthetic 50k-step buffer (trajectories of 300,
 /// obs 44, act 10, U[0,1) data as the reference's auto-tune uses) on 1 thread, KL stop off;

@@ -24,3 +24,4 @@ pub mod outputs;
 pub mod plot;
 pub mod policies;
 pub mod replay;
+pub mod stdio;

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use gait::algos::train::{train_ppo, TrainOptions};
 use gait::cli::{self, Action};
 use gait::config::UsageError;
+use gait::stdio::{eline, Stdout};
 
 fn main() -> ExitCode {
     gait::malloc_tuning::tune();
@@ -19,7 +20,7 @@ fn main() -> ExitCode {
     for note in &parsed.notes {
         // `--print-config` output is a TOML file: its notes go to stderr.
         if matches!(parsed.action, Action::PrintConfig(_)) {
-            eprintln!("{note}");
+            eline(note);
         } else {
             let _ = writeln!(std::io::stdout(), "{note}");
         }
@@ -34,11 +35,14 @@ fn main() -> ExitCode {
                 other => other.map(|_| ()),
             }
         }
+        // The TOML is the command's output: a write that fails (a full disk) is an error.
         Action::PrintConfig(config) => {
-            let _ = write!(std::io::stdout(), "{}", config.to_toml());
-            Ok(())
+            let mut out = std::io::stdout().lock();
+            out.write_all(config.to_toml().as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| anyhow::anyhow!("--print-config: writing the config to stdout: {e}"))
         }
-        Action::Eval(args) => gait::eval::run_eval(&args, &mut std::io::stdout()).map(|_| ()),
+        Action::Eval(args) => gait::eval::run_eval(&args, &mut Stdout::default()).map(|_| ()),
         Action::BenchEnv(args) => gait::bench::bench_env(&args).map(|_| ()),
         Action::BenchOptimize(args) => gait::bench::bench_optimize(&args).map(|_| ()),
         Action::Plot(args) => gait::plot::run_plot(&args).map(|out| {
@@ -56,7 +60,7 @@ const EXIT_INTERRUPTED: u8 = 130;
 
 /// One line on stderr; exit code 2 for usage errors, 1 for runtime errors.
 fn report(e: anyhow::Error) -> ExitCode {
-    eprintln!("error: {e:#}");
+    eline(format_args!("error: {e:#}"));
     if e.downcast_ref::<UsageError>().is_some() {
         ExitCode::from(2)
     } else {
@@ -68,16 +72,16 @@ fn report(e: anyhow::Error) -> ExitCode {
 fn install_signal_handler() {
     let result = ctrlc::set_handler(|| {
         if gait::algos::interrupt::STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            eprintln!("second interrupt: exiting without waiting (the run dir holds the last complete iteration)");
+            eline("second interrupt: exiting without waiting (the run dir holds the last complete iteration)");
             // `_exit`, not `process::exit`: the latter runs libtorch's static destructors while
             // sampler threads still use it, which segfaulted (exit 139) in 4 of 6 tries. Every
             // file is written atomically, so skipping teardown loses nothing.
             // SAFETY: `_exit` only ends the process; it takes no pointers and cannot return.
             unsafe { libc::_exit(i32::from(EXIT_INTERRUPTED)) };
         }
-        eprintln!("stopping: abandoning the current iteration (Ctrl-C again to exit at once)");
+        eline("stopping: abandoning the current iteration (Ctrl-C again to exit at once)");
     });
     if let Err(e) = result {
-        eprintln!("warning: cannot install the Ctrl-C handler: {e}");
+        eline(format_args!("warning: cannot install the Ctrl-C handler: {e}"));
     }
 }

@@ -165,7 +165,7 @@ pub fn restore(
 ) -> Result<(TrainState, PathBuf)> {
     let exp = logging::load_previous(prev)?;
     for stale in crate::fsutil::sweep_stale_temps(prev)? {
-        eprintln!("removed {} (left by a killed process)", stale.display());
+        crate::stdio::eline(format!("removed {} (left by a killed process)", stale.display()));
     }
     if exp.config.run.env != config.run.env {
         return Err(UsageError(format!(

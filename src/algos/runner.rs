@@ -122,7 +122,7 @@ pub trait SetupEvents {
 
     /// A warning about the set-up that does not stop it (more workers than cores).
     fn warning(&mut self, line: &str) {
-        eprintln!("{line}");
+        crate::stdio::eline(line);
     }
 }
 
@@ -177,7 +177,9 @@ impl Runner {
         // Before any allocation: a network too large for the machine is refused with numbers.
         let cores = available_cores();
         let memory = super::train::available_memory();
-        if let Some(warning) = super::train::check_resources(&spec, workers, cores, memory)? {
+        if let Some(warning) =
+            super::train::check_resources(&spec, workers, cores, config.sampler.num_steps, memory)?
+        {
             events.warning(&warning);
         }
 
@@ -258,7 +260,9 @@ impl Runner {
                     error: Some(format!("{e:#}")),
                 };
                 if let Err(write) = summary.save(&run_dir) {
-                    eprintln!("warning: cannot write the run's summary.json: {write:#}");
+                    crate::stdio::eline(format!(
+                        "warning: cannot write the run's summary.json: {write:#}"
+                    ));
                 }
                 return Err(e);
             }

@@ -103,12 +103,19 @@ pub const MAX_WORKERS_PER_CORE: usize = 16;
 /// one f32 copy per sampler worker (added by [`check_resources`]).
 const BYTES_PER_PARAM: u128 = 5 * 4 + 8;
 
-/// Checks the worker count and the network's memory before anything is allocated or created;
-/// returns a warning for oversubscribed workers.
+/// Bytes per buffered step beyond its observation and action floats: reward, value, return,
+/// advantage, log-probability and bookkeeping, and the whole row copied once more into the
+/// optimizer's tensors (the factor 2 in [`check_resources`]).
+const BUFFER_EXTRA_FLOATS: u128 = 8;
+
+/// Checks the worker count, the networks' memory and the experience buffer's (`buffer_steps`
+/// steps per iteration) before anything is allocated or created; returns a warning for
+/// oversubscribed workers.
 pub fn check_resources(
     spec: &NetSpec,
     workers: usize,
     cores: usize,
+    buffer_steps: usize,
     available_bytes: Option<u128>,
 ) -> Result<Option<String>, UsageError> {
     let cap = MAX_WORKERS_PER_CORE * cores;
@@ -129,6 +136,15 @@ pub fn check_resources(
                 layers.join(","),
                 needed as f64 / 1e9,
                 available as f64 / 1e9,
+            )));
+        }
+        let row = (spec.obs_dim + spec.act_dim) as u128 + BUFFER_EXTRA_FLOATS;
+        let buffer = buffer_steps as u128 * row * 4 * 2;
+        if needed + buffer > available {
+            return Err(UsageError(format!(
+                "--num-steps {buffer_steps}: one iteration's experience takes about {:.1} GB,                  more than the {:.1} GB of memory available besides the networks",
+                buffer as f64 / 1e9,
+                available.saturating_sub(needed) as f64 / 1e9,
             )));
         }
     }
@@ -186,7 +202,7 @@ impl Terminal {
 
 impl SetupEvents for Terminal {
     fn warning(&mut self, line: &str) {
-        self.bar.suspend(|| eprintln!("{line}"));
+        self.bar.suspend(|| crate::stdio::eline(line));
     }
 
     fn prenorm(&mut self, n: usize, total: usize) {
@@ -224,10 +240,10 @@ pub fn train_ppo(job: &TrainJob, command: Vec<String>, opts: TrainOptions) -> Re
         error: result.as_ref().err().map(|e| format!("{e:#}")),
     };
     if let Err(e) = summary.save(runner.run_dir()) {
-        eprintln!(
+        crate::stdio::eline(format!(
             "warning: cannot write {}: {e:#}",
             runner.run_dir().join(logging::summary::SUMMARY_JSON).display()
-        );
+        ));
     }
     result
 }
@@ -337,19 +353,25 @@ mod tests {
             small.num_params(),
             (41 * 256 + 257 * 256 + 257 * 10) + (41 * 256 + 257 * 256 + 257) + 10
         );
-        assert_eq!(check_resources(&small, 2, 2, Some(1 << 30)).unwrap(), None);
-        let warning = check_resources(&small, 3, 2, None).unwrap().expect("a warning");
+        assert_eq!(check_resources(&small, 2, 2, 10_000, Some(1 << 30)).unwrap(), None);
+        let warning = check_resources(&small, 3, 2, 10_000, None).unwrap().expect("a warning");
         assert!(warning.contains("--workers 3 on 2 cores"), "{warning}");
-        let err = check_resources(&small, 33, 2, None).unwrap_err().to_string();
+        let err = check_resources(&small, 33, 2, 10_000, None).unwrap_err().to_string();
         assert!(
             err.contains("--workers 33 is more than 16 per core (2 cores, at most 32)"),
             "{err}"
         );
         let huge = spec(&[100_000, 100_000]);
-        let err = check_resources(&huge, 2, 2, Some(24_000_000_000)).unwrap_err().to_string();
+        let err =
+            check_resources(&huge, 2, 2, 10_000, Some(24_000_000_000)).unwrap_err().to_string();
         assert!(err.contains("--layers 100000,100000"), "{err}");
         assert!(err.contains("GB of memory available") && err.contains("24.0 GB"), "{err}");
-        assert!(check_resources(&huge, 2, 2, None).is_ok(), "no memory figure, no refusal");
+        assert!(check_resources(&huge, 2, 2, 10_000, None).is_ok(), "no memory figure, no refusal");
+        // The audit's D5: a buffer of 1e15 steps is refused before it grows.
+        let err = check_resources(&small, 2, 2, 1_000_000_000_000_000, Some(24_000_000_000))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("--num-steps 1000000000000000: one iteration's"), "{err}");
     }
 
     /// The estimate matches the networks libtorch builds (up to the std entries, which are a

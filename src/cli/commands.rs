@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::train::{push, sim_dt, typed_leaves, CassieFlags};
-use crate::bench::{BenchEnvOptions, BenchOptimizeOptions};
-use crate::config::checks::positive_usize;
+use crate::bench::{BenchEnvOptions, BenchOptimizeOptions, BENCH_ACT, BENCH_OBS, BENCH_STEPS};
+use crate::config::checks::{non_negative_f32, positive_usize};
 use crate::config::{TrainConfig, UsageError};
 use crate::envs::cassie::SimKind;
 use crate::eval::{EvalOptions, PhysicsOverride};
@@ -95,8 +95,8 @@ pub struct BenchEnvFlags {
     /// Environment to step.
     #[arg(long)]
     pub env: String,
-    /// How long to run.
-    #[arg(long, default_value_t = 5.0)]
+    /// How long to run, in seconds (at most a day).
+    #[arg(long, default_value_t = 5.0, value_parser = bench_seconds)]
     pub seconds: f64,
     /// Run exactly this many policy steps instead of `--seconds`: a fixed workload, so
     /// instruction counts (`valgrind --tool=callgrind`) compare between builds.
@@ -110,6 +110,7 @@ impl BenchEnvFlags {
     /// The options, env settings = defaults with the typed env flags on top (the same leaf
     /// setting `gait train ppo` uses).
     pub fn options(self) -> anyhow::Result<BenchEnvOptions> {
+        crate::envs::spec(&self.env).map_err(|e| UsageError(e.to_string()))?;
         let env_config = TrainConfig::default()
             .with_leaves(&typed_leaves(&self.cassie))
             .map_err(|e| UsageError(e.to_string()))?
@@ -129,17 +130,37 @@ pub struct BenchOptimizeFlags {
     #[arg(long, default_value = "64", value_parser = positive_usize)]
     pub batch_size: usize,
     /// Mirror-loss coefficient (0: off).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = non_negative_f32)]
     pub mirror: f64,
 }
 
+/// `bench env --seconds`: in (0, 86400].
+fn bench_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a duration in (0, 86400] seconds")),
+    }
+}
+
 impl BenchOptimizeFlags {
-    pub fn options(self) -> BenchOptimizeOptions {
-        BenchOptimizeOptions {
+    /// The options, checked as `gait train ppo` checks the same settings (LSTM widths, a
+    /// minibatch larger than the buffer, the networks' and the buffer's memory).
+    pub fn options(self) -> anyhow::Result<BenchOptimizeOptions> {
+        let mut config = TrainConfig::default();
+        config.net.arch = self.arch;
+        config.net.layers = self.layers.clone();
+        config.ppo.batch_size = self.batch_size;
+        config.ppo.mirror = self.mirror;
+        config.sampler.num_steps = BENCH_STEPS;
+        config.validate()?;
+        let spec = crate::algos::train::net_spec(&config, BENCH_OBS, BENCH_ACT)?;
+        let memory = crate::algos::train::available_memory();
+        crate::algos::train::check_resources(&spec, 1, 1, BENCH_STEPS, memory)?;
+        Ok(BenchOptimizeOptions {
             arch: self.arch,
             layers: self.layers,
             batch_size: self.batch_size,
             mirror: self.mirror,
-        }
+        })
     }
 }

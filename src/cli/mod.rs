@@ -140,7 +140,7 @@ pub fn parse(argv: &[OsString]) -> anyhow::Result<Parsed> {
         }
         Command::Eval(args) => Action::Eval(args.options()),
         Command::Bench(BenchCommand::Env(args)) => Action::BenchEnv(args.options()?),
-        Command::Bench(BenchCommand::Optimize(args)) => Action::BenchOptimize(args.options()),
+        Command::Bench(BenchCommand::Optimize(args)) => Action::BenchOptimize(args.options()?),
         Command::Plot(args) => Action::Plot(args.options()),
     };
     Ok(Parsed { action, notes: Vec::new() })
@@ -329,7 +329,7 @@ mod tests {
                     if let Action::Train(job) = parsed.action {
                         // The checks `gait train` runs before allocating anything.
                         let _ = crate::algos::train::net_spec(&job.config, 40, 10).map(|spec| {
-                            crate::algos::train::check_resources(&spec, 2, 2, Some(1 << 34))
+                            crate::algos::train::check_resources(&spec, 2, 2, 1000, Some(1 << 34))
                         });
                     }
                 }

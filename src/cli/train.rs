@@ -12,7 +12,9 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::config::checks::{count, non_negative_f64, positive_f64, positive_usize, unit_interval};
+use crate::config::checks::{
+    count, non_negative_f32, positive_f32, positive_f64, positive_usize, unit_interval,
+};
 use crate::config::{presets, DeviceKind, Start, TrainConfig, TrainJob, UsageError, Weights};
 use crate::envs::cassie::{CassieConfig, CommandKind, ObsKind, ReferenceKind, RewardKind, SimKind};
 use crate::policies::{Arch, Nonlinearity};
@@ -114,13 +116,13 @@ pub struct TrainFlags {
     #[arg(long, value_parser = positive_f64, help_heading = "PPO")]
     pub kl: Option<f64>,
     /// Entropy bonus coefficient.
-    #[arg(long, value_parser = non_negative_f64, help_heading = "PPO")]
+    #[arg(long, value_parser = non_negative_f32, help_heading = "PPO")]
     pub entropy_coeff: Option<f64>,
     /// Ratio clip ε.
-    #[arg(long, value_parser = positive_f64, help_heading = "PPO")]
+    #[arg(long, value_parser = positive_f32, help_heading = "PPO")]
     pub clip: Option<f64>,
     /// Max gradient L2 norm, per network.
-    #[arg(long, value_parser = positive_f64, help_heading = "PPO")]
+    #[arg(long, value_parser = positive_f32, help_heading = "PPO")]
     pub grad_clip: Option<f64>,
     /// Minibatch size in states.
     #[arg(long, value_parser = positive_usize, help_heading = "PPO")]
@@ -129,7 +131,7 @@ pub struct TrainFlags {
     #[arg(long, value_parser = positive_usize, help_heading = "PPO")]
     pub epochs: Option<usize>,
     /// Mirror-loss coefficient (0 disables). A float, unlike the reference's int flag.
-    #[arg(long, value_parser = non_negative_f64, help_heading = "PPO")]
+    #[arg(long, value_parser = non_negative_f32, help_heading = "PPO")]
     pub mirror: Option<f64>,
     /// Mirror data augmentation: mirrored copies of the states/actions join every minibatch
     /// (needs the env's mirror lists; combinable with --mirror).
@@ -156,10 +158,10 @@ pub struct TrainFlags {
     #[arg(long, value_enum, help_heading = "Network")]
     pub nonlinearity: Option<Nonlinearity>,
     /// Fixed action standard deviation.
-    #[arg(long, value_parser = positive_f64, help_heading = "Network")]
+    #[arg(long, value_parser = positive_f32, help_heading = "Network")]
     pub std: Option<f64>,
     /// One std per action dim, comma-separated; overrides --std.
-    #[arg(long, value_delimiter = ',', value_parser = positive_f64, help_heading = "Network")]
+    #[arg(long, value_delimiter = ',', value_parser = positive_f32, help_heading = "Network")]
     pub std_array: Option<Vec<f64>>,
     /// Learn a state-dependent std head instead of a fixed std (the reference's).
     #[arg(
@@ -174,7 +176,7 @@ pub struct TrainFlags {
     #[arg(long, help_heading = "Network")]
     pub learn_log_std: bool,
     /// Clip normalized observations to ±N standard deviations (0: no clip) [default: 5].
-    #[arg(long, value_parser = non_negative_f64, help_heading = "Network")]
+    #[arg(long, value_parser = non_negative_f32, help_heading = "Network")]
     pub obs_clip: Option<f64>,
 
     /// Deterministic evaluation episodes per evaluating iteration (0: never evaluate).

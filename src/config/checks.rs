@@ -14,6 +14,11 @@ pub enum Range {
     Count,
     /// Any whole number >= 0.
     Natural,
+    /// Finite, > 0 and at most `f32::MAX`: a setting that becomes an f32 tensor or scalar
+    /// (a larger one panicked in libtorch's conversion).
+    PositiveF32,
+    /// Finite, >= 0 and at most `f32::MAX`.
+    NonNegativeF32,
 }
 
 impl Range {
@@ -25,6 +30,8 @@ impl Range {
             Range::Unit => (0.0..=1.0).contains(&v),
             Range::Count => v.is_finite() && v >= 1.0 && v.fract() == 0.0 && v < 1e19,
             Range::Natural => v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1e19,
+            Range::PositiveF32 => v.is_finite() && v > 0.0 && v <= f32::MAX as f64,
+            Range::NonNegativeF32 => v.is_finite() && v >= 0.0 && v <= f32::MAX as f64,
         }
     }
 
@@ -36,6 +43,8 @@ impl Range {
             Range::Unit => "a number in [0, 1]",
             Range::Count => "a positive whole number (e.g. 2000 or 1e4)",
             Range::Natural => "a whole number >= 0",
+            Range::PositiveF32 => "a positive number up to 3.4e38 (it becomes a 32-bit float)",
+            Range::NonNegativeF32 => "a number in [0, 3.4e38] (it becomes a 32-bit float)",
         }
     }
 
@@ -54,6 +63,14 @@ pub fn positive_f64(s: &str) -> Result<f64, String> {
 
 pub fn non_negative_f64(s: &str) -> Result<f64, String> {
     Range::NonNegative.parse(s)
+}
+
+pub fn positive_f32(s: &str) -> Result<f64, String> {
+    Range::PositiveF32.parse(s)
+}
+
+pub fn non_negative_f32(s: &str) -> Result<f64, String> {
+    Range::NonNegativeF32.parse(s)
 }
 
 pub fn unit_interval(s: &str) -> Result<f64, String> {

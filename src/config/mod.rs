@@ -370,15 +370,15 @@ impl TrainConfig {
             ("c_lr", p.c_lr, Range::Positive),
             ("eps", p.eps, Range::Positive),
             ("kl", p.kl, Range::Positive),
-            ("entropy_coeff", p.entropy_coeff, Range::NonNegative),
-            ("clip", p.clip, Range::Positive),
-            ("grad_clip", p.grad_clip, Range::Positive),
+            ("entropy_coeff", p.entropy_coeff, Range::NonNegativeF32),
+            ("clip", p.clip, Range::PositiveF32),
+            ("grad_clip", p.grad_clip, Range::PositiveF32),
             ("batch_size", p.batch_size as f64, Range::Count),
             ("epochs", p.epochs as f64, Range::Count),
-            ("mirror", p.mirror, Range::NonNegative),
+            ("mirror", p.mirror, Range::NonNegativeF32),
             ("prenormalize_steps", p.prenormalize_steps as f64, Range::Count),
-            ("std", n.std, Range::Positive),
-            ("obs_clip", n.obs_clip, Range::NonNegative),
+            ("std", n.std, Range::PositiveF32),
+            ("obs_clip", n.obs_clip, Range::NonNegativeF32),
             ("eval_freq", e.eval_freq as f64, Range::Count),
             ("min_eplen_ratio_eval", e.min_eplen_ratio_eval, Range::Unit),
             ("num_eval_eps", e.num_eval_eps as f64, Range::Natural),
@@ -391,8 +391,9 @@ impl TrainConfig {
         if n.layers.is_empty() || n.layers.contains(&0) {
             return Err(UsageError("--layers: every width must be a positive whole number".into()));
         }
-        if let Some(bad_std) = n.std_array.iter().flatten().find(|v| !Range::Positive.holds(**v)) {
-            return Err(bad("std_array", *bad_std, Range::Positive));
+        if let Some(bad_std) = n.std_array.iter().flatten().find(|v| !Range::PositiveF32.holds(**v))
+        {
+            return Err(bad("std_array", *bad_std, Range::PositiveF32));
         }
         if n.learn_std && n.learn_log_std {
             return Err(UsageError("--learn-std and --learn-log-std exclude each other".into()));
