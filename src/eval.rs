@@ -112,6 +112,29 @@ impl EvalSummary {
     }
 }
 
+/// Bytes a recorded frame takes in the page (measured: a 500-step Cassie episode adds 0.7 MB of
+/// JSON), with room for the copy held while the page is written.
+const RECORDED_FRAME_BYTES: u128 = 2 * 1400;
+
+/// The largest page `--record` makes: far past what a browser opens, and far from the memory
+/// it would take to hold.
+const MAX_PAGE_BYTES: u128 = 2_000_000_000;
+
+/// `--record` keeps every frame until the page is written: refuse, before running anything, a
+/// recording that could not be held or opened.
+fn check_recording_size(episodes: usize, traj_len: usize) -> Result<(), UsageError> {
+    let bytes = episodes as u128 * traj_len as u128 * RECORDED_FRAME_BYTES;
+    if bytes > MAX_PAGE_BYTES {
+        let most = (MAX_PAGE_BYTES / (traj_len as u128 * RECORDED_FRAME_BYTES)).max(1);
+        return Err(UsageError(format!(
+            "--record: {episodes} episodes of up to {traj_len} steps would make a page of about \
+             {:.1} GB; record at most {most} episodes of this length",
+            bytes as f64 / 1e9
+        )));
+    }
+    Ok(())
+}
+
 /// Runs the evaluation and prints one line per episode plus a summary.
 pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary> {
     let exp = load_run(&args.path, "--path")?;
@@ -194,6 +217,9 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
     tch::set_num_threads(1);
     let _no_grad = tch::no_grad_guard();
     let traj_len = args.traj_len.unwrap_or(exp.config.sampler.traj_len);
+    if args.record.is_some() {
+        check_recording_size(args.episodes, traj_len)?;
+    }
     writeln!(
         out,
         "evaluating {} on '{}' ({} episodes)",

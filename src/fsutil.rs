@@ -85,6 +85,26 @@ pub fn sweep_stale_temps(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(removed)
 }
 
+/// The most gait reads of a file it parses: a config file (`--config`), a run's JSON, a
+/// `progress.csv`. A real one is far smaller (a config under 4 KB, a 100,000-iteration
+/// progress.csv about 150 MB); the cap turns `--config /dev/zero` or a CSV linked to it into an
+/// error instead of a read that ends when memory does.
+pub const MAX_READ: u64 = 512 << 20;
+
+/// Reads `path` as UTF-8 text of at most [`MAX_READ`] bytes.
+pub fn read_text(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    File::open(path)?.take(MAX_READ + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_READ {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MB: not a file gait wrote",
+            MAX_READ >> 20
+        )));
+    }
+    Ok(text)
+}
+
 /// Atomically replaces `target` with `bytes`.
 pub fn write_atomic(target: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic_with(target, |tmp| fs::write(tmp, bytes).map_err(anyhow::Error::from))

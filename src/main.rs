@@ -58,8 +58,13 @@ fn main() -> ExitCode {
 /// Exit code of a run stopped by Ctrl-C/SIGTERM (128 + SIGINT, what shells report).
 const EXIT_INTERRUPTED: u8 = 130;
 
-/// One line on stderr; exit code 2 for usage errors, 1 for runtime errors.
+/// One line on stderr; exit code 2 for usage errors, 1 for runtime errors, 130 for a stop
+/// requested before anything was saved.
 fn report(e: anyhow::Error) -> ExitCode {
+    if e.chain().any(|c| c.is::<gait::algos::interrupt::Interrupted>()) {
+        eline(format_args!("interrupted ({e:#}): nothing was saved"));
+        return ExitCode::from(EXIT_INTERRUPTED);
+    }
     eline(format_args!("error: {e:#}"));
     if e.downcast_ref::<UsageError>().is_some() {
         ExitCode::from(2)

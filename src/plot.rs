@@ -61,8 +61,9 @@ struct Curves {
 }
 
 fn read_columns(path: &Path, names: &[&str]) -> Result<Vec<Vec<Option<f64>>>> {
-    let mut reader = csv::Reader::from_path(path)
+    let text = crate::fsutil::read_text(path)
         .with_context(|| format!("not a run directory: cannot read {}", path.display()))?;
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
     let headers = reader.headers().with_context(|| format!("reading {}", path.display()))?.clone();
     let index: Vec<Option<usize>> =
         names.iter().map(|n| headers.iter().position(|h| h == *n)).collect();
@@ -122,11 +123,17 @@ fn load(dir: &Path) -> Result<Curves> {
 
 type Line = (String, RGBColor, Vec<(f64, f64)>);
 
+/// The finite points of a column, values clamped to ±1e300 so that the axis range and its
+/// 5 % pad stay finite (with ±1e308 the pad overflowed to infinity and the axis never ended).
 fn points(steps: &[f64], values: &[Option<f64>]) -> Vec<(f64, f64)> {
+    const LIMIT: f64 = 1e300;
     steps
         .iter()
         .zip(values)
-        .filter_map(|(&s, v)| v.filter(|v| v.is_finite() && s.is_finite()).map(|v| (s / 1e6, v)))
+        .filter_map(|(&s, v)| {
+            v.filter(|v| v.is_finite() && s.is_finite())
+                .map(|v| (s.clamp(-LIMIT, LIMIT) / 1e6, v.clamp(-LIMIT, LIMIT)))
+        })
         .collect()
 }
 

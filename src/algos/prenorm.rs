@@ -47,6 +47,10 @@ pub fn prenormalize(
                 if visited == steps {
                     return Ok(Flow::Stop);
                 }
+                // Ctrl-C and SIGTERM end prenormalization too (it can take minutes).
+                if super::interrupt::requested() {
+                    return Err(super::interrupt::Interrupted.into());
+                }
                 stats.update(obs);
                 visited += 1;
                 let (mean, _) = actor.step(&Tensor::from_slice(obs), &mut hidden);

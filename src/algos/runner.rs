@@ -203,6 +203,18 @@ impl Runner {
             Start::Continue { dir, weights } => {
                 let (state, logdir) =
                     checkpoint::restore(config, dir, *weights, &spec, &mut optim)?;
+                // Nothing to do is said before anything is written (no "completed" run dir
+                // without a checkpoint).
+                if state.total_timesteps >= config.run.timesteps {
+                    return Err(UsageError(format!(
+                        "--previous {}: the run has {} steps already, and --timesteps {} is not \
+                         above that: nothing to do (give a larger --timesteps)",
+                        dir.display(),
+                        state.total_timesteps,
+                        config.run.timesteps
+                    ))
+                    .into());
+                }
                 (state, continuation_dir(config, dir, &logdir)?)
             }
             Start::Fresh => {

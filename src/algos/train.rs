@@ -297,6 +297,21 @@ fn drive(
         final_eval: None,
         interrupted,
     };
+    if interrupted && state.iteration == 0 {
+        // Nothing to continue from: a run dir without a checkpoint would only be refused by
+        // --previous and eval later. It is ours, made moments ago, and holds no result.
+        term.bar.finish_and_clear();
+        let removed = std::fs::remove_dir_all(&run_dir).is_ok();
+        term.say(format!(
+            "interrupted before the first iteration completed: nothing was saved{}",
+            if removed {
+                format!(" (the run dir {} was removed)", run_dir.display())
+            } else {
+                format!("; {} holds no checkpoint", run_dir.display())
+            }
+        ));
+        return Ok(outcome);
+    }
     if interrupted {
         term.bar.finish_and_clear();
         term.say(format!(

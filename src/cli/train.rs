@@ -335,6 +335,6 @@ pub fn resolve(flags: &TrainFlags) -> anyhow::Result<(TrainJob, Vec<String>)> {
 
 /// The text of `--config FILE`; a missing or unreadable file is a usage error.
 fn read_config_file(path: &std::path::Path) -> Result<String, UsageError> {
-    std::fs::read_to_string(path)
+    crate::fsutil::read_text(path)
         .map_err(|e| UsageError(format!("--config {}: cannot read it: {e}", path.display())))
 }

@@ -339,7 +339,9 @@ impl TrainConfig {
     /// with their dotted path; value types are checked by [`TrainConfig::with_leaves`].
     pub fn leaves_in_toml(text: &str) -> Result<Vec<(String, Value)>, ConfigError> {
         let syntax = |reason: String| ConfigError::BadValue { key: "TOML".into(), reason };
-        let table = toml::from_str::<toml::Table>(text).map_err(|e| syntax(e.to_string()))?;
+        let table =
+            toml::from_str::<toml::Table>(text).map_err(|e| syntax(toml_reason(&e, text)))?;
+        non_finite_floats(&table, "")?;
         let doc = serde_json::to_value(table).map_err(|e| syntax(e.to_string()))?;
         let base = serde_json::to_value(Self::default()).expect("a config serializes");
         let mut values = Vec::new();
@@ -406,18 +408,30 @@ impl TrainConfig {
                 p.batch_size, s.num_steps
             )));
         }
+        if r.logdir.as_os_str().is_empty() {
+            return Err(UsageError("--logdir: give a directory (it is empty)".into()));
+        }
         if let Some(name) = r.run_name.as_deref() {
-            // One plain folder name, so runs stay inside LOGDIR/ENV/RUN/TIMESTAMP.
-            if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
+            // One plain folder name, so runs stay inside LOGDIR/ENV/RUN/TIMESTAMP; at most
+            // MAX_RUN_NAME bytes, so a continuation's `NAME-cont-TIMESTAMP` folder still fits
+            // the 255 bytes a file name may have; no control characters, which would break
+            // experiment.info's one setting per line and the printed continue command.
+            let plain = !(name.is_empty() || name == "." || name == "..")
+                && !name.contains(['/', '\\'])
+                && !name.chars().any(char::is_control);
+            if !plain || name.len() > MAX_RUN_NAME {
                 return Err(UsageError(format!(
-                    "--run-name '{name}' must be a plain folder name (not empty, '.' or '..', \
-                     no '/')"
+                    "--run-name {name:?} must be a plain folder name of at most {MAX_RUN_NAME} \
+                     bytes (not empty, '.' or '..', no '/' or control characters)"
                 )));
             }
         }
         Ok(())
     }
 }
+
+/// The longest `--run-name`, in bytes.
+pub const MAX_RUN_NAME: usize = 200;
 
 /// The slot of leaf `key` in a serialized config.
 fn find_leaf<'a>(tree: &'a mut Value, key: &str) -> Option<&'a mut Value> {
@@ -429,6 +443,55 @@ fn find_leaf<'a>(tree: &'a mut Value, key: &str) -> Option<&'a mut Value> {
 }
 
 /// The leaves a (partial) document sets, checked against the config's shape.
+/// A TOML parse error on one line: where, then why (toml's own text spans five lines with a
+/// caret snippet that echoes the offending line, 100 MB for a 50 MB line).
+fn toml_reason(e: &toml::de::Error, text: &str) -> String {
+    let mut message: String = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
+    if message.len() > 200 {
+        let cut = (0..=200).rev().find(|&i| message.is_char_boundary(i)).unwrap_or(0);
+        message.truncate(cut);
+        message.push_str("...");
+    }
+    match e.span() {
+        Some(span) => {
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+            let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
+}
+
+/// Refuses `nan` and `inf` in a config file by name (JSON, which the leaves pass through, has
+/// no such numbers: they became `null` and a misleading "invalid type: null").
+fn non_finite_floats(table: &toml::Table, path: &str) -> Result<(), ConfigError> {
+    for (key, value) in table {
+        let full = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+        match value {
+            toml::Value::Float(f) if !f.is_finite() => {
+                return Err(ConfigError::BadValue {
+                    key: full,
+                    reason: format!("{f} is not a finite number"),
+                })
+            }
+            toml::Value::Table(inner) => non_finite_floats(inner, &full)?,
+            toml::Value::Array(items) => {
+                if let Some(f) =
+                    items.iter().filter_map(toml::Value::as_float).find(|f| !f.is_finite())
+                {
+                    return Err(ConfigError::BadValue {
+                        key: full,
+                        reason: format!("{f} is not a finite number"),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn collect_overrides(
     base: &Value,
     doc: &Value,

@@ -101,7 +101,7 @@ impl Experiment {
 
     pub fn load(dir: &Path) -> Result<Self> {
         let path = dir.join(EXPERIMENT_JSON);
-        let text = std::fs::read_to_string(&path)
+        let text = crate::fsutil::read_text(&path)
             .with_context(|| format!("reading {}", path.display()))?;
         serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
     }

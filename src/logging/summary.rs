@@ -60,7 +60,7 @@ impl RunSummary {
 
     /// The summary of a run directory, if it has a readable one.
     pub fn load(dir: &Path) -> Option<Self> {
-        let text = std::fs::read_to_string(dir.join(SUMMARY_JSON)).ok()?;
+        let text = crate::fsutil::read_text(&dir.join(SUMMARY_JSON)).ok()?;
         serde_json::from_str(&text).ok()
     }
 
@@ -79,6 +79,6 @@ impl RunSummary {
 pub fn read(dir: &Path) -> Result<RunSummary> {
     let path = dir.join(SUMMARY_JSON);
     let text =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        crate::fsutil::read_text(&path).with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
 }

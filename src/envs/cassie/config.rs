@@ -110,12 +110,14 @@ impl CassieConfig {
 }
 
 impl CassieConfig {
-    /// `policy_rate` in (0, 2000] Hz (the flag's parser and config files both use it).
+    /// `policy_rate` in [1, 2000] Hz (the flag's parser and config files both use it). Below
+    /// 1 Hz a policy step is more physics than any controller means (1e-300 Hz was 5e302
+    /// substeps: one step that never ended), and 1 Hz bounds a step to 1 s of simulated time.
     pub fn check_policy_rate(v: f64) -> Result<f64, String> {
-        if v.is_finite() && v > 0.0 && v <= 2000.0 {
+        if v.is_finite() && (1.0..=2000.0).contains(&v) {
             Ok(v)
         } else {
-            Err(format!("'{v}' is not a policy rate in (0, 2000] Hz"))
+            Err(format!("'{v}' is not a policy rate in [1, 2000] Hz"))
         }
     }
 
