@@ -26,6 +26,10 @@ pub fn from_legacy_args(args: &Value) -> Result<(TrainConfig, Start), ConfigErro
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let mut config = TrainConfig::default().with_leaves(&values)?;
+    // These runs predate the observation clip: their networks had none.
+    if !map.contains_key("obs_clip") {
+        config.net.obs_clip = 0.0;
+    }
     // The env section keeps its own rules for fields older runs lack (`CassieConfig`'s serde
     // defaults are the values those runs trained with).
     if let Some(env) = map.get("env_args") {

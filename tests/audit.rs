@@ -1,0 +1,265 @@
+//! The second hostile-input audit (`shared/reference/audit-2026-11-24.md`), every case a row:
+//! its reproduction run through `sh`, the documented exit code (0 done, 1 runtime, 2 usage,
+//! 130 interrupted), one line on stderr for errors, and what must still be on disk. Device
+//! nodes and links are made inside a temp dir, never the machine's own; `2>/dev/full` only
+//! redirects into the machine's full device, which writes nothing to it.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{snapshot, trained_cartpole};
+
+/// One case: the audit's id, a shell script (`$G` gait, `$T` a temp dir, `$RUN` a trained
+/// cartpole run, `$W` the shipped walking policy, `$E` an eval prefix), the exit code, a text
+/// stderr must contain, and a shell test that must hold afterwards.
+struct Case {
+    id: &'static str,
+    script: &'static str,
+    code: i32,
+    stderr_has: &'static str,
+    after: &'static str,
+}
+
+const fn case(id: &'static str, script: &'static str, code: i32, stderr_has: &'static str) -> Case {
+    Case { id, script, code, stderr_has, after: "true" }
+}
+
+const fn case_then(
+    id: &'static str,
+    script: &'static str,
+    code: i32,
+    stderr_has: &'static str,
+    after: &'static str,
+) -> Case {
+    Case { id, script, code, stderr_has, after }
+}
+
+const CASES: &[Case] = &[
+    // A. Outputs never replace special files.
+    case_then("A1", "mknod $T/full.gif c 1 7 && $E --gif $T/full.gif", 2, "is not a regular file", "test -c $T/full.gif"),
+    case_then("A2", "mknod $T/null.html c 1 3 && $E --record $T/null.html", 2, "is not a regular file", "test -c $T/null.html"),
+    case_then("A3", "mknod $T/full.png c 1 7 && $G plot $RUN --out $T/full.png", 2, "is not a regular file", "test -c $T/full.png"),
+    case_then("A4", "ln -s /proc/self/fd/1 $T/stdout.gif && $E --gif $T/stdout.gif > $T/captured", 2, "symbolic link", "test -L $T/stdout.gif"),
+    // B. A typo destroys nothing.
+    case_then("B1", "cp -r $W $T/run && $E --gif $T/run/actor.safetensors", 2, "ending in .gif", "cmp $W/actor.safetensors $T/run/actor.safetensors"),
+    case_then("B2", "$E --gif $T/x.gif --record $T/x.gif", 2, "--record", "test ! -e $T/x.gif"),
+    // C. No panics.
+    case("C1", "$G train ppo --env cartpole --timesteps 8000 --logdir $T/l --clip 1e39", 2, "--clip"),
+    case_then("C2", "printf '[ppo]\\nkl = 1e308\\nclip = 1e308\\n' > $T/c.toml && $G train ppo --config $T/c.toml --logdir $T/l --timesteps 4000", 2, "--clip", "test ! -e $T/l"),
+    case("C3", "$G bench env --env cartpole --seconds inf", 2, "--seconds"),
+    case("C4", "$G bench env --env cartpole --seconds 1e20", 2, "--seconds"),
+    case("C5", "$G bench optimize --arch lstm --layers 16,8", 2, "equal --layers"),
+    case("C6", "$G bench optimize --layers 100000,100000", 2, "GB of memory available"),
+    case("C7", "$G train ppo --env walker 2>/dev/full", 2, ""),
+    case("C8", "$G eval --path nope 2>/dev/full", 2, ""),
+    case("C9", "$G train ppo --previous nope 2>/dev/full", 2, ""),
+    // D. No hangs, no unbounded memory.
+    case("D1", "cp -r $RUN $T/big && python3 -c \"import csv,sys; p=sys.argv[1]; r=list(csv.reader(open(p))); i=r[0].index('Train/Return'); [row.__setitem__(i, '1e308' if k % 2 == 0 else '-1e308') for k, row in enumerate(r[1:])]; csv.writer(open(p,'w',newline='')).writerows(r)\" $T/big/progress.csv && timeout 60 $G plot $T/big --out $T/big.png", 0, ""),
+    case("D2", "$G train ppo --config /dev/zero", 2, "larger than"),
+    case("D3", "cp -r $RUN $T/run && ln -sf /dev/zero $T/run/progress.csv && $G plot $T/run --out $T/o.png", 1, "larger than"),
+    case("D4", "$G eval --path $W --command 1,0,0 --episodes 1e9 --record $T/r.html", 2, "--record: 1000000000 episodes"),
+    case_then("D5", "$G train ppo --env cartpole --num-steps 1e15 --timesteps 1e16 --logdir $T/l", 2, "--num-steps", "test ! -e $T/l"),
+    // E. Signals reach every place time is spent (E1-E4 are in `signals_*` below).
+    case("E5", "$G train ppo --env cassie --policy-rate 1e-300 --timesteps 4000 --logdir $T/l", 2, "--policy-rate"),
+    case("E6", "$G bench env --env cassie --policy-rate 1e-300 --seconds 1", 2, "--policy-rate"),
+    // F. Exit codes.
+    case("F1", "$G train ppo --print-config > /dev/full", 1, "--print-config"),
+    // Rust's runtime reopens a closed stdout on /dev/null before `main`, so `>&-` is
+    // `> /dev/null`: the config is discarded as asked, and nothing is left half-written.
+    case("F2", "$G train ppo --print-config >&-", 0, ""),
+    case("F3", "$G eval --path $W --traj-len 50 --episodes 3 | head -1 > /dev/null; exit ${PIPESTATUS[0]}", 0, ""),
+    case_then("F4", "$G eval --path $W --command 1,0,0 --traj-len 60 --episodes 3 --gif $T/w.gif | head -1 > /dev/null; exit ${PIPESTATUS[0]}", 0, "", "test -s $T/w.gif"),
+    case_then("F5", "$G train ppo --previous $W --logdir $T/l --timesteps 4000 --num-steps 1000", 2, "nothing to do", "test ! -e $T/l"),
+    case("F6", "$G bench env --env walker", 2, "unknown env"),
+    case_then("F7", "$G train ppo --env cartpole --timesteps 4000 --logdir $T/l --run-name $(printf 'a%.0s' $(seq 300))", 2, "--run-name", "test ! -e $T/l"),
+    // G. Range checks everywhere a value enters.
+    case("G1", "$G bench env --env cartpole --seconds 0", 2, "--seconds"),
+    case("G2", "$G bench env --env cartpole --seconds=-1", 2, "--seconds"),
+    case("G3", "$G bench env --env cartpole --seconds nan", 2, "--seconds"),
+    case("G4", "$G bench env --env cartpole --seconds=-inf", 2, "--seconds"),
+    case("G5", "$G bench optimize --batch-size 1e9 --layers 8,8", 2, "--batch-size"),
+    case("G6", "$G bench optimize --mirror nan --layers 8,8", 2, "--mirror"),
+    case("G7", "$G bench optimize --mirror=-1 --layers 8,8", 2, "--mirror"),
+    case("G8", "$G bench optimize --mirror inf --layers 8,8", 2, "--mirror"),
+    case_then("G9", "printf '[run]\\nlogdir = \"\"\\ntimesteps = 4000\\n' > $T/c.toml && cd $T && $G train ppo --config c.toml", 2, "--logdir", "test ! -e $T/cartpole"),
+    case("G10", "$G train ppo --env cartpole --timesteps 8000 --logdir $T/l --std 1e39", 2, "--std"),
+    case("G11", "$G train ppo --env cartpole --timesteps 8000 --logdir $T/l --entropy-coeff 1e39", 2, "--entropy-coeff"),
+    case_then("G12", "$G train ppo --env cartpole --timesteps 4000 --logdir $T/l --run-name $'a\\nb'", 2, "--run-name", "test ! -e $T/l"),
+    // H. One clear line.
+    case("H1", "printf '[ppo\\nkl = 0.01\\n' > $T/c.toml && $G train ppo --config $T/c.toml", 2, "line 1, column 5: unclosed table"),
+    case("H2", "printf '[sampler]\\ntraj_len = 9223372036854775808\\n' > $T/c.toml && $G train ppo --config $T/c.toml", 2, "line 2"),
+    case("H3", "printf '[ppo]\\nkl = 0.01\\nkl = 0.02\\n' > $T/c.toml && $G train ppo --config $T/c.toml", 2, "line 3, column 1: duplicate key"),
+    case("H4", "python3 -c \"print('x = ' + '['*100000 + ']'*100000)\" > $T/c.toml && $G train ppo --config $T/c.toml", 2, "TOML"),
+    case("H5", "python3 -c \"print('x = ' + '{a = '*20000 + '1' + '}'*20000)\" > $T/c.toml && $G train ppo --config $T/c.toml", 2, "TOML"),
+    case("H6", "python3 -c \"print('[ppo]\\nkl = 0.01 ' + 'x'*50000000)\" > $T/c.toml && $G train ppo --config $T/c.toml", 2, "TOML: line 2"),
+    case("H7", "printf '[ppo]\\nkl = nan\\n' > $T/c.toml && $G train ppo --config $T/c.toml", 2, "ppo.kl: NaN is not a finite number"),
+    case("H8", "printf '[ppo]\\na_lr = inf\\n' > $T/c.toml && $G train ppo --config $T/c.toml", 2, "ppo.a_lr: inf is not a finite number"),
+    case("H9", "printf '[ppo]\\ndiscount = -inf\\n' > $T/c.toml && $G train ppo --config $T/c.toml", 2, "ppo.discount: -inf is not a finite number"),
+    case("H10", "$E --gif /proc/w.gif", 2, "--gif /proc/w.gif: cannot be written there"),
+    case("H11", "$E --record /proc/r.html", 2, "--record /proc/r.html: cannot be written there"),
+    case("H14", "$G plot $RUN --out $T/curves", 2, "ending in .png"),
+    case("H15", "$G plot $RUN --out $T/curves.svg", 2, "ending in .png"),
+    case_then("H16", "mknod $T/full c 1 7 && $G plot $RUN --out $T/full", 2, "ending in .png", "test -c $T/full"),
+    case_then("H17", "cp -r $RUN $T/run && $G plot $T/run --out $T/run/progress.csv", 2, "ending in .png", "cmp $RUN/progress.csv $T/run/progress.csv"),
+    case("H18", "$G plot $RUN --out $T/no/such/o.png", 2, "existing directory"),
+    case("H19", "$G plot $RUN --out /proc/o.png", 2, "cannot be written there"),
+];
+
+#[test]
+fn every_audit_case_ends_cleanly() {
+    let base = tempfile::tempdir().unwrap();
+    let run = trained_cartpole(base.path(), "cp", &["--timesteps", "12000", "--save-freq", "1"]);
+    let walk = common::pretrained_walk();
+    let before = snapshot(&walk);
+    let mut failures = Vec::new();
+    for c in CASES {
+        let tmp = tempfile::tempdir().unwrap();
+        let eval = format!(
+            "{} eval --path {} --command 1,0,0 --traj-len 60 --episodes 1",
+            env!("CARGO_BIN_EXE_gait"),
+            walk.display()
+        );
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg(format!("{}\n", c.script))
+            .env("G", env!("CARGO_BIN_EXE_gait"))
+            .env("T", tmp.path())
+            .env("RUN", &run)
+            .env("W", &walk)
+            .env("E", &eval)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        let mut problems = Vec::new();
+        if o.status.code() != Some(c.code) {
+            problems.push(format!("exit {:?}, expected {}", o.status.code(), c.code));
+        }
+        if !err.contains(c.stderr_has) {
+            problems.push(format!("stderr lacks {:?}", c.stderr_has));
+        }
+        let error_lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
+        if c.code != 0 && !c.script.contains("2>/dev/full") {
+            if error_lines.len() != 1 || err.len() > 2000 {
+                problems.push(format!("not one short error line ({} bytes)", err.len()));
+            }
+        }
+        if err.contains("panicked") {
+            problems.push("panicked".into());
+        }
+        let after = Command::new("bash")
+            .arg("-c")
+            .arg(c.after)
+            .env("T", tmp.path())
+            .env("RUN", &run)
+            .env("W", &walk)
+            .status()
+            .unwrap();
+        if !after.success() {
+            problems.push(format!("afterwards `{}` does not hold", c.after));
+        }
+        if !problems.is_empty() {
+            let shown: String = err.chars().take(300).collect();
+            failures.push(format!("{}: {} (stderr: {shown})", c.id, problems.join("; ")));
+        }
+    }
+    assert_eq!(snapshot(&walk), before, "a case changed pretrained/cassie-walk");
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases unclean:\n{}",
+        failures.len(),
+        CASES.len(),
+        failures.join("\n")
+    );
+}
+
+/// Sends `signal` to a `gait train` started with `args` once `ready` appears on its stdout or
+/// after `wait_s`, and returns (exit code, seconds from the signal to the exit, stdout).
+fn signalled(args: &[&str], logdir: &Path, signal: i32, wait_s: f64) -> (Option<i32>, f64, String) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gait"))
+        .args(args)
+        .args(["--logdir", logdir.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs_f64(wait_s));
+    // SAFETY: signalling our own child by its pid.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let sent = std::time::Instant::now();
+    let deadline = sent + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    (status.and_then(|s| s.code()), sent.elapsed().as_secs_f64(), out)
+}
+
+/// E1-E2: one SIGINT or SIGTERM during a long prenormalization ends the process with 130
+/// within seconds, nothing written. E3: a stop inside the first iteration says so plainly (no
+/// "iteration -1", no --previous that would fail) and leaves no empty run dir.
+#[test]
+fn signals_end_prenormalization_and_the_first_iteration_cleanly() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let dir = tempfile::tempdir().unwrap();
+        let args = [
+            "train",
+            "ppo",
+            "--env",
+            "cartpole",
+            "--prenorm",
+            "--prenormalize-steps",
+            "9e18",
+            "--timesteps",
+            "8000",
+        ];
+        let (code, secs, _) = signalled(&args, dir.path(), signal, 3.0);
+        assert_eq!(code, Some(130), "signal {signal}");
+        assert!(secs < 5.0, "signal {signal}: {secs} s to stop");
+        assert!(!dir.path().join("cartpole").exists(), "nothing written");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "train",
+        "ppo",
+        "--env",
+        "cassie",
+        "--timesteps",
+        "400000",
+        "--num-steps",
+        "200000",
+        "--prenormalize-steps",
+        "100",
+    ];
+    let (code, _, out) = signalled(&args, dir.path(), libc::SIGINT, 3.0);
+    assert_eq!(code, Some(130), "{out}");
+    assert!(!out.contains("iteration -1") && !out.contains("--previous"), "{out}");
+    assert!(out.contains("before the first iteration completed: nothing was saved"), "{out}");
+    let runs = dir.path().join("cassie");
+    let left: Vec<_> = walkdir(&runs);
+    assert!(left.iter().all(|p| p.is_dir()), "files left behind: {left:?}");
+}
+
+fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walkdir(&p));
+            }
+            out.push(p);
+        }
+    }
+    out
+}
