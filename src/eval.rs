@@ -167,13 +167,17 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
             e => UsageError(format!("--command: {e}")),
         })?;
     }
-    if let Some(speed) = args.push {
-        env.set_push(speed).map_err(|e| match e {
+    // Pushes only when asked for (a run's training pushes are not part of its evaluation).
+    match args.push {
+        Some(speed) => env.set_push(Some(speed)).map_err(|e| match e {
             CommandError::Unsupported => {
                 UsageError(format!("--push: env '{}' cannot be pushed", exp.config.run.env))
             }
             e => UsageError(format!("--push: {e}")),
-        })?;
+        })?,
+        None => {
+            let _ = env.set_push(Some(0.0));
+        }
     }
     // Pictures: checked before anything runs.
     let mut outputs = Vec::new();

@@ -70,10 +70,11 @@ pub trait Env: Send {
     /// Returns to drawing commands from the env's own distribution (undoes
     /// [`Env::set_command`]).
     fn clear_command(&mut self) {}
-    /// Pushes of exactly `speed` (m/s of speed change for the whole robot, in a random
-    /// horizontal direction) at the env's push times, for `gait eval --push`; 0 turns pushes
-    /// off. Refused by envs that cannot be pushed.
-    fn set_push(&mut self, _speed: f32) -> Result<(), CommandError> {
+    /// `Some(v)`: pushes of exactly `v` (m/s of speed change for the whole robot, in a random
+    /// horizontal direction) at the env's push times, for `gait eval --push`, 0 turning them
+    /// off (evaluations); `None`: the env's own pushes (training). Refused by envs that cannot
+    /// be pushed.
+    fn set_push(&mut self, _speed: Option<f32>) -> Result<(), CommandError> {
         Err(CommandError::Unsupported)
     }
     /// Fixed commands the training-time evaluation cycles through (eval episode `i` runs

@@ -153,6 +153,9 @@ impl AlgoSampler {
             }
             None => self.env.clear_command(),
         }
+        // Evaluations measure tracking on their own: no training pushes (envs that cannot be
+        // pushed refuse, which changes nothing).
+        let _ = self.env.set_push(if train { None } else { Some(0.0) });
         let mut metric_sums: Vec<(&'static str, f64)> = Vec::new();
         // Recurrent state starts at zero with every episode and is carried step by step.
         let (mut actor_h, mut critic_h): (Hidden, Hidden) = (None, None);

@@ -460,7 +460,11 @@ impl Env for CassieEnv {
         self.fixed_command = None;
     }
 
-    fn set_push(&mut self, speed: f32) -> Result<(), CommandError> {
+    fn set_push(&mut self, speed: Option<f32>) -> Result<(), CommandError> {
+        let Some(speed) = speed else {
+            self.fixed_push = None;
+            return Ok(());
+        };
         if !speed.is_finite() || !(0.0..=5.0).contains(&speed) {
             return Err(CommandError::OutOfRange {
                 name: "push",

@@ -324,7 +324,7 @@ fn pushes_come_every_two_to_five_seconds_and_move_the_robot() {
     for sim in [SimKind::Rapier, SimKind::Mujoco] {
         let mut e = CassieEnv::new(CassieConfig { sim, ..CassieConfig::default() });
         e.set_command(&[0.0, 0.0, 0.0]).unwrap();
-        e.set_push(1.0).unwrap();
+        e.set_push(Some(1.0)).unwrap();
         e.seed(2);
         e.reset_with_heading(0.0);
         let (mut pushes, mut gains) = (Vec::new(), Vec::new());
@@ -348,12 +348,25 @@ fn pushes_come_every_two_to_five_seconds_and_move_the_robot() {
             assert!((0.8..1.4).contains(&g), "{sim:?}: a 1 m/s push changed the pelvis by {g}");
         }
     }
-    let mut quiet = env();
-    quiet.seed(2);
-    quiet.reset();
-    for _ in 0..300 {
-        quiet.step(&[0.0; N]);
-        assert!(!quiet.pushing, "no pushes without --push");
+    // No pushes without --push, nor in an evaluation (Some(0)) of a push-trained config; its
+    // own pushes (None) again in training.
+    let pushed = CassieConfig { push: 1.0, ..CassieConfig::default() };
+    for (config, setting, expect) in [
+        (CassieConfig::default(), None, false),
+        (pushed.clone(), Some(0.0), false),
+        (pushed, None, true),
+    ] {
+        let mut e = CassieEnv::new(config);
+        e.set_push(setting).unwrap();
+        e.set_command(&[0.0, 0.0, 0.0]).unwrap();
+        e.seed(2);
+        e.reset_with_heading(0.0);
+        let mut any = false;
+        for _ in 0..300 {
+            e.step(&[0.0; N]);
+            any |= e.pushing;
+        }
+        assert_eq!(any, expect, "push setting {setting:?}");
     }
 }
 
