@@ -64,7 +64,7 @@ fn bad_input_is_one_clear_error_and_writes_nothing() {
         (&["--device", "cuda"], 2, "--device cuda: no CUDA GPU"),
         (&["--bogus-flag"], 2, "unexpected argument '--bogus-flag'"),
         (&["--policy-rate", "40"], 2, "--policy-rate only applies to --env cassie, not 'cartpole'"),
-        (&["--env", "cassie", "--policy-rate", "0"], 2, "'0' is not a policy rate in (0, 2000] Hz"),
+        (&["--env", "cassie", "--policy-rate", "0"], 2, "'0' is not a policy rate in [1, 2000] Hz"),
         (&["--env", "cassie", "--sim-dt", "1"], 2, "'1' is not a timestep"),
         (&["--env", "cassie", "--reward", "fast"], 2, "invalid value 'fast' for '--reward"),
         (&["--run-name", ".."], 2, "--run-name '..' must be a plain folder name"),
@@ -147,8 +147,9 @@ fn bench_commands_print_their_keys() {
     assert!(rate > 0.0);
     let o = gait(&["bench", "env", "--env", "cartpole", "--steps", "1000"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("steps=1000 "), "a fixed workload");
+    // An unknown env is a usage error, as in `gait train` (audit F6).
     let o = gait(&["bench", "env", "--env", "nope"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("unknown env 'nope'"));
 }
 
@@ -178,7 +179,7 @@ fn eval_and_plot_refuse_bad_values_with_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let o = gait(&["plot", walk, "--out", dir.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("is a directory; give a file name"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("give a file name ending in .png"), "{}", stderr(&o));
     assert_eq!(tree(dir.path()), Vec::<String>::new());
     assert!(!dir.path().with_extension("tmp.png").exists(), "a temp file beside --out");
     assert!(common_snapshot(Path::new(walk)) == before, "eval or plot changed the run dir");

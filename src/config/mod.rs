@@ -421,8 +421,9 @@ impl TrainConfig {
                 && !name.chars().any(char::is_control);
             if !plain || name.len() > MAX_RUN_NAME {
                 return Err(UsageError(format!(
-                    "--run-name {name:?} must be a plain folder name of at most {MAX_RUN_NAME} \
-                     bytes (not empty, '.' or '..', no '/' or control characters)"
+                    "--run-name '{}' must be a plain folder name of at most {MAX_RUN_NAME} \
+                     bytes (not empty, '.' or '..', no '/' or control characters)",
+                    name.escape_debug()
                 )));
             }
         }
