@@ -416,9 +416,11 @@ impl TrainConfig {
             // MAX_RUN_NAME bytes, so a continuation's `NAME-cont-TIMESTAMP` folder still fits
             // the 255 bytes a file name may have; no control characters, which would break
             // experiment.info's one setting per line and the printed continue command.
-            let plain = !(name.is_empty() || name == "." || name == "..")
-                && !name.contains(['/', '\\'])
-                && !name.chars().any(char::is_control);
+            let plain = !(name.is_empty()
+                || name == "."
+                || name == ".."
+                || name.contains(['/', '\\'])
+                || name.chars().any(char::is_control));
             if !plain || name.len() > MAX_RUN_NAME {
                 return Err(UsageError(format!(
                     "--run-name '{}' must be a plain folder name of at most {MAX_RUN_NAME} \

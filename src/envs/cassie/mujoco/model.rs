@@ -124,8 +124,6 @@ pub fn id(model: &MjModel, kind: MjtObjBase, name: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn the_shipped_model_is_the_labs_file_unchanged() {
         let shipped = include_bytes!("../../../../assets/cassie-mujoco/cassie_fast.xml");
