@@ -422,6 +422,8 @@ mod tests {
                 "case {case}: {message:?}\n{text}"
             );
         }
+        // Both kinds occur, so the generator reaches past the parser.
+        assert!(accepted > 100 && refused > 100, "accepted {accepted}, refused {refused}");
         let bench_values =
             ["0", "-1", "nan", "inf", "1e20", "1e9", "5", "16,8", "8,8", "lstm", "x", ""];
         let bench_flags =
