@@ -79,6 +79,8 @@ impl PhysicsOverride {
         };
         let check = if cassie.sim == trained {
             String::new()
+        } else if trained == SimKind::Mixed {
+            "; trained on rapier and MuJoCo (mixed)".to_string()
         } else {
             format!("; trained on {}: a sim-to-sim check", trained.name())
         };
