@@ -106,7 +106,7 @@ impl MujocoCassie {
         let mut lumps = vec![(vec![body("cassie-pelvis")], None)];
         for side in 0..2 {
             for (bodies, damped) in model::lumped_bodies(side) {
-                lumps.push((bodies.iter().map(|b| body(b)).collect(), Some(joint(damped).dof)));
+                lumps.push((bodies.iter().map(|b| body(b)).collect(), Some(joint(&damped).dof)));
             }
         }
         let floor = geom("floor");

@@ -73,35 +73,24 @@ pub const MOTOR_JOINTS: [&str; N] = [
 pub const PASSIVE_JOINTS: [&str; PASSIVE] =
     ["left-shin", "left-tarsus", "right-shin", "right-tarsus"];
 
-/// Per leg (left, right) and gait link (hip roll, hip yaw, thigh, shin, tarsus, foot): the lab
-/// bodies that link lumps together (`description.rs` derives gait's model the same way), and
-/// the joint whose damping the link's damping factor scales.
-pub fn lumped_bodies(side: usize) -> [(&'static [&'static str], &'static str); LEG_LINKS] {
-    if side == 0 {
-        [
-            (&["left-hip-roll"], "left-hip-roll"),
-            (&["left-hip-yaw"], "left-hip-yaw"),
-            (&["left-hip-pitch", "left-achilles-rod"], "left-hip-pitch"),
-            (&["left-knee", "left-knee-spring", "left-shin"], "left-knee"),
-            (
-                &["left-tarsus", "left-heel-spring", "left-foot-crank", "left-plantar-rod"],
-                "left-tarsus",
-            ),
-            (&["left-foot"], "left-foot"),
-        ]
-    } else {
-        [
-            (&["right-hip-roll"], "right-hip-roll"),
-            (&["right-hip-yaw"], "right-hip-yaw"),
-            (&["right-hip-pitch", "right-achilles-rod"], "right-hip-pitch"),
-            (&["right-knee", "right-knee-spring", "right-shin"], "right-knee"),
-            (
-                &["right-tarsus", "right-heel-spring", "right-foot-crank", "right-plantar-rod"],
-                "right-tarsus",
-            ),
-            (&["right-foot"], "right-foot"),
-        ]
-    }
+/// Per gait link (hip roll, hip yaw, thigh, shin, tarsus, foot): the lab bodies that link lumps
+/// together (`description.rs` derives gait's model the same way), and the joint whose damping
+/// the link's damping factor scales. Names without their `left-`/`right-` prefix.
+const LUMPS: [(&[&str], &str); LEG_LINKS] = [
+    (&["hip-roll"], "hip-roll"),
+    (&["hip-yaw"], "hip-yaw"),
+    (&["hip-pitch", "achilles-rod"], "hip-pitch"),
+    (&["knee", "knee-spring", "shin"], "knee"),
+    (&["tarsus", "heel-spring", "foot-crank", "plantar-rod"], "tarsus"),
+    (&["foot"], "foot"),
+];
+
+/// [`LUMPS`] for one leg (0 left, 1 right), with the side's prefix.
+pub fn lumped_bodies(side: usize) -> impl Iterator<Item = (Vec<String>, String)> {
+    let prefix = if side == 0 { "left-" } else { "right-" };
+    LUMPS.iter().map(move |(bodies, joint)| {
+        (bodies.iter().map(|b| format!("{prefix}{b}")).collect(), format!("{prefix}{joint}"))
+    })
 }
 
 /// The lab's reset pose (`mj_cassiesim.py`'s `reset_qpos`, 35 values): pelvis at (0, 0, 1.01),
