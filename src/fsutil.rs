@@ -41,11 +41,24 @@ pub fn write_atomic_with(target: &Path, write: impl FnOnce(&Path) -> Result<()>)
     result.map_err(|e| {
         // The operating system's reason when there is one (a full disk), else the writer's.
         let io = e.chain().find_map(|c| c.downcast_ref::<std::io::Error>());
-        match io {
-            Some(io) => anyhow::anyhow!("writing {}: {io}", target.display()),
+        match io.map(ToString::to_string).or_else(|| os_reason(&format!("{e:#}"))) {
+            Some(reason) => anyhow::anyhow!("writing {}: {reason}", target.display()),
             None => e.context(format!("writing {}", target.display())),
         }
     })
+}
+
+/// The operating-system error inside an encoder's error text, as the system words it. The
+/// image encoders behind plotters report I/O failures only as `Debug` text
+/// (`GifEncodingError(Io(Os { code: 28, .. }))`, `... (os error 28)`), which is no message for
+/// a user; the error code in it is.
+fn os_reason(text: &str) -> Option<String> {
+    let code = ["code: ", "os error "].iter().find_map(|marker| {
+        let at = text.find(marker)? + marker.len();
+        let digits: String = text[at..].chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<i32>().ok()
+    })?;
+    Some(std::io::Error::from_raw_os_error(code).to_string())
 }
 
 /// The process id in a temp name made by [`temp_path`] (`.NAME.PID.tmp[.EXT]`), if `name` is
@@ -127,6 +140,17 @@ mod tests {
         assert!(err.is_err());
         assert_eq!(fs::read(&target).unwrap(), b"two");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn encoder_errors_are_reported_as_the_system_words_them() {
+        let gif = "drawing backend error: GifEncodingError(Io(Os { code: 28, kind: StorageFull, \
+                   message: \"No space left on device\" }))";
+        assert_eq!(os_reason(gif).unwrap(), "No space left on device (os error 28)");
+        let png = "ImageError(IoError(Custom { kind: Other, error: \"No space left on device \
+                   (os error 28)\" }))";
+        assert_eq!(os_reason(png).unwrap(), "No space left on device (os error 28)");
+        assert_eq!(os_reason("no code here"), None);
     }
 
     #[test]

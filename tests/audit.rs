@@ -99,6 +99,10 @@ const CASES: &[Case] = &[
     case("H9", "printf '[ppo]\\ndiscount = -inf\\n' > $T/c.toml && $G train ppo --config $T/c.toml", 2, "ppo.discount: -inf is not a finite number"),
     case("H10", "$E --gif /proc/w.gif", 2, "--gif /proc/w.gif: cannot be written there"),
     case("H11", "$E --record /proc/r.html", 2, "--record /proc/r.html: cannot be written there"),
+    // H12, H13, H20: a full disk, a 200 KB tmpfs in a private mount namespace (as root).
+    case_then("H12", "mkdir $T/s && unshare -m sh -c \"mount -t tmpfs -o size=200k tmpfs $T/s && head -c 150000 /dev/zero > $T/s/fill && $G eval --path $W --command 1,0,0 --traj-len 200 --episodes 1 --gif $T/s/w.gif > /dev/null; r=\\$?; ls -A $T/s > $T/left; exit \\$r\"", 1, "w.gif: No space left on device (os error 28)", "test \"$(cat $T/left)\" = fill"),
+    case_then("H13", "mkdir $T/s && unshare -m sh -c \"mount -t tmpfs -o size=200k tmpfs $T/s && head -c 150000 /dev/zero > $T/s/fill && $G eval --path $W --command 1,0,0 --traj-len 200 --episodes 1 --record $T/s/w.html > /dev/null; r=\\$?; ls -A $T/s > $T/left; exit \\$r\"", 1, "w.html: No space left on device (os error 28)", "test \"$(cat $T/left)\" = fill"),
+    case_then("H20", "mkdir $T/s && unshare -m sh -c \"mount -t tmpfs -o size=200k tmpfs $T/s && head -c 150000 /dev/zero > $T/s/fill && $G plot $RUN --out $T/s/p.png; r=\\$?; ls -A $T/s > $T/left; exit \\$r\"", 1, "p.png: No space left on device (os error 28)", "test \"$(cat $T/left)\" = fill"),
     case("H14", "$G plot $RUN --out $T/curves", 2, "ending in .png"),
     case("H15", "$G plot $RUN --out $T/curves.svg", 2, "ending in .png"),
     case_then("H16", "mknod $T/full c 1 7 && $G plot $RUN --out $T/full", 2, "ending in .png", "test -c $T/full"),
@@ -227,6 +231,13 @@ fn signals_end_prenormalization_and_the_first_iteration_cleanly() {
         assert!(secs < 5.0, "signal {signal}: {secs} s to stop");
         assert!(!dir.path().join("cartpole").exists(), "nothing written");
     }
+    // E4: an episode that never ends (pendulum, --traj-len 9e18) stops on the first signal.
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["train", "ppo", "--env", "pendulum", "--traj-len", "9e18", "--num-steps", "1000"];
+    let (code, secs, out) = signalled(&args, dir.path(), libc::SIGINT, 3.0);
+    assert_eq!(code, Some(130), "{out}");
+    assert!(secs < 5.0, "{secs} s to stop");
+    assert!(!out.contains("iteration -1"), "{out}");
     let dir = tempfile::tempdir().unwrap();
     let args = [
         "train",
