@@ -102,6 +102,8 @@ pub struct EvalSummary {
     pub terms: BTreeMap<String, f64>,
     /// Mean per step of each env metric ([`crate::envs::Env::metrics`]).
     pub metrics: BTreeMap<String, f64>,
+    /// Ctrl-C or SIGTERM ended the evaluation early (what ran is reported and written).
+    pub interrupted: bool,
 }
 
 impl EvalSummary {
@@ -245,11 +247,16 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         lengths: vec![],
         terms: BTreeMap::new(),
         metrics: BTreeMap::new(),
+        interrupted: false,
     };
     let mut steps_total = 0usize;
     let act_dim = exp.net.act_dim;
     let mut rollout = Rollout::new();
     for episode in 0..args.episodes {
+        if crate::algos::interrupt::requested() {
+            summary.interrupted = true;
+            break;
+        }
         env.seed(derive(args.seed, &[stream::EVAL_JOB, u64::MAX, episode as u64]));
         let mut ret = 0.0f64;
         let mut hidden = None;
@@ -300,6 +307,10 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
                     let frame = Frame::capture(env, tr.reward, tr.info);
                     replay.episodes[episode].frames.push(frame);
                 }
+                // A stop request ends the episode here; what ran is still written.
+                if crate::algos::interrupt::requested() {
+                    return Ok(Flow::Stop);
+                }
                 Ok(Flow::Continue)
             },
         )?;
@@ -311,10 +322,13 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
             .iter()
             .map(|(name, sum)| format!(", {name} {:.3}", sum / len.max(1) as f64))
             .collect();
-        writeln!(out, "episode {episode:3}: return {ret:10.3}, length {len}{means}")?;
+        let cut = if crate::algos::interrupt::requested() { " (interrupted)" } else { "" };
+        writeln!(out, "episode {episode:3}: return {ret:10.3}, length {len}{means}{cut}")?;
         summary.returns.push(ret);
         summary.lengths.push(len);
     }
+    // Nothing recorded (a stop before the first step): no picture to write.
+    let replay = replay.filter(|r| r.episodes.iter().any(|e| !e.frames.is_empty()));
     if let (Some(replay), Some(path)) = (&replay, &args.gif) {
         let frames = render_gif(replay, path, GifStyle::default())?;
         writeln!(out, "wrote {} ({frames} frames of episode 0)", path.display())?;
@@ -353,6 +367,14 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
     }
     for (name, value) in &summary.metrics {
         writeln!(out, "  {name}: {value:.4}")?;
+    }
+    summary.interrupted |= crate::algos::interrupt::requested();
+    if summary.interrupted {
+        writeln!(
+            out,
+            "interrupted after {} episode(s): the numbers and files above hold what ran",
+            summary.returns.len()
+        )?;
     }
     Ok(summary)
 }

@@ -27,7 +27,9 @@ fn main() -> ExitCode {
     }
     let result = match parsed.action {
         Action::Train(job) => {
-            install_signal_handler();
+            install_signal_handler(
+                "stopping: abandoning the current iteration (Ctrl-C again to exit at once)",
+            );
             let command = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
             match train_ppo(&job, command, TrainOptions::default()) {
                 // Saved and resumable, but not finished: scripts and Slurm must be able to tell.
@@ -42,7 +44,13 @@ fn main() -> ExitCode {
                 .and_then(|()| out.flush())
                 .map_err(|e| anyhow::anyhow!("--print-config: writing the config to stdout: {e}"))
         }
-        Action::Eval(args) => gait::eval::run_eval(&args, &mut Stdout::default()).map(|_| ()),
+        Action::Eval(args) => {
+            install_signal_handler("stopping: writing what ran (Ctrl-C again to exit at once)");
+            match gait::eval::run_eval(&args, &mut Stdout::default()) {
+                Ok(summary) if summary.interrupted => return ExitCode::from(EXIT_INTERRUPTED),
+                other => other.map(|_| ()),
+            }
+        }
         Action::BenchEnv(args) => gait::bench::bench_env(&args).map(|_| ()),
         Action::BenchOptimize(args) => gait::bench::bench_optimize(&args).map(|_| ()),
         Action::Plot(args) => gait::plot::run_plot(&args).map(|out| {
@@ -73,9 +81,10 @@ fn report(e: anyhow::Error) -> ExitCode {
     }
 }
 
-/// First Ctrl-C/SIGTERM: stop after saving (see `algos::interrupt`); a second one: exit now.
-fn install_signal_handler() {
-    let result = ctrlc::set_handler(|| {
+/// First Ctrl-C/SIGTERM: stop after saving (see `algos::interrupt`), saying `first`; a second
+/// one: exit now.
+fn install_signal_handler(first: &'static str) {
+    let result = ctrlc::set_handler(move || {
         if gait::algos::interrupt::STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
             eline("second interrupt: exiting without waiting (the run dir holds the last complete iteration)");
             // `_exit`, not `process::exit`: the latter runs libtorch's static destructors while
@@ -84,7 +93,7 @@ fn install_signal_handler() {
             // SAFETY: `_exit` only ends the process; it takes no pointers and cannot return.
             unsafe { libc::_exit(i32::from(EXIT_INTERRUPTED)) };
         }
-        eline("stopping: abandoning the current iteration (Ctrl-C again to exit at once)");
+        eline(first);
     });
     if let Err(e) = result {
         eline(format_args!("warning: cannot install the Ctrl-C handler: {e}"));

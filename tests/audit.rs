@@ -180,10 +180,15 @@ fn every_audit_case_ends_cleanly() {
 /// Sends `signal` to a `gait train` started with `args` once `ready` appears on its stdout or
 /// after `wait_s`, and returns (exit code, seconds from the signal to the exit, stdout).
 fn signalled(args: &[&str], logdir: &Path, signal: i32, wait_s: f64) -> (Option<i32>, f64, String) {
+    let logdir = ["--logdir", logdir.to_str().unwrap()];
+    signalled_cmd(&[args, &logdir[..]].concat(), signal, wait_s)
+}
+
+/// [`signalled`] for any gait command line.
+fn signalled_cmd(args: &[&str], signal: i32, wait_s: f64) -> (Option<i32>, f64, String) {
     use std::io::Read;
     let mut child = Command::new(env!("CARGO_BIN_EXE_gait"))
         .args(args)
-        .args(["--logdir", logdir.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -258,6 +263,37 @@ fn signals_end_prenormalization_and_the_first_iteration_cleanly() {
     let runs = dir.path().join("cassie");
     let left: Vec<_> = walkdir(&runs);
     assert!(left.iter().all(|p| p.is_dir()), "files left behind: {left:?}");
+}
+
+/// D4: Ctrl-C during `eval --record` of many episodes ends it with 130 and writes the page of
+/// the episodes that ran (it used to discard everything).
+#[test]
+fn a_stopped_recording_keeps_what_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("r.html");
+    let walk = common::pretrained_walk();
+    let args = [
+        "eval",
+        "--path",
+        walk.to_str().unwrap(),
+        "--command",
+        "1,0,0",
+        "--episodes",
+        "1000",
+        "--record",
+        page.to_str().unwrap(),
+    ];
+    let (code, secs, out) = signalled_cmd(&args, libc::SIGINT, 4.0);
+    assert_eq!(code, Some(130), "{out}");
+    assert!(secs < 10.0, "{secs} s to stop");
+    assert!(out.contains("interrupted after") && out.contains("wrote"), "{out}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    let replay = gait::replay::from_page(&html).unwrap();
+    assert!(
+        !replay.episodes.is_empty() && replay.episodes.len() < 1000,
+        "{}",
+        replay.episodes.len()
+    );
 }
 
 fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
