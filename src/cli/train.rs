@@ -175,7 +175,7 @@ pub struct TrainFlags {
     /// saved and resumed with the weights, logged as Policy/Std.
     #[arg(long, help_heading = "Network")]
     pub learn_log_std: bool,
-    /// Clip normalized observations to ±N standard deviations (0: no clip) [default: 5].
+    /// Clip normalized observations to ±N standard deviations (0: no clip).
     #[arg(long, value_parser = non_negative_f32, help_heading = "Network")]
     pub obs_clip: Option<f64>,
 
@@ -196,7 +196,8 @@ pub struct TrainFlags {
 /// `[env.cassie]` as flags.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Args)]
 pub struct CassieFlags {
-    /// Physics: gait's rapier3d model, or MuJoCo on the lab's cassie_fast.xml.
+    /// Physics: gait's rapier3d model, MuJoCo on the lab's cassie_fast.xml, or mixed (each
+    /// episode on one of the two).
     #[arg(long, value_enum)]
     pub sim: Option<SimKind>,
     /// Policy steps per second (Hz); physics substeps per step = round(sim rate / policy rate).

@@ -36,7 +36,7 @@ pub struct CassieConfig {
     pub policy_rate: f64,
     /// Physics timestep (s); unset: the backend's default ([`SimKind::default_dt`]: 0.002 =
     /// 500 Hz on rapier, where the physical tests hold as at 2 kHz; 0.0005 = the lab's 2 kHz
-    /// on MuJoCo). An unset value is left out of TOML (`--print-config` shows it commented).
+    /// on MuJoCo). An unset value is left out of TOML files (`sim_dt = 0.0005` sets it).
     pub sim_dt: Option<f64>,
     /// Reward function.
     pub reward: RewardKind,
