@@ -481,6 +481,13 @@ impl Description {
         stance
     }
 
+    /// The motor models in policy order: what both physics backends' [`Drive`](super::motor::Drive)
+    /// runs.
+    pub fn motor_models(&self) -> [Motor; N] {
+        let models: Vec<Motor> = self.motors().map(|(.., motor)| motor).collect();
+        models.try_into().expect("Cassie has 10 motors")
+    }
+
     /// The actuated joints in policy order (left leg, then right), with their leg and chain
     /// index.
     pub fn motors(&self) -> impl Iterator<Item = (usize, usize, &Joint, Motor)> + '_ {

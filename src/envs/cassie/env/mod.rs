@@ -465,7 +465,8 @@ impl Env for CassieEnv {
             self.fixed_push = None;
             return Ok(());
         };
-        if !speed.is_finite() || !(0.0..=5.0).contains(&speed) {
+        // The range of `--push` (CassieConfig::check_push), one definition for both.
+        if CassieConfig::check_push(speed as f64).is_err() {
             return Err(CommandError::OutOfRange {
                 name: "push",
                 value: speed,

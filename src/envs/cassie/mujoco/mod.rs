@@ -19,7 +19,7 @@ mod model;
 use mujoco_rs::prelude::*;
 use rapier3d::glamx::{Quat, Vec3};
 
-use super::motor::{Drive, Motor, N};
+use super::motor::{Drive, N};
 use super::physics::{Dynamics, Physics, SimKind, PASSIVE};
 use crate::envs::{BodyPose, BodyShape, Primitive};
 pub use model::{patched_xml, CASSIE_FAST_XML};
@@ -127,11 +127,7 @@ impl MujocoCassie {
             pair_friction: m.pair_friction().to_vec(),
             floor_quat: m.geom_quat()[floor],
         };
-        let motor_models: [Motor; N] = {
-            let desc = super::description::Description::cassie();
-            let v: Vec<Motor> = desc.motors().map(|(.., motor)| motor).collect();
-            v.try_into().expect("Cassie has 10 motors")
-        };
+        let motor_models = super::description::Description::cassie().motor_models();
         let kd = motor_models.map(|mm| mm.kd as f64);
         let feet = [geom("left-foot"), geom("right-foot")];
         let foot_bodies = [body("left-foot"), body("right-foot")];

@@ -197,9 +197,7 @@ impl CassieSim {
 
         let motors: Vec<MotorSlot> =
             desc.motors().map(|(side, index, ..)| MotorSlot { side, index }).collect();
-        let motor_models: Vec<_> = desc.motors().map(|(.., motor)| motor).collect();
-        let drive =
-            MotorDrive::new(motor_models.try_into().expect("Cassie has 10 motors"), dynamics, dt);
+        let drive = MotorDrive::new(desc.motor_models(), dynamics, dt);
         Self {
             dt,
             world,
