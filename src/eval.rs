@@ -322,7 +322,14 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
             .iter()
             .map(|(name, sum)| format!(", {name} {:.3}", sum / len.max(1) as f64))
             .collect();
-        let cut = if crate::algos::interrupt::requested() { " (interrupted)" } else { "" };
+        let cut = if crate::algos::interrupt::requested() {
+            " (interrupted)".to_string()
+        } else {
+            match env.termination().filter(|_| end.done) {
+                Some(why) => format!(", fell: {why}"),
+                None => String::new(),
+            }
+        };
         writeln!(out, "episode {episode:3}: return {ret:10.3}, length {len}{means}{cut}")?;
         summary.returns.push(ret);
         summary.lengths.push(len);

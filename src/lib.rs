@@ -17,6 +17,7 @@ pub mod cli;
 pub mod config;
 pub mod envs;
 pub mod eval;
+pub mod export;
 pub mod fsutil;
 pub mod logging;
 pub mod malloc_tuning;

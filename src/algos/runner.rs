@@ -467,6 +467,7 @@ impl Runner {
         let policy = PolicySnapshot::of(iteration, self.optim.actor(), self.optim.critic());
         let request = CollectRequest {
             iteration,
+            timesteps: self.state.total_timesteps,
             seed: self.config.run.seed,
             num_steps,
             traj_len: self.config.sampler.traj_len,

@@ -258,6 +258,18 @@ mod tests {
     }
 
     #[test]
+    fn a_switch_can_turn_a_preset_off() {
+        let (on, _) = ppo(&["gait", "train", "ppo", "--env", "cassie"]);
+        assert!(on.ppo.prenorm && on.env.cassie.dynamics_randomization, "the cassie preset");
+        let (off, _) = ppo(&[
+            "gait", "train", "ppo", "--env", "cassie", "--prenorm", "false",
+            "--dynamics-randomization", "false", "--full-clock",
+        ]);
+        assert!(!off.ppo.prenorm && !off.env.cassie.dynamics_randomization);
+        assert!(off.env.cassie.full_clock, "a bare switch is true");
+    }
+
+    #[test]
     fn counts_accept_scientific_notation() {
         let (a, _) = ppo(&["gait", "train", "ppo", "--timesteps", "2e5", "--num-steps", "1e4"]);
         assert_eq!((a.run.timesteps, a.sampler.num_steps), (200_000, 10_000));

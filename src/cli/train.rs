@@ -25,6 +25,12 @@ fn policy_rate(s: &str) -> Result<f64, String> {
         .and_then(CassieConfig::check_policy_rate)
 }
 
+pub(super) fn obs_noise(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .map_err(|_| format!("'{s}' is not a number"))
+        .and_then(CassieConfig::check_obs_noise)
+}
+
 pub(super) fn push(s: &str) -> Result<f64, String> {
     s.parse::<f64>()
         .map_err(|_| format!("'{s}' is not a number"))
@@ -135,18 +141,18 @@ pub struct TrainFlags {
     pub mirror: Option<f64>,
     /// Mirror data augmentation: mirrored copies of the states/actions join every minibatch
     /// (needs the env's mirror lists; combinable with --mirror).
-    #[arg(long, help_heading = "PPO")]
-    pub mirror_augment: bool,
+    #[arg(long, help_heading = "PPO", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub mirror_augment: Option<bool>,
     /// Before training, fill the observation normalizer from --prenormalize-steps steps of the
     /// policy with N(0,1) action noise (fresh runs only; skipped with --previous).
-    #[arg(long, help_heading = "PPO")]
-    pub prenorm: bool,
+    #[arg(long, help_heading = "PPO", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub prenorm: Option<bool>,
     /// Steps for --prenorm.
     #[arg(long, value_parser = positive_usize, help_heading = "PPO")]
     pub prenormalize_steps: Option<usize>,
     /// Keep updating the normalizer from every iteration's training states.
-    #[arg(long, help_heading = "PPO")]
-    pub update_norm: bool,
+    #[arg(long, help_heading = "PPO", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub update_norm: Option<bool>,
 
     /// Network architecture.
     #[arg(long, value_enum, help_heading = "Network")]
@@ -168,13 +174,16 @@ pub struct TrainFlags {
         long,
         alias = "learn-stddev",
         help_heading = "Network",
-        conflicts_with = "learn_log_std"
+        conflicts_with = "learn_log_std",
+        num_args = 0..=1,
+        default_missing_value = "true",
+        value_name = "BOOL"
     )]
-    pub learn_std: bool,
+    pub learn_std: Option<bool>,
     /// Learn one state-independent log-std per action, starting at --std (or --std-array);
     /// saved and resumed with the weights, logged as Policy/Std.
-    #[arg(long, help_heading = "Network")]
-    pub learn_log_std: bool,
+    #[arg(long, help_heading = "Network", num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub learn_log_std: Option<bool>,
     /// Clip normalized observations to ±N standard deviations (0: no clip).
     #[arg(long, value_parser = non_negative_f32, help_heading = "Network")]
     pub obs_clip: Option<f64>,
@@ -220,28 +229,39 @@ pub struct CassieFlags {
     #[arg(long, value_enum)]
     pub obs: Option<ObsKind>,
     /// Observe one clock per leg (46 inputs) instead of one shared clock (44).
-    #[arg(long)]
-    pub full_clock: bool,
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub full_clock: Option<bool>,
     /// Randomize the gait (swing ratio, cycle time, period shifts) with every new command.
-    #[arg(long)]
-    pub full_gait: bool,
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub full_gait: Option<bool>,
     /// Randomize dynamics at every reset (damping, masses, COMs, friction, slope, encoder
     /// offsets, torque delay and efficiency) and jitter the policy rate by 0-5 Hz per step.
-    #[arg(long)]
-    pub dynamics_randomization: bool,
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub dynamics_randomization: Option<bool>,
     /// Push the pelvis every 2-5 s by a speed change of up to this (m/s; 0: no pushes).
     #[arg(long, value_parser = push)]
     pub push: Option<f64>,
+    /// Training steps before pushes, randomized dynamics and observation noise begin.
+    #[arg(long, value_parser = count)]
+    pub robust_start: Option<u64>,
+    /// Training steps over which they then grow to full strength.
+    #[arg(long, value_parser = count)]
+    pub robust_ramp: Option<u64>,
+    /// Gaussian noise on training observations, in multiples of gait's noise levels (README
+    /// "Robustness"; 0: none).
+    #[arg(long, value_parser = obs_noise)]
+    pub obs_noise: Option<f64>,
 }
 
-/// The `(leaf, value)` pairs a serialized flag struct sets: present options and `true` switches.
+/// The `(leaf, value)` pairs a serialized flag struct sets: the options given. A switch is an
+/// `Option<bool>` (`--prenorm` is `true`, `--prenorm false` turns a preset's `true` off).
 pub fn typed_leaves(flags: &impl Serialize) -> Vec<(String, Value)> {
     fn walk(value: &Value, out: &mut Vec<(String, Value)>) {
         let Value::Object(map) = value else { return };
         for (key, value) in map {
             match value {
                 Value::Object(_) => walk(value, out),
-                Value::Null | Value::Bool(false) => {}
+                Value::Null => {}
                 other => out.push((key.clone(), other.clone())),
             }
         }

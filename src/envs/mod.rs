@@ -7,12 +7,14 @@
 pub mod bodies;
 mod cartpole;
 pub mod cassie;
+pub mod controller;
 pub mod mirror;
 mod mountaincar;
 mod pendulum;
 mod registry;
 
 pub use bodies::{BodyPose, BodyShape, Primitive};
+pub use controller::ControllerSpec;
 pub use cartpole::CartPole;
 pub use mirror::MirrorIndices;
 pub use mountaincar::MountainCar;
@@ -77,6 +79,11 @@ pub trait Env: Send {
     fn set_push(&mut self, _speed: Option<f32>) -> Result<(), CommandError> {
         Err(CommandError::Unsupported)
     }
+    /// `Some(t)`: the episodes that follow are training episodes after `t` train steps of the
+    /// run (curricula and training-only perturbations such as observation noise read it);
+    /// `None`: evaluation episodes (no training perturbations), the state of a new env. Called
+    /// by the sampler before every episode.
+    fn set_training(&mut self, _timesteps: Option<u64>) {}
     /// Fixed commands the training-time evaluation cycles through (eval episode `i` runs
     /// command `i % n`), so that its speed metrics compare across iterations. Empty: the
     /// env's own draws.
@@ -117,5 +124,21 @@ pub trait Env: Send {
     /// training evaluation (`algos::tracking`).
     fn metrics(&self) -> &[RewardTerm] {
         &[]
+    }
+    /// The controller around the policy (layouts, rate, PD targets), for `gait export`;
+    /// `None` for envs that cannot describe theirs.
+    fn controller(&self) -> Option<ControllerSpec> {
+        None
+    }
+    /// `true`: [`Env::step`] takes the PD targets themselves instead of actions (for `gait
+    /// eval --onnx`, which builds them from the exported controller description); refused by
+    /// envs without PD targets.
+    fn set_targets_input(&mut self, _on: bool) -> Result<(), CommandError> {
+        Err(CommandError::Unsupported)
+    }
+    /// Why the last step ended the episode (e.g. Cassie's "pelvis below 0.65 m"), printed by
+    /// `gait eval` after a fall; `None` when it did not end it or the env does not say.
+    fn termination(&self) -> Option<&'static str> {
+        None
     }
 }

@@ -64,6 +64,8 @@ struct Job {
     kind: JobKind,
     seed: u64,
     max_len: usize,
+    /// Train steps of the run before this job's iteration.
+    timesteps: u64,
     policy: Arc<PolicySnapshot>,
     /// Train jobs with an id above this value stop at their next step.
     cancel_above: Arc<AtomicU64>,
@@ -89,6 +91,8 @@ struct Trajectory {
 #[derive(Debug, Clone)]
 pub struct CollectRequest {
     pub iteration: u64,
+    /// Train steps collected before this iteration (what [`Env::set_training`] is told).
+    pub timesteps: u64,
     pub seed: u64,
     pub num_steps: usize,
     pub traj_len: usize,
@@ -156,6 +160,7 @@ impl AlgoSampler {
         // Evaluations measure tracking on their own: no training pushes (envs that cannot be
         // pushed refuse, which changes nothing).
         let _ = self.env.set_push(if train { None } else { Some(0.0) });
+        self.env.set_training(train.then_some(job.timesteps));
         let mut metric_sums: Vec<(&'static str, f64)> = Vec::new();
         // Recurrent state starts at zero with every episode and is carried step by step.
         let (mut actor_h, mut critic_h): (Hidden, Hidden) = (None, None);
@@ -379,6 +384,7 @@ impl SamplerPool {
                     kind,
                     seed: derive(req.seed, &[label, req.iteration, id]),
                     max_len: req.traj_len,
+                    timesteps: req.timesteps,
                     policy: Arc::clone(&policy),
                     cancel_above: Arc::clone(&cancel_above),
                 };

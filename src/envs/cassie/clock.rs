@@ -110,6 +110,12 @@ impl GaitClock {
         self.shift
     }
 
+    /// The von Mises swing values `[left, right]` tabulated at `φ = T · i / 199`, `i = 0..200`
+    /// (what [`GaitClock::von_mises`] interpolates).
+    pub fn swing_table(&self) -> [Vec<f64>; 2] {
+        self.table.clone()
+    }
+
     /// Advances by one policy step.
     pub fn increment(&mut self) {
         self.phase += self.phase_add;

@@ -62,7 +62,29 @@ pub struct CassieConfig {
     /// step); 0: no pushes.
     #[serde(default)]
     pub push: f64,
+    /// Training steps before the training perturbations begin (pushes, randomized dynamics,
+    /// observation noise): a policy first learns to walk, then to be perturbed. From scratch,
+    /// pushes from the first step kept one run marching in place and randomized dynamics with
+    /// noise held another to a third of the episode length at 1.7M steps (`docs/cassie-runs.md`).
+    #[serde(default)]
+    pub robust_start: u64,
+    /// Training steps over which the perturbations then grow linearly to full strength (the
+    /// pushes' top speed to `push`, the randomization ranges and the noise to theirs; 0: at
+    /// once).
+    #[serde(default)]
+    pub robust_ramp: u64,
+    /// Per-step Gaussian noise on training observations, as a multiple of [`NOISE_STD`]'s
+    /// standard deviations (0: none). Evaluations never add it.
+    #[serde(default)]
+    pub obs_noise: f64,
 }
+
+/// Observation noise at `obs_noise = 1`: standard deviations of the pelvis orientation (rad,
+/// about each body axis), pelvis angular velocity (rad/s), motor angles (rad), motor speeds
+/// (rad/s), passive joint angles (rad) and speeds (rad/s): the reference's run_ppo values
+/// (roadrunner.md §1.6, §7.3); then the pelvis linear velocity (m/s), which a robot gets from a state
+/// estimator rather than an encoder.
+pub const NOISE_STD: [f32; 7] = [0.05, 0.1, 0.01, 0.1, 0.01, 0.1, 0.1];
 
 fn legacy_reference() -> ReferenceKind {
     ReferenceKind::None
@@ -90,6 +112,9 @@ impl Default for CassieConfig {
             full_gait: false,
             dynamics_randomization: false,
             push: 0.0,
+            robust_start: 0,
+            robust_ramp: 0,
+            obs_noise: 0.0,
         }
     }
 }
@@ -139,10 +164,20 @@ impl CassieConfig {
         }
     }
 
-    /// The range checks of [`Self::check_policy_rate`], [`Self::check_sim_dt`] and
-    /// [`Self::check_push`].
+    /// `obs_noise` in [0, 10] standard deviations of [`NOISE_STD`].
+    pub fn check_obs_noise(v: f64) -> Result<f64, String> {
+        if v.is_finite() && (0.0..=10.0).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!("'{v}' is not a noise scale in [0, 10]"))
+        }
+    }
+
+    /// The range checks of [`Self::check_policy_rate`], [`Self::check_sim_dt`],
+    /// [`Self::check_push`] and [`Self::check_obs_noise`].
     pub fn validate(&self) -> Result<(), String> {
         Self::check_push(self.push).map_err(|e| format!("--push: {e}"))?;
+        Self::check_obs_noise(self.obs_noise).map_err(|e| format!("--obs-noise: {e}"))?;
         Self::check_policy_rate(self.policy_rate).map_err(|e| format!("--policy-rate: {e}"))?;
         if let Some(dt) = self.sim_dt {
             Self::check_sim_dt(dt).map_err(|e| format!("--sim-dt: {e}"))?;
@@ -152,6 +187,18 @@ impl CassieConfig {
 }
 
 impl CassieConfig {
+    /// The strength of the training perturbations after `timesteps` training steps, in
+    /// [0, 1]: 0 before `robust_start`, then rising linearly over `robust_ramp` steps to 1.
+    pub fn robustness_at(&self, timesteps: u64) -> f64 {
+        if timesteps < self.robust_start {
+            0.0
+        } else if self.robust_ramp == 0 {
+            1.0
+        } else {
+            ((timesteps - self.robust_start) as f64 / self.robust_ramp as f64).min(1.0)
+        }
+    }
+
     /// The physics timestep (s): `sim_dt`, or the backend's default.
     pub fn sim_dt(&self) -> f64 {
         self.sim_dt.unwrap_or(self.sim.default_dt())

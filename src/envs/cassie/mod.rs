@@ -16,6 +16,7 @@
 pub mod clock;
 pub mod commands;
 pub mod config;
+pub mod controller;
 pub mod description;
 pub mod env;
 pub mod mirror_lists;

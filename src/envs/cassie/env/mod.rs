@@ -13,12 +13,13 @@
 //! `--obs velocity` the pelvis linear velocity in its heading (yaw) frame, 3 more.
 
 use rand::{Rng, SeedableRng};
+use rand_distr::StandardNormal;
 use rand_chacha::ChaCha8Rng;
 use rapier3d::glamx::{EulerRot, Quat};
 
 use super::clock::GaitClock;
 use super::commands::Command;
-use super::config::{CassieConfig, ObsKind};
+use super::config::{CassieConfig, ObsKind, NOISE_STD};
 use super::description::Description;
 use super::mirror_lists;
 use super::motor::N;
@@ -64,9 +65,15 @@ pub struct CassieEnv {
     obs: Vec<f32>,
     /// `gait eval --push`: every push exactly this speed change (m/s).
     fixed_push: Option<f32>,
+    /// `Some(train steps so far)` in training episodes ([`Env::set_training`]).
+    training: Option<u64>,
     /// The policy step of the next push, and whether the last step pushed.
     next_push: u32,
     pushing: bool,
+    /// What ended the episode at the last step.
+    fell: Option<Fall>,
+    /// [`Env::set_targets_input`]: actions are the PD targets themselves.
+    targets_input: bool,
     terms: Vec<RewardTerm>,
     metrics: [RewardTerm; 3],
 }
@@ -98,8 +105,11 @@ impl CassieEnv {
             reference: [0.0; N],
             obs: vec![0.0; obs_len],
             fixed_push: None,
+            training: None,
             next_push: u32::MAX,
             pushing: false,
+            fell: None,
+            targets_input: false,
             terms: Vec::with_capacity(16),
             metrics: [("forward_speed", 0.0), ("lateral_speed", 0.0), ("pelvis_height", 0.0)],
         }
@@ -144,37 +154,49 @@ impl CassieEnv {
         }
     }
 
+    /// The episode's dynamics: nominal, or randomized in training episodes with
+    /// `dynamics_randomization` (evaluations, `gait eval` included, run the nominal model, as the
+    /// reference's eval does).
     fn draw_dynamics(&mut self) -> Dynamics {
-        if !self.config.dynamics_randomization {
+        if !self.config.dynamics_randomization || self.training.is_none() {
             return Dynamics::default();
         }
+        // Every range scaled by the perturbations' strength at this point of training.
+        let k = self.robustness() as f32;
         let rng = &mut self.rng;
         let mut d = Dynamics::default();
         for s in &mut d.mass_scale {
-            *s = 1.0 + rng.gen_range(-0.25..0.25);
+            *s = 1.0 + k * rng.gen_range(-0.25..0.25);
         }
         for c in d.com_offset.iter_mut().flatten() {
-            *c = rng.gen_range(-0.01..0.01);
+            *c = k * rng.gen_range(-0.01..0.01);
         }
         for s in &mut d.damping_scale {
-            *s = 1.0 + rng.gen_range(-0.5..2.5);
+            *s = 1.0 + k * rng.gen_range(-0.5..2.5);
         }
-        d.friction = 1.0 + rng.gen_range(-0.2..0.2);
+        d.friction = 1.0 + k * rng.gen_range(-0.2..0.2);
         // The reference drew the slope from the friction range (±0.2 rad); its own ±0.05 is used.
-        d.slope = [rng.gen_range(-0.05..0.05), rng.gen_range(-0.05..0.05)];
+        d.slope = [k * rng.gen_range(-0.05..0.05), k * rng.gen_range(-0.05..0.05)];
         // The reference drew 3-6 cycles at 2 kHz (1.5-3 ms); as a time, 2-4 ms at any rate.
-        d.delay = rng.gen_range(0.002..0.004);
-        d.efficiency = rng.gen_range(0.9..1.0);
+        d.delay = 0.003 + k * rng.gen_range(-0.001..0.001);
+        d.efficiency = 1.0 - k * rng.gen_range(0.0..0.1);
         for n in &mut d.encoder_noise {
-            *n = rng.gen_range(-0.05..0.05);
+            *n = k * rng.gen_range(-0.05..0.05);
         }
-        d.spring_scale = 1.0 + rng.gen_range(-0.2..0.2);
+        d.spring_scale = 1.0 + k * rng.gen_range(-0.2..0.2);
         d
     }
 
-    /// The push speed (m/s) in force: `gait eval --push`'s, else the config's.
+    /// The training perturbations' strength now ([`CassieConfig::robustness_at`]; full outside
+    /// training, where only `gait eval --push` can ask for them).
+    fn robustness(&self) -> f64 {
+        self.training.map_or(1.0, |t| self.config.robustness_at(t))
+    }
+
+    /// The push speed (m/s) in force: `gait eval --push`'s, else the config's top speed
+    /// scaled by the perturbations' strength.
     fn push_speed(&self) -> f32 {
-        self.fixed_push.unwrap_or(self.config.push as f32)
+        self.fixed_push.unwrap_or_else(|| (self.config.push * self.robustness()) as f32)
     }
 
     /// The policy step of the next push after `now` (none without pushes).
@@ -196,7 +218,7 @@ impl CassieEnv {
         if self.steps == self.next_push {
             let speed = match self.fixed_push {
                 Some(v) => v,
-                None => self.rng.gen_range(0.0..=self.config.push as f32),
+                None => self.rng.gen_range(0.0..=self.push_speed()),
             };
             let angle = self.rng.gen_range(0.0..std::f32::consts::TAU);
             let force = ROBOT_MASS * speed / duration;
@@ -267,6 +289,7 @@ impl CassieEnv {
         self.sim.reset(&dynamics, heading as f32);
         self.steps = 0;
         self.pushing = false;
+        self.fell = None;
         self.schedule_push(0);
         self.last_action = None;
         self.write_obs();
@@ -315,6 +338,39 @@ impl CassieEnv {
             let [forward, lateral] = reward::planar_in_heading(v, reward::yaw(q));
             let at = o.len() - 3;
             o[at..].copy_from_slice(&[forward, lateral, v.z]);
+        }
+        if self.training.is_some() && self.config.obs_noise * self.robustness() > 0.0 {
+            self.add_obs_noise();
+        }
+    }
+
+    /// Adds [`NOISE_STD`]·`obs_noise` Gaussian noise to the robot-state part of the
+    /// observation: the orientation turned by a random small rotation, the rest additive.
+    fn add_obs_noise(&mut self) {
+        let scale = (self.config.obs_noise * self.robustness()) as f32;
+        let [s_rot, s_angvel, s_mpos, s_mvel, s_jpos, s_jvel, s_linvel] = NOISE_STD.map(|s| s * scale);
+        let rng = &mut self.rng;
+        let mut n = |sd: f32| sd * rng.sample::<f32, _>(StandardNormal);
+        let o = &mut self.obs;
+        let turn = Quat::from_euler(EulerRot::XYZ, n(s_rot), n(s_rot), n(s_rot));
+        let mut rel = Quat::from_xyzw(o[1], o[2], o[3], o[0]) * turn;
+        if rel.w < 0.0 {
+            rel = -rel;
+        }
+        o[0..4].copy_from_slice(&[rel.w, rel.x, rel.y, rel.z]);
+        let parts = [
+            (4..7, s_angvel),
+            (7..17, s_mpos),
+            (17..27, s_mvel),
+            (27..27 + PASSIVE, s_jpos),
+            (31..31 + PASSIVE, s_jvel),
+        ];
+        for (range, sd) in parts {
+            o[range].iter_mut().for_each(|x| *x += n(sd));
+        }
+        if self.config.obs == ObsKind::Velocity {
+            let at = o.len() - 3;
+            o[at..].iter_mut().for_each(|x| *x += n(s_linvel));
         }
     }
 
@@ -365,14 +421,22 @@ impl CassieEnv {
 
     /// Fell: |roll| or |pitch| > 20°, pelvis below 0.65 m, or a heel spring touching anything
     /// (knee walking). The linear reward also ends episodes scoring below 0.4, as the
-    /// reference's does.
-    fn done(&self, reward: f32) -> bool {
+    /// reference's does. Returns which, first match in that order.
+    fn fall(&self, reward: f32) -> Option<Fall> {
         let (_, pitch, roll) = self.sim.base_rotation().to_euler(EulerRot::ZYX);
-        roll.abs() > MAX_TILT
-            || pitch.abs() > MAX_TILT
-            || self.sim.base_position().z < MIN_HEIGHT
-            || self.sim.knee_contact()
-            || (self.config.reward == RewardKind::Linear && reward < 0.4)
+        if roll.abs() > MAX_TILT {
+            Some(Fall::Roll)
+        } else if pitch.abs() > MAX_TILT {
+            Some(Fall::Pitch)
+        } else if self.sim.base_position().z < MIN_HEIGHT {
+            Some(Fall::Low)
+        } else if self.sim.knee_contact() {
+            Some(Fall::Knee)
+        } else if self.config.reward == RewardKind::Linear && reward < 0.4 {
+            Some(Fall::Reward)
+        } else {
+            None
+        }
     }
 }
 
@@ -400,9 +464,16 @@ impl Env for CassieEnv {
         self.update_reference();
         let mut targets = [0.0; N];
         for k in 0..N {
-            targets[k] = a[k] + self.offset[k] + self.reference[k];
+            if self.targets_input {
+                // The caller built the targets (`gait eval --onnx`); the reward's action terms
+                // read the residual they amount to.
+                targets[k] = a[k];
+                a[k] = targets[k] - self.offset[k] - self.reference[k];
+            } else {
+                targets[k] = a[k] + self.offset[k] + self.reference[k];
+            }
         }
-        let rate = if self.config.dynamics_randomization {
+        let rate = if self.config.dynamics_randomization && self.training.is_some() {
             self.config.policy_rate + self.rng.gen_range(0..6) as f64
         } else {
             self.config.policy_rate
@@ -412,7 +483,8 @@ impl Env for CassieEnv {
         self.update_push((substeps as f64 * self.config.sim_dt()) as f32);
         self.sim.step(&targets, substeps);
         let mut reward = self.reward(&a);
-        let done = self.done(reward);
+        self.fell = self.fall(reward);
+        let done = self.fell.is_some();
         if done {
             reward += self.config.reward.termination_reward();
         }
@@ -458,6 +530,10 @@ impl Env for CassieEnv {
 
     fn clear_command(&mut self) {
         self.fixed_command = None;
+    }
+
+    fn set_training(&mut self, timesteps: Option<u64>) {
+        self.training = timesteps;
     }
 
     fn set_push(&mut self, speed: Option<f32>) -> Result<(), CommandError> {
@@ -511,6 +587,41 @@ impl Env for CassieEnv {
 
     fn metrics(&self) -> &[RewardTerm] {
         &self.metrics
+    }
+
+    fn controller(&self) -> Option<crate::envs::ControllerSpec> {
+        super::controller::describe(&self.config, &self.clock)
+    }
+
+    fn set_targets_input(&mut self, on: bool) -> Result<(), CommandError> {
+        self.targets_input = on;
+        Ok(())
+    }
+
+    fn termination(&self) -> Option<&'static str> {
+        self.fell.map(Fall::describe)
+    }
+}
+
+/// Which of [`CassieEnv::fall`]'s conditions ended an episode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fall {
+    Roll,
+    Pitch,
+    Low,
+    Knee,
+    Reward,
+}
+
+impl Fall {
+    fn describe(self) -> &'static str {
+        match self {
+            Self::Roll => "pelvis roll beyond 20°",
+            Self::Pitch => "pelvis pitch beyond 20°",
+            Self::Low => "pelvis below 0.65 m",
+            Self::Knee => "heel spring touching",
+            Self::Reward => "reward below 0.4",
+        }
     }
 }
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Idempotent set-up of ONNX Runtime for `gait eval --onnx` and the export tests: a venv with
+# PyPI's onnxruntime 1.32.0, onnx 1.23.2 and numpy, cached per user like libtorch:
+#   ${GAIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gait}/onnx-1.32.0
+# gait loads the wheel's libonnxruntime.so.1.32.0 at run time (the `ort` crate, load-dynamic);
+# the repo-local link `.onnxruntime` points at the wheel's capi/ directory holding it, and the
+# Python side (`onnx.checker`, `onnxruntime.InferenceSession`) checks exported files in tests.
+# A marker file is written only after a successful install.
+set -euo pipefail
+
+ORT_VERSION=1.32.0
+ONNX_VERSION=1.23.2
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cache="${GAIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gait}"
+venv="$cache/onnx-$ORT_VERSION"
+marker="$venv/.gait-installed"
+if [[ ! -f "$marker" ]]; then
+  echo "setup: installing onnxruntime $ORT_VERSION and onnx $ONNX_VERSION into $venv" >&2
+  mkdir -p "$cache"
+  exec 7>"$cache/.lock-onnx"
+  flock 7
+  if [[ ! -f "$marker" ]]; then
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: \
+      "onnxruntime==$ORT_VERSION" "onnx==$ONNX_VERSION" numpy
+    touch "$marker"
+  fi
+  flock -u 7
+fi
+capi="$(ls -d "$venv"/lib/python3*/site-packages/onnxruntime/capi | head -n1)"
+if [[ ! -f "$capi/libonnxruntime.so.$ORT_VERSION" ]]; then
+  echo "setup: $capi has no libonnxruntime.so.$ORT_VERSION; delete $venv and rerun" >&2
+  exit 1
+fi
+if [[ "$(readlink "$root/.onnxruntime" 2>/dev/null || true)" != "$capi" ]]; then
+  ln -sfn "$capi" "$root/.onnxruntime"
+fi
+echo "setup: onnxruntime ready at $capi" >&2

@@ -1,0 +1,116 @@
+//! Cassie's controller as data ([`ControllerSpec`]): the observation and action layouts, the PD
+//! targets (neutral stance + action + the reference gait) and the motor model's gains, for
+//! `gait export`'s sidecar.
+
+use super::clock::GaitClock;
+use super::config::{CassieConfig, ObsKind};
+use super::description::Description;
+use super::reference::{self, ReferenceKind};
+use crate::envs::controller::{ControllerSpec, PdTargets, ReferenceGait};
+
+/// The five motors of a leg, in policy order.
+const MOTORS: [&str; 5] = ["hip_roll", "hip_yaw", "hip_pitch", "knee", "foot"];
+/// The passive joints, in observation order.
+const PASSIVE: [&str; 4] = ["left_shin", "left_tarsus", "right_shin", "right_tarsus"];
+
+fn per_motor(what: &str) -> Vec<String> {
+    ["left", "right"]
+        .iter()
+        .flat_map(|side| MOTORS.iter().map(move |m| format!("{side}_{m}_{what}")))
+        .collect()
+}
+
+/// The observation's entries by name (see `CassieEnv::write_obs`).
+fn observation(config: &CassieConfig) -> Vec<String> {
+    let mut names: Vec<String> = [
+        "pelvis_quat_w (relative to the commanded heading)",
+        "pelvis_quat_x",
+        "pelvis_quat_y",
+        "pelvis_quat_z",
+        "pelvis_angvel_x (rad/s, body frame)",
+        "pelvis_angvel_y",
+        "pelvis_angvel_z",
+    ]
+    .map(String::from)
+    .to_vec();
+    names.extend(per_motor("pos (rad, encoder)"));
+    names.extend(per_motor("vel (rad/s)"));
+    names.extend(PASSIVE.iter().map(|j| format!("{j}_pos (rad)")));
+    names.extend(PASSIVE.iter().map(|j| format!("{j}_vel (rad/s)")));
+    names.extend(
+        [
+            "command_x (m/s, heading frame)",
+            "command_y (m/s)",
+            "command_turn (rad/s)",
+            "swing_ratio_left",
+            "1 - swing_ratio_left",
+            "period_shift_left",
+            "period_shift_right",
+        ]
+        .map(String::from),
+    );
+    if config.full_clock {
+        names.extend(
+            ["clock_left_sin", "clock_left_cos", "clock_right_sin", "clock_right_cos"]
+                .map(String::from),
+        );
+    } else {
+        names.extend(["clock_sin (2πφ/T)", "clock_cos"].map(String::from));
+    }
+    if config.obs == ObsKind::Velocity {
+        names.extend(
+            [
+                "pelvis_vel_forward (m/s, heading frame)",
+                "pelvis_vel_lateral (m/s)",
+                "pelvis_vel_up (m/s)",
+            ]
+            .map(String::from),
+        );
+    }
+    names
+}
+
+/// Cassie's controller for `config`, with `clock` the (fixed) gait clock. `None` for runs whose
+/// gait changes with every command (`full_gait`), which a static description cannot hold.
+pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSpec> {
+    if config.full_gait {
+        return None;
+    }
+    let desc = Description::cassie();
+    let motors = desc.motor_models();
+    let reference = (config.reference == ReferenceKind::Clock).then(|| ReferenceGait {
+        formula: "per leg, with s the leg's swing value at the clock phase and the observed \
+                  command (x, y, turn): target[hip_pitch] += hip_pitch_per_speed * x * s; \
+                  target[knee] += knee_fold * g * s, g = min(1, max(hypot(x, y), |turn|) / \
+                  full_step_speed)"
+            .to_string(),
+        hip_pitch_per_speed: reference::HIP_PITCH_PER_SPEED,
+        knee_fold: reference::KNEE_FOLD,
+        full_step_speed: reference::FULL_STEP_SPEED,
+        hip_pitch: [2, 7],
+        knee: [3, 8],
+        command: [35, 36, 37],
+        cycle_time: clock.cycle_time(),
+        clock: [42, 43],
+        swing_table: clock.swing_table(),
+    });
+    Some(ControllerSpec {
+        policy_rate_hz: config.policy_rate,
+        observation: observation(config),
+        actions: per_motor("target_offset (rad)"),
+        pd: Some(PdTargets {
+            formula: "target[k] = action[k] + neutral[k] + reference[k] (rad, joint side)"
+                .to_string(),
+            neutral: desc.neutral_stance().to_vec(),
+            kp: motors.iter().map(|m| m.kp).collect(),
+            kd: motors.iter().map(|m| m.kd).collect(),
+            torque_limit: motors.iter().map(|m| m.gear * m.ctrl_limit).collect(),
+            pd_law: "torque = clip(kp * (target - q), -limit(qd), limit(qd)) - kd * qd, with \
+                     limit(qd) = torque_limit at joint speeds up to half the motor's no-load \
+                     speed, falling linearly to 0 at the no-load speed; targets held for one \
+                     policy step"
+                .to_string(),
+            reference,
+        }),
+    })
+}

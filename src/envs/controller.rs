@@ -1,0 +1,103 @@
+//! What a robot controller needs beyond the network to run a policy: the observation and
+//! action layouts, the rate, and how an action becomes PD targets. `gait export` writes it as
+//! the sidecar `FILE.json` beside the model; `gait eval --onnx` builds its PD targets from it
+//! alone, which is the test that it is complete.
+
+use serde::{Deserialize, Serialize};
+
+/// An env's controller, as [`crate::envs::Env::controller`] describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ControllerSpec {
+    /// Policy steps per second (Hz).
+    pub policy_rate_hz: f64,
+    /// Observation entries in input order (what the raw, unnormalized `obs` holds).
+    pub observation: Vec<String>,
+    /// Action entries in output order.
+    pub actions: Vec<String>,
+    /// How actions become PD targets; `None`: the action is applied as it is (classic-control
+    /// envs: a force or torque).
+    pub pd: Option<PdTargets>,
+}
+
+/// `target[k] = action[k] + neutral[k] + reference[k]`, tracked by a PD controller.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PdTargets {
+    /// The formula, in words.
+    pub formula: String,
+    /// Joint angles of the neutral stance (rad), action order.
+    pub neutral: Vec<f32>,
+    /// Joint-side stiffness (N·m/rad) and damping (N·m·s/rad), action order.
+    pub kp: Vec<f32>,
+    pub kd: Vec<f32>,
+    /// Joint-side torque limit (N·m) at low speed, action order.
+    pub torque_limit: Vec<f32>,
+    /// The PD law and torque limit as the simulator applies it, in words.
+    pub pd_law: String,
+    /// A clock-synced reference gait added to the targets; `None`: no reference.
+    pub reference: Option<ReferenceGait>,
+}
+
+/// The reference gait: per leg, `hip_pitch += hip_pitch_per_speed · x · s` and
+/// `knee += knee_fold · g · s`, with `s` the leg's swing value and
+/// `g = min(1, max(‖(x, y)‖, |turn|) / full_step_speed)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReferenceGait {
+    /// The formula, in words.
+    pub formula: String,
+    pub hip_pitch_per_speed: f32,
+    pub knee_fold: f32,
+    pub full_step_speed: f32,
+    /// Action indices of each leg's hip pitch and knee, `[left, right]`.
+    pub hip_pitch: [usize; 2],
+    pub knee: [usize; 2],
+    /// Observation indices of the command `x, y, turn`.
+    pub command: [usize; 3],
+    /// The gait clock's cycle time T (s); the phase φ advances 1/policy_rate per step.
+    pub cycle_time: f64,
+    /// Observation indices of the clock input `[sin, cos](2πφ/T)`, from which the phase is
+    /// recovered as `φ = T · atan2(sin, cos) / 2π` (mod T).
+    pub clock: [usize; 2],
+    /// Each leg's swing value at `φ = T · i / (n − 1)`, `i = 0..n`, `[left, right]`; between
+    /// entries, linear interpolation.
+    pub swing_table: [Vec<f64>; 2],
+}
+
+impl ReferenceGait {
+    /// The swing values `[left, right]` at phase fraction `f = φ/T ∈ [0, 1)`.
+    pub fn swing(&self, f: f64) -> [f64; 2] {
+        self.swing_table.clone().map(|table| {
+            let last = (table.len() - 1) as f64;
+            let x = (f * last).clamp(0.0, last);
+            let i = (x.floor() as usize).min(table.len() - 2);
+            let w = x - i as f64;
+            table[i] + w * (table[i + 1] - table[i])
+        })
+    }
+
+    /// The reference offsets (action order, `n` actions) for observation `obs`.
+    pub fn offsets(&self, obs: &[f32], n: usize) -> Vec<f32> {
+        let [x, y, turn] = self.command.map(|i| obs[i]);
+        let angle = (obs[self.clock[0]] as f64).atan2(obs[self.clock[1]] as f64);
+        let f = (angle / std::f64::consts::TAU).rem_euclid(1.0);
+        let s = self.swing(f);
+        let planar = (x * x + y * y).sqrt();
+        let g = (planar.max(turn.abs()) / self.full_step_speed).min(1.0);
+        let mut out = vec![0.0; n];
+        for leg in 0..2 {
+            out[self.hip_pitch[leg]] = self.hip_pitch_per_speed * x * s[leg] as f32;
+            out[self.knee[leg]] = self.knee_fold * g * s[leg] as f32;
+        }
+        out
+    }
+}
+
+impl PdTargets {
+    /// The PD targets for `action` given observation `obs`.
+    pub fn targets(&self, obs: &[f32], action: &[f32]) -> Vec<f32> {
+        let reference = match &self.reference {
+            Some(r) => r.offsets(obs, action.len()),
+            None => vec![0.0; action.len()],
+        };
+        action.iter().zip(&self.neutral).zip(reference).map(|((a, n), r)| a + n + r).collect()
+    }
+}

@@ -1,0 +1,265 @@
+//! `gait export`: a trained policy as a file other runtimes load, with its controller.
+//!
+//! * [`onnx`]: the primary format (TorchScript is deprecated upstream since PyTorch 2.11): the
+//!   graph written with hand-written protobuf messages, normalizer and clip inside.
+//! * [`torchscript`]: traced with libtorch (`CModule::create_by_tracing`), for C++ and Python
+//!   users of `torch.jit.load`.
+//! * The sidecar `FILE.json` ([`Sidecar`]): the inputs and outputs, the LSTM state convention,
+//!   the env and its controller (observation and action names, rate, PD targets and gains),
+//!   the run's config and its hash, gait's version and commit.
+//!
+//! Nothing is written unless everything was built: the model and the sidecar are made in
+//! memory, then each is written atomically; an existing file is replaced only with `force`.
+
+pub mod onnx;
+pub mod runtime;
+pub mod torchscript;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tch::Device;
+
+use crate::config::{TrainConfig, UsageError};
+use crate::envs::{self, ControllerSpec, EnvConfig};
+use crate::logging::{load_run, RunSummary};
+use crate::outputs::Output;
+use crate::policies::{load_checkpoint, Actor, Arch, NetSpec};
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// ONNX (IR 8, opset 17): onnxruntime, TensorRT, any ONNX runtime.
+    Onnx,
+    /// TorchScript (`torch.jit.load`, libtorch's `torch::jit::load`).
+    Torchscript,
+}
+
+impl Format {
+    fn extension(self) -> &'static str {
+        match self {
+            Self::Onnx => "onnx",
+            Self::Torchscript => "pt",
+        }
+    }
+}
+
+/// What `gait export` does (flags: `crate::cli::ExportFlags`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportOptions {
+    pub path: PathBuf,
+    /// The latest weights instead of the best-eval ones.
+    pub latest: bool,
+    pub format: Format,
+    pub out: PathBuf,
+    /// Replace an existing `out` (and its sidecar).
+    pub force: bool,
+}
+
+/// The sidecar `FILE.json`: everything around the network a controller needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sidecar {
+    pub format: Format,
+    /// The model file's name (beside this file).
+    pub model: String,
+    pub gait_version: String,
+    #[serde(default)]
+    pub git_commit: Option<String>,
+    /// SHA-256 of the run's config as JSON (the full settings the policy trained with).
+    pub config_sha256: String,
+    /// The checkpoint exported.
+    pub checkpoint: String,
+    /// The network's inputs and outputs, in order, with shapes.
+    pub inputs: Vec<TensorInfo>,
+    pub outputs: Vec<TensorInfo>,
+    /// How to run the model step by step (the recurrent state's reset, the TorchScript LSTM's
+    /// output layout).
+    pub usage: String,
+    pub net: NetSpec,
+    /// The env name and its settings (what `gait eval --onnx` rebuilds).
+    pub env: String,
+    pub env_config: EnvConfig,
+    pub controller: ControllerSpec,
+}
+
+/// One input or output of the exported graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TensorInfo {
+    pub name: String,
+    /// Sizes; `"batch"` is any size (feed-forward only).
+    pub shape: Vec<serde_json::Value>,
+    pub meaning: String,
+}
+
+fn info(name: &str, shape: &[serde_json::Value], meaning: &str) -> TensorInfo {
+    TensorInfo { name: name.to_string(), shape: shape.to_vec(), meaning: meaning.to_string() }
+}
+
+/// The sidecar path of model `out`: `FILE.json` beside `FILE.onnx` / `FILE.pt`.
+pub fn sidecar_path(out: &Path) -> PathBuf {
+    out.with_extension("json")
+}
+
+/// The actor of run `path` (best-eval weights unless `latest`) and the checkpoint it came from.
+pub fn load_actor(
+    path: &Path,
+    latest: bool,
+) -> Result<(crate::logging::Experiment, Actor, PathBuf)> {
+    let exp = load_run(path, "--path")?;
+    let best = path.join("actor.safetensors");
+    let last = path.join("actor_latest.safetensors");
+    let checkpoint = if !latest && best.is_file() { best } else { last };
+    if !checkpoint.is_file() {
+        return Err(UsageError(format!(
+            "--path {}: no actor checkpoint ({}){}",
+            path.display(),
+            checkpoint.display(),
+            RunSummary::failure_note(path)
+        ))
+        .into());
+    }
+    let mut actor = Actor::new(&exp.net, Device::Cpu);
+    load_checkpoint(actor.var_store_mut(), &checkpoint)?;
+    Ok((exp, actor, checkpoint))
+}
+
+fn config_sha256(config: &TrainConfig) -> Result<String> {
+    let json = serde_json::to_string(config).context("serializing the run's config")?;
+    Ok(Sha256::digest(json.as_bytes()).iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The inputs, outputs and usage note of `spec`'s graph in `format`.
+fn interface(spec: &NetSpec, format: Format) -> (Vec<TensorInfo>, Vec<TensorInfo>, String) {
+    use serde_json::json;
+    let (obs, act) = (spec.obs_dim, spec.act_dim);
+    if spec.arch == Arch::Ff {
+        let inputs = vec![info("obs", &[json!("batch"), json!(obs)], "raw observation")];
+        let outputs =
+            vec![info("actions", &[json!("batch"), json!(act)], "deterministic action (mean)")];
+        return (inputs, outputs, "one call per policy step; no state".to_string());
+    }
+    let (layers, hidden) = (spec.layers.len(), spec.layers[0]);
+    let state = [json!(layers), json!(1), json!(hidden)];
+    let inputs = vec![
+        info("obs", &[json!(1), json!(obs)], "raw observation"),
+        info("h_in", &state, "LSTM hidden state per layer"),
+        info("c_in", &state, "LSTM cell state per layer"),
+    ];
+    let zeros = "Start each episode with h_in = c_in = 0 and feed each step's h_out, c_out \
+                 back as the next step's h_in, c_in (gait's rollouts do exactly this).";
+    match format {
+        Format::Onnx => (
+            inputs,
+            vec![
+                info("actions", &[json!(1), json!(act)], "deterministic action (mean)"),
+                info("h_out", &state, "next hidden state"),
+                info("c_out", &state, "next cell state"),
+            ],
+            zeros.to_string(),
+        ),
+        Format::Torchscript => {
+            let width = act + 2 * layers * hidden;
+            (
+                inputs,
+                vec![info(
+                    "output",
+                    &[json!(1), json!(width)],
+                    "[actions, h_out flattened, c_out flattened] concatenated (TorchScript \
+                     saved from libtorch returns one tensor)",
+                )],
+                format!(
+                    "{zeros} Split the one output: actions = y[:, :{act}], h_out = \
+                     y[:, {act}:{}].reshape({layers}, 1, {hidden}), c_out = y[:, {}:]\
+                     .reshape({layers}, 1, {hidden}).",
+                    act + layers * hidden,
+                    act + layers * hidden
+                ),
+            )
+        }
+    }
+}
+
+/// Exports and returns the sidecar written.
+pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result<Sidecar> {
+    let ext = args.format.extension();
+    let exts: &'static [&'static str] = match args.format {
+        Format::Onnx => &["onnx"],
+        Format::Torchscript => &["pt"],
+    };
+    let side = sidecar_path(&args.out);
+    crate::outputs::check(&[
+        Output { flag: "--out", path: &args.out, extensions: exts },
+        Output { flag: "--out (its sidecar)", path: &side, extensions: &["json"] },
+    ])?;
+    for path in [&args.out, &side] {
+        if !args.force && std::fs::symlink_metadata(path).is_ok() {
+            return Err(UsageError(format!(
+                "--out {}: {} exists; give --force to replace it",
+                args.out.display(),
+                path.display()
+            ))
+            .into());
+        }
+    }
+    let (exp, mut actor, checkpoint) = load_actor(&args.path, args.latest)?;
+    let env = envs::make(&exp.config.run.env, &exp.config.env)?;
+    let controller = env.controller().ok_or_else(|| {
+        UsageError(format!(
+            "--path {}: env '{}' with these settings cannot describe its controller (Cassie \
+             with --full-gait changes its gait with every command), so the policy would leave \
+             gait without what turns its actions into motor targets",
+            args.path.display(),
+            exp.config.run.env
+        ))
+    })?;
+    let (inputs, outputs, usage) = interface(&exp.net, args.format);
+    let name = args.out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let sidecar = Sidecar {
+        format: args.format,
+        model: name,
+        gait_version: env!("CARGO_PKG_VERSION").to_string(),
+        git_commit: option_env!("GAIT_GIT_COMMIT").map(str::to_string),
+        config_sha256: config_sha256(&exp.config)?,
+        checkpoint: checkpoint.display().to_string(),
+        inputs,
+        outputs,
+        usage,
+        net: exp.net.clone(),
+        env: exp.config.run.env.clone(),
+        env_config: exp.config.env.clone(),
+        controller,
+    };
+    let sidecar_json = serde_json::to_string_pretty(&sidecar).context("serializing the sidecar")?;
+    match args.format {
+        Format::Onnx => {
+            let metadata = vec![
+                ("gait_version".to_string(), sidecar.gait_version.clone()),
+                ("git_commit".to_string(), sidecar.git_commit.clone().unwrap_or_default()),
+                ("config_sha256".to_string(), sidecar.config_sha256.clone()),
+                ("controller".to_string(), sidecar_json.clone()),
+            ];
+            let bytes = onnx::encode(&onnx::model(&actor, &metadata)?);
+            crate::fsutil::write_atomic(&args.out, &bytes)?;
+        }
+        Format::Torchscript => {
+            let module = torchscript::trace(&mut actor)?;
+            crate::fsutil::write_atomic_with(&args.out, |tmp| {
+                module.save(tmp).with_context(|| format!("writing {}", args.out.display()))
+            })?;
+        }
+    }
+    crate::fsutil::write_atomic(&side, format!("{sidecar_json}\n").as_bytes())?;
+    writeln!(
+        out,
+        "exported {} ({}) to {} with its controller in {}",
+        checkpoint.display(),
+        ext,
+        args.out.display(),
+        side.display()
+    )?;
+    Ok(sidecar)
+}

@@ -1,0 +1,136 @@
+//! Running an exported ONNX policy with ONNX Runtime (the `ort` crate), for `gait eval --onnx`:
+//! the consumer's own runtime, fed only what the sidecar describes.
+//!
+//! The library is loaded at run time (`load-dynamic`): `$ORT_DYLIB_PATH`, else the
+//! `libonnxruntime.so.1.32.0` of the venv `scripts/setup_onnx.sh` installs in gait's cache.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use anyhow::{anyhow, bail, Context, Result};
+use ort::session::Session;
+use ort::value::Tensor;
+
+use super::Sidecar;
+use crate::config::UsageError;
+use crate::policies::Arch;
+
+/// The ONNX Runtime release `scripts/setup_onnx.sh` installs (the `api-31` binding needs ≥ 1.31).
+const ORT_VERSION: &str = "1.32.0";
+
+/// gait's per-user cache directory (as the set-up scripts compute it).
+fn cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("GAIT_CACHE") {
+        return Some(PathBuf::from(dir));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("gait"))
+}
+
+/// Where libonnxruntime is: `$ORT_DYLIB_PATH`, else the set-up script's venv.
+fn dylib_path() -> Result<PathBuf, UsageError> {
+    if let Some(path) = std::env::var_os("ORT_DYLIB_PATH") {
+        return Ok(PathBuf::from(path));
+    }
+    let name = format!("libonnxruntime.so.{ORT_VERSION}");
+    let lib = cache_dir().map(|c| c.join(format!("onnx-{ORT_VERSION}")).join("lib"));
+    let found = lib.and_then(|lib| {
+        std::fs::read_dir(lib).ok()?.flatten().find_map(|python| {
+            let path = python.path().join("site-packages/onnxruntime/capi").join(&name);
+            path.is_file().then_some(path)
+        })
+    });
+    found.ok_or_else(|| {
+        UsageError(format!(
+            "--onnx: ONNX Runtime {ORT_VERSION} is not installed: run scripts/setup_onnx.sh \
+             (or point ORT_DYLIB_PATH at a libonnxruntime.so)"
+        ))
+    })
+}
+
+/// The process's one ONNX Runtime environment.
+fn environment() -> Result<&'static ort::environment::Environment> {
+    static ENV: OnceLock<std::result::Result<ort::environment::Environment, String>> =
+        OnceLock::new();
+    let env = ENV.get_or_init(|| {
+        let path = dylib_path().map_err(|e| e.0)?;
+        ort::init_from(&path)
+            .map_err(|e| format!("--onnx: loading {}: {e}", path.display()))?
+            .with_name("gait")
+            .build()
+            .map_err(|e| format!("--onnx: starting ONNX Runtime: {e}"))
+    });
+    env.as_ref().map_err(|e| anyhow!(UsageError(e.clone())))
+}
+
+/// An exported policy in ONNX Runtime, stepping with its recurrent state (if any).
+pub struct OnnxPolicy {
+    session: Session,
+    obs_dim: usize,
+    act_dim: usize,
+    /// `(layers, hidden)` of an LSTM, and the state carried between steps.
+    lstm: Option<(usize, usize)>,
+    h: Vec<f32>,
+    c: Vec<f32>,
+}
+
+impl OnnxPolicy {
+    /// Loads `model` with one intra-op thread (a policy step is small).
+    pub fn load(model: &Path, sidecar: &Sidecar) -> Result<Self> {
+        let env = environment()?;
+        let session = Session::builder(env)
+            .map_err(|e| anyhow!("{e}"))?
+            .with_intra_threads(1)
+            .map_err(|e| anyhow!("{e}"))?
+            .commit_from_file(model)
+            .map_err(|e| anyhow!("--onnx {}: ONNX Runtime refused it: {e}", model.display()))?;
+        let net = &sidecar.net;
+        let lstm = (net.arch == Arch::Lstm).then(|| (net.layers.len(), net.layers[0]));
+        let state = lstm.map_or(0, |(l, h)| l * h);
+        Ok(Self {
+            session,
+            obs_dim: net.obs_dim,
+            act_dim: net.act_dim,
+            lstm,
+            h: vec![0.0; state],
+            c: vec![0.0; state],
+        })
+    }
+
+    /// Zeroes the recurrent state (a new episode).
+    pub fn reset(&mut self) {
+        self.h.iter_mut().for_each(|x| *x = 0.0);
+        self.c.iter_mut().for_each(|x| *x = 0.0);
+    }
+
+    /// The deterministic action for `obs`, carrying the state.
+    pub fn act(&mut self, obs: &[f32], action: &mut [f32]) -> Result<()> {
+        if obs.len() != self.obs_dim || action.len() != self.act_dim {
+            bail!("the policy takes {} observations and gives {} actions", self.obs_dim, self.act_dim);
+        }
+        let obs = Tensor::from_array(([1usize, self.obs_dim], obs.to_vec()))
+            .context("building the obs tensor")?;
+        match self.lstm {
+            None => {
+                let out = self.session.run(ort::inputs!["obs" => obs]).context("running the policy")?;
+                let (_, values) = out["actions"].try_extract_tensor::<f32>()?;
+                action.copy_from_slice(values);
+            }
+            Some((layers, hidden)) => {
+                let shape = [layers, 1, hidden];
+                let h = Tensor::from_array((shape, self.h.clone()))?;
+                let c = Tensor::from_array((shape, self.c.clone()))?;
+                let out = self
+                    .session
+                    .run(ort::inputs!["obs" => obs, "h_in" => h, "c_in" => c])
+                    .context("running the policy")?;
+                action.copy_from_slice(out["actions"].try_extract_tensor::<f32>()?.1);
+                self.h.copy_from_slice(out["h_out"].try_extract_tensor::<f32>()?.1);
+                self.c.copy_from_slice(out["c_out"].try_extract_tensor::<f32>()?.1);
+            }
+        }
+        Ok(())
+    }
+}
