@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up for the tests beyond scripts/setup.sh: Debian's Chromium, which the replay
-# page test drives headless (installed only when missing).
+# page test drives headless (installed only when missing), and the ONNX Runtime venv of
+# scripts/setup_onnx.sh for the export tests.
 set -euo pipefail
 if ! command -v chromium >/dev/null 2>&1; then
   echo "setup: installing chromium (Debian package) for the replay page test" >&2
@@ -10,3 +11,6 @@ if ! command -v chromium >/dev/null 2>&1; then
   }
 fi
 echo "setup: chromium ready ($(command -v chromium))" >&2
+
+# ONNX Runtime and onnx (Python venv) for the export tests.
+"$(dirname "${BASH_SOURCE[0]}")/setup_onnx.sh"

@@ -6,30 +6,27 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
-use tch::{Device, Tensor};
+use tch::Tensor;
 
 use crate::algos::rollout::{Flow, Rollout};
 use crate::algos::seeding::{derive, stream};
 use crate::config::UsageError;
 use crate::envs::cassie::SimKind;
 use crate::envs::{self, CommandError, EnvConfig};
-use crate::logging::{load_run, RunSummary};
 use crate::outputs::Output;
-use crate::policies::{load_checkpoint, Actor};
+use crate::policies::Actor;
 use crate::replay::{render_gif, write_page, Episode, Frame, GifStyle, Replay};
 
 /// What `gait eval` runs (flags: `crate::cli::EvalFlags`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalOptions {
-    /// Run directory (holds experiment.json and the checkpoints).
-    pub path: PathBuf,
+    /// The policy: a run's checkpoint, or an exported ONNX file.
+    pub source: Source,
     pub episodes: usize,
     /// Maximum episode length (None: the run's `traj_len`).
     pub traj_len: Option<usize>,
     /// Fixed command `x,y,turn` for envs that take commands.
     pub command: Option<Vec<f32>>,
-    /// The latest weights instead of the best-eval ones.
-    pub latest: bool,
     /// Seeds the episodes' initial states.
     pub seed: u64,
     /// Render the first episode as an animated GIF here.
@@ -40,6 +37,119 @@ pub struct EvalOptions {
     pub physics: PhysicsOverride,
     /// Pushes of exactly this speed change (m/s) every 2-5 s.
     pub push: Option<f32>,
+}
+
+/// Where `gait eval`'s policy comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// A run directory (`--path`): its best-eval actor, or the latest with `latest`.
+    Run { path: PathBuf, latest: bool },
+    /// An exported ONNX file (`--onnx`), run by ONNX Runtime, its PD targets built from its
+    /// sidecar alone (the proof that the sidecar is complete).
+    Onnx(PathBuf),
+}
+
+/// A policy as `gait eval` steps it.
+trait EvalPolicy {
+    /// A new episode (recurrent state to zero).
+    fn reset(&mut self);
+    /// What the env is given for `obs`: the deterministic action, or PD targets.
+    fn act(&mut self, obs: &[f32], action: &mut [f32]) -> Result<()>;
+}
+
+/// A run's actor on libtorch.
+struct TchPolicy {
+    actor: Actor,
+    hidden: crate::policies::Hidden,
+}
+
+impl EvalPolicy for TchPolicy {
+    fn reset(&mut self) {
+        self.hidden = None;
+    }
+
+    fn act(&mut self, obs: &[f32], action: &mut [f32]) -> Result<()> {
+        let (mean, _) = self.actor.step(&Tensor::from_slice(obs), &mut self.hidden);
+        mean.copy_data(action, action.len());
+        Ok(())
+    }
+}
+
+/// An exported ONNX policy whose actions become PD targets as its sidecar says.
+struct OnnxTargets {
+    policy: crate::export::runtime::OnnxPolicy,
+    pd: crate::envs::controller::PdTargets,
+    raw: Vec<f32>,
+}
+
+impl EvalPolicy for OnnxTargets {
+    fn reset(&mut self) {
+        self.policy.reset();
+    }
+
+    fn act(&mut self, obs: &[f32], action: &mut [f32]) -> Result<()> {
+        self.policy.act(obs, &mut self.raw)?;
+        if let Some(i) = self.raw.iter().position(|a| !a.is_finite()) {
+            bail!("the policy produced a non-finite action (entry {i} = {})", self.raw[i]);
+        }
+        action.copy_from_slice(&self.pd.targets(obs, &self.raw));
+        Ok(())
+    }
+}
+
+/// The policy to evaluate, with the env it ran in.
+struct Loaded {
+    env: String,
+    env_config: EnvConfig,
+    net: crate::policies::NetSpec,
+    /// The default episode length (the run's `traj_len`).
+    traj_len: usize,
+    policy: Box<dyn EvalPolicy>,
+    /// What is evaluated (a checkpoint or the ONNX file), for the report.
+    file: PathBuf,
+    /// The flag that named it, for messages.
+    flag: &'static str,
+    /// Whether the env takes PD targets instead of actions.
+    targets: bool,
+}
+
+fn load(source: &Source) -> Result<Loaded> {
+    match source {
+        Source::Run { path, latest } => {
+            let (exp, actor, checkpoint) = crate::export::load_actor(path, *latest)?;
+            Ok(Loaded {
+                env: exp.config.run.env.clone(),
+                env_config: exp.config.env.clone(),
+                net: exp.net.clone(),
+                traj_len: exp.config.sampler.traj_len,
+                policy: Box::new(TchPolicy { actor, hidden: None }),
+                file: checkpoint,
+                flag: "--path",
+                targets: false,
+            })
+        }
+        Source::Onnx(model) => {
+            let sidecar = crate::export::read_sidecar(model)?;
+            let pd = sidecar.controller.pd.clone().ok_or_else(|| {
+                UsageError(format!(
+                    "--onnx {}: its sidecar describes no PD targets (env '{}')",
+                    model.display(),
+                    sidecar.env
+                ))
+            })?;
+            let policy = crate::export::runtime::OnnxPolicy::load(model, &sidecar)?;
+            Ok(Loaded {
+                env: sidecar.env.clone(),
+                env_config: sidecar.env_config.clone(),
+                net: sidecar.net.clone(),
+                traj_len: sidecar.episode_length,
+                policy: Box::new(OnnxTargets { policy, pd, raw: vec![0.0; sidecar.net.act_dim] }),
+                file: model.clone(),
+                flag: "--onnx",
+                targets: true,
+            })
+        }
+    }
 }
 
 /// `gait eval --sim/--sim-dt`: run a Cassie policy on another physics backend or timestep.
@@ -141,20 +251,26 @@ fn check_recording_size(episodes: usize, traj_len: usize) -> Result<(), UsageErr
 
 /// Runs the evaluation and prints one line per episode plus a summary.
 pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary> {
-    let exp = load_run(&args.path, "--path")?;
-    let mut env_config = exp.config.env.clone();
-    let physics = args.physics.apply(&exp.config.run.env, &mut env_config)?;
-    let mut env = envs::make(&exp.config.run.env, &env_config)?;
-    if (env.observation_size(), env.action_size()) != (exp.net.obs_dim, exp.net.act_dim) {
+    let loaded = load(&args.source)?;
+    let env_owned = loaded.env.clone();
+    let env_name = env_owned.as_str();
+    let mut env_config = loaded.env_config.clone();
+    let physics = args.physics.apply(env_name, &mut env_config)?;
+    let mut env = envs::make(env_name, &env_config)?;
+    if (env.observation_size(), env.action_size()) != (loaded.net.obs_dim, loaded.net.act_dim) {
         bail!(
-            "--path {}: env '{}' now has obs {} / act {}, the run was trained with {} / {}",
-            args.path.display(),
-            exp.config.run.env,
+            "{} {}: env '{env_name}' now has obs {} / act {}, the policy was trained with {} / {}",
+            loaded.flag,
+            loaded.file.display(),
             env.observation_size(),
             env.action_size(),
-            exp.net.obs_dim,
-            exp.net.act_dim
+            loaded.net.obs_dim,
+            loaded.net.act_dim
         );
+    }
+    if loaded.targets {
+        env.set_targets_input(true)
+            .map_err(|_| UsageError(format!("--onnx: env '{env_name}' cannot take PD targets")))?;
     }
     if let Some(command) = &args.command {
         if command.len() != 3 {
@@ -166,7 +282,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         }
         env.set_command(command).map_err(|e| match e {
             CommandError::Unsupported => {
-                UsageError(format!("--command: env '{}' takes no commands", exp.config.run.env))
+                UsageError(format!("--command: env '{}' takes no commands", env_name))
             }
             e => UsageError(format!("--command: {e}")),
         })?;
@@ -175,7 +291,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
     match args.push {
         Some(speed) => env.set_push(Some(speed)).map_err(|e| match e {
             CommandError::Unsupported => {
-                UsageError(format!("--push: env '{}' cannot be pushed", exp.config.run.env))
+                UsageError(format!("--push: env '{}' cannot be pushed", env_name))
             }
             e => UsageError(format!("--push: {e}")),
         })?,
@@ -200,31 +316,20 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
             let bodies = env.body_shapes().ok_or_else(|| {
                 UsageError(format!(
                     "{flag}: env '{}' cannot describe its bodies (only Cassie can so far)",
-                    exp.config.run.env
+                    env_name
                 ))
             })?;
-            Some(Replay::new(&exp.config.run.env, env.policy_dt(), bodies))
+            Some(Replay::new(env_name, env.policy_dt(), bodies))
         }
         None => None,
     };
     // --gif draws the first episode; --record keeps them all.
     let recorded_episodes = if args.record.is_some() { args.episodes } else { 1 };
-    let best = args.path.join("actor.safetensors");
-    let latest = args.path.join("actor_latest.safetensors");
-    let checkpoint = if !args.latest && best.is_file() { best } else { latest };
-    if !checkpoint.is_file() {
-        bail!(
-            "--path {}: no actor checkpoint ({}){}",
-            args.path.display(),
-            checkpoint.display(),
-            RunSummary::failure_note(&args.path)
-        );
-    }
-    let mut actor = Actor::new(&exp.net, Device::Cpu);
-    load_checkpoint(actor.var_store_mut(), &checkpoint)?;
+    let loaded_traj_len = loaded.traj_len;
+    let Loaded { policy: mut eval_policy, file: checkpoint, .. } = loaded;
     tch::set_num_threads(1);
     let _no_grad = tch::no_grad_guard();
-    let traj_len = args.traj_len.unwrap_or(exp.config.sampler.traj_len);
+    let traj_len = args.traj_len.unwrap_or(loaded_traj_len);
     if args.record.is_some() {
         check_recording_size(args.episodes, traj_len)?;
     }
@@ -232,7 +337,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         out,
         "evaluating {} on '{}' ({} episodes)",
         checkpoint.display(),
-        exp.config.run.env,
+        env_name,
         args.episodes
     )?;
     if let Some(line) = physics {
@@ -250,7 +355,6 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         interrupted: false,
     };
     let mut steps_total = 0usize;
-    let act_dim = exp.net.act_dim;
     let mut rollout = Rollout::new();
     for episode in 0..args.episodes {
         if crate::algos::interrupt::requested() {
@@ -259,7 +363,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         }
         env.seed(derive(args.seed, &[stream::EVAL_JOB, u64::MAX, episode as u64]));
         let mut ret = 0.0f64;
-        let mut hidden = None;
+        eval_policy.reset();
         let mut episode_metrics: Vec<(&'static str, f64)> = Vec::new();
         let recording = replay.is_some() && episode < recorded_episodes;
         let end = rollout.episode(
@@ -267,8 +371,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
             traj_len,
             &mut |_| Ok(Flow::Continue),
             &mut |t, obs, action| {
-                let (mean, _) = actor.step(&Tensor::from_slice(obs), &mut hidden);
-                mean.copy_data(action, act_dim);
+                eval_policy.act(obs, action)?;
                 // A non-finite value is a failure of whoever produced it, never a scored episode.
                 if let Some(i) = action.iter().position(|a| !a.is_finite()) {
                     bail!(
@@ -285,7 +388,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
                         "episode {episode}, step {}: env '{}' returned a non-finite observation \
                          or reward (reward {})",
                         tr.t,
-                        exp.config.run.env,
+                        env_name,
                         tr.reward
                     );
                 }
@@ -364,7 +467,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         summary.mean_length()
     )?;
     if summary.terms.is_empty() {
-        writeln!(out, "reward terms: none (env '{}' reports a single reward)", exp.config.run.env)?;
+        writeln!(out, "reward terms: none (env '{}' reports a single reward)", env_name)?;
     }
     for (name, value) in &summary.terms {
         writeln!(out, "  {name}: {value:.4} per step")?;

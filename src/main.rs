@@ -51,6 +51,7 @@ fn main() -> ExitCode {
                 other => other.map(|_| ()),
             }
         }
+        Action::Export(args) => gait::export::run_export(&args, &mut Stdout::default()).map(|_| ()),
         Action::BenchEnv(args) => gait::bench::bench_env(&args).map(|_| ()),
         Action::BenchOptimize(args) => gait::bench::bench_optimize(&args).map(|_| ()),
         Action::Plot(args) => gait::plot::run_plot(&args).map(|out| {

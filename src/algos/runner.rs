@@ -425,7 +425,7 @@ impl Runner {
     fn save_weights(&self, itr: u64) -> Result<()> {
         checkpoint::save_pair(&self.optim, &self.run_dir, "_latest")?;
         let every = self.config.run.save_freq as u64;
-        if every > 0 && itr % every == 0 {
+        if every > 0 && itr.is_multiple_of(every) {
             checkpoint::save_pair(&self.optim, &self.run_dir, &format!("_{itr}"))?;
         }
         Ok(())

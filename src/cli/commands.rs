@@ -9,15 +9,20 @@ use crate::bench::{BenchEnvOptions, BenchOptimizeOptions, BENCH_ACT, BENCH_OBS, 
 use crate::config::checks::{non_negative_f32, positive_usize};
 use crate::config::{TrainConfig, UsageError};
 use crate::envs::cassie::SimKind;
-use crate::eval::{EvalOptions, PhysicsOverride};
+use crate::eval::{EvalOptions, PhysicsOverride, Source};
+use crate::export::{ExportOptions, Format};
 use crate::plot::PlotOptions;
 use crate::policies::Arch;
 
 #[derive(Debug, Clone, Args)]
 pub struct EvalFlags {
     /// Run directory (holds experiment.json and the checkpoints).
-    #[arg(long)]
-    pub path: PathBuf,
+    #[arg(long, required_unless_present = "onnx", conflicts_with = "onnx")]
+    pub path: Option<PathBuf>,
+    /// Instead of a run: a policy exported with `gait export --format onnx`, run by ONNX
+    /// Runtime, its PD targets built from its sidecar FILE.onnx.json alone.
+    #[arg(long, conflicts_with = "latest")]
+    pub onnx: Option<PathBuf>,
     /// Episodes to run.
     #[arg(long, default_value = "10", value_parser = positive_usize)]
     pub episodes: usize,
@@ -56,17 +61,57 @@ pub struct EvalFlags {
 
 impl EvalFlags {
     pub fn options(self) -> EvalOptions {
+        let source = match (self.path, self.onnx) {
+            (_, Some(model)) => Source::Onnx(model),
+            (Some(path), None) => Source::Run { path, latest: self.latest },
+            // clap requires one of the two.
+            (None, None) => Source::Run { path: PathBuf::new(), latest: self.latest },
+        };
         EvalOptions {
-            path: self.path,
+            source,
             episodes: self.episodes,
             traj_len: self.traj_len,
             command: self.command,
-            latest: self.latest,
             seed: self.seed,
             gif: self.gif,
             record: self.record,
             physics: PhysicsOverride { sim: self.sim, sim_dt: self.sim_dt },
             push: self.push.map(|v| v as f32),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportFlags {
+    /// Run directory (holds experiment.json and the checkpoints).
+    #[arg(long)]
+    pub path: PathBuf,
+    /// The best-eval weights (the default).
+    #[arg(long, conflicts_with = "latest")]
+    pub best: bool,
+    /// The latest weights instead of the best-eval ones.
+    #[arg(long)]
+    pub latest: bool,
+    /// ONNX (IR 8, opset 17; the primary format) or TorchScript.
+    #[arg(long, value_enum, default_value = "onnx")]
+    pub format: Format,
+    /// The model file (.onnx or .pt); its controller description goes beside it as FILE.onnx.json
+    /// (FILE.pt.json).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Replace an existing FILE and FILE.json.
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl ExportFlags {
+    pub fn options(self) -> ExportOptions {
+        ExportOptions {
+            path: self.path,
+            latest: self.latest,
+            format: self.format,
+            out: self.out,
+            force: self.force,
         }
     }
 }

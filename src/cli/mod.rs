@@ -8,13 +8,14 @@ use std::ffi::OsString;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-pub use commands::{BenchEnvFlags, BenchOptimizeFlags, EvalFlags, PlotFlags};
+pub use commands::{BenchEnvFlags, BenchOptimizeFlags, EvalFlags, ExportFlags, PlotFlags};
 pub use train::{resolve, shown, typed_leaves, CassieFlags, TrainFlags};
 
 use crate::bench::{BenchEnvOptions, BenchOptimizeOptions};
 use crate::config::{presets, TrainConfig, TrainJob};
 use crate::envs;
 use crate::eval::EvalOptions;
+use crate::export::ExportOptions;
 use crate::plot::PlotOptions;
 
 #[derive(Debug, Parser)]
@@ -35,6 +36,9 @@ pub enum Command {
     Train(TrainCommand),
     /// Run a trained policy deterministically and report returns and reward terms.
     Eval(EvalFlags),
+    /// Write a trained policy as ONNX or TorchScript, with its controller description
+    /// (observation and action layouts, rate, PD targets and gains) beside it.
+    Export(ExportFlags),
     /// Benchmarks that print machine-readable `key=value` results.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -64,6 +68,7 @@ pub enum Action {
     /// `train ppo --print-config`: print this config as TOML and exit.
     PrintConfig(Box<TrainConfig>),
     Eval(EvalOptions),
+    Export(ExportOptions),
     BenchEnv(BenchEnvOptions),
     BenchOptimize(BenchOptimizeOptions),
     Plot(PlotOptions),
@@ -139,6 +144,7 @@ pub fn parse(argv: &[OsString]) -> anyhow::Result<Parsed> {
             return Ok(Parsed { action, notes });
         }
         Command::Eval(args) => Action::Eval(args.options()),
+        Command::Export(args) => Action::Export(args.options()),
         Command::Bench(BenchCommand::Env(args)) => Action::BenchEnv(args.options()?),
         Command::Bench(BenchCommand::Optimize(args)) => Action::BenchOptimize(args.options()?),
         Command::Plot(args) => Action::Plot(args.options()),
@@ -262,8 +268,16 @@ mod tests {
         let (on, _) = ppo(&["gait", "train", "ppo", "--env", "cassie"]);
         assert!(on.ppo.prenorm && on.env.cassie.dynamics_randomization, "the cassie preset");
         let (off, _) = ppo(&[
-            "gait", "train", "ppo", "--env", "cassie", "--prenorm", "false",
-            "--dynamics-randomization", "false", "--full-clock",
+            "gait",
+            "train",
+            "ppo",
+            "--env",
+            "cassie",
+            "--prenorm",
+            "false",
+            "--dynamics-randomization",
+            "false",
+            "--full-clock",
         ]);
         assert!(!off.ppo.prenorm && !off.env.cassie.dynamics_randomization);
         assert!(off.env.cassie.full_clock, "a bare switch is true");

@@ -14,8 +14,8 @@ mod pendulum;
 mod registry;
 
 pub use bodies::{BodyPose, BodyShape, Primitive};
-pub use controller::ControllerSpec;
 pub use cartpole::CartPole;
+pub use controller::ControllerSpec;
 pub use mirror::MirrorIndices;
 pub use mountaincar::MountainCar;
 pub use pendulum::Pendulum;

@@ -4,7 +4,7 @@
 //!   graph written with hand-written protobuf messages, normalizer and clip inside.
 //! * [`torchscript`]: traced with libtorch (`CModule::create_by_tracing`), for C++ and Python
 //!   users of `torch.jit.load`.
-//! * The sidecar `FILE.json` ([`Sidecar`]): the inputs and outputs, the LSTM state convention,
+//! * The sidecar `FILE.onnx.json` / `FILE.pt.json` ([`Sidecar`]): the inputs and outputs, the LSTM state convention,
 //!   the env and its controller (observation and action names, rate, PD targets and gains),
 //!   the run's config and its hash, gait's version and commit.
 //!
@@ -60,7 +60,7 @@ pub struct ExportOptions {
     pub force: bool,
 }
 
-/// The sidecar `FILE.json`: everything around the network a controller needs.
+/// The sidecar `FILE.onnx.json` (`FILE.pt.json`): everything around the network a controller needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sidecar {
     pub format: Format,
@@ -83,7 +83,32 @@ pub struct Sidecar {
     /// The env name and its settings (what `gait eval --onnx` rebuilds).
     pub env: String,
     pub env_config: EnvConfig,
+    /// The run's training episode length (policy steps): `gait eval --onnx`'s default.
+    pub episode_length: usize,
     pub controller: ControllerSpec,
+}
+
+/// Reads the sidecar of exported model `model`.
+pub fn read_sidecar(model: &Path) -> Result<Sidecar> {
+    if !model.is_file() {
+        return Err(UsageError(format!("--onnx {}: no such file", model.display())).into());
+    }
+    let path = sidecar_path(model);
+    let text = crate::fsutil::read_text(&path).map_err(|e| {
+        UsageError(format!(
+            "--onnx {}: cannot read its sidecar {} ({e}); `gait export` writes both",
+            model.display(),
+            path.display()
+        ))
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        UsageError(format!(
+            "--onnx {}: its sidecar {} is not gait's: {e}",
+            model.display(),
+            path.display()
+        ))
+        .into()
+    })
 }
 
 /// One input or output of the exported graph.
@@ -99,9 +124,12 @@ fn info(name: &str, shape: &[serde_json::Value], meaning: &str) -> TensorInfo {
     TensorInfo { name: name.to_string(), shape: shape.to_vec(), meaning: meaning.to_string() }
 }
 
-/// The sidecar path of model `out`: `FILE.json` beside `FILE.onnx` / `FILE.pt`.
+/// The sidecar path of model `out`: `FILE.onnx.json` beside `FILE.onnx` (`FILE.pt.json`
+/// beside `FILE.pt`, so both formats of one policy can sit side by side).
 pub fn sidecar_path(out: &Path) -> PathBuf {
-    out.with_extension("json")
+    let mut name = out.file_name().unwrap_or_default().to_os_string();
+    name.push(".json");
+    out.with_file_name(name)
 }
 
 /// The actor of run `path` (best-eval weights unless `latest`) and the checkpoint it came from.
@@ -231,9 +259,11 @@ pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result
         net: exp.net.clone(),
         env: exp.config.run.env.clone(),
         env_config: exp.config.env.clone(),
+        episode_length: exp.config.sampler.traj_len,
         controller,
     };
     let sidecar_json = serde_json::to_string_pretty(&sidecar).context("serializing the sidecar")?;
+    let existed = args.out.exists();
     match args.format {
         Format::Onnx => {
             let metadata = vec![
@@ -252,7 +282,13 @@ pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result
             })?;
         }
     }
-    crate::fsutil::write_atomic(&side, format!("{sidecar_json}\n").as_bytes())?;
+    if let Err(e) = crate::fsutil::write_atomic(&side, format!("{sidecar_json}\n").as_bytes()) {
+        // A model without its controller is half an export: take back a new one.
+        if !existed {
+            let _ = std::fs::remove_file(&args.out);
+        }
+        return Err(e);
+    }
     writeln!(
         out,
         "exported {} ({}) to {} with its controller in {}",

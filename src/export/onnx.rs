@@ -316,8 +316,14 @@ pub fn model(actor: &Actor, metadata: &[(String, String)]) -> Result<ModelProto>
     match spec.arch {
         Arch::Ff => {
             for i in 0..spec.layers.len() {
-                let w = g.weight(&format!("layers.{i}.weight"), &param(actor, &format!("layers.{i}.weight"))?)?;
-                let b = g.weight(&format!("layers.{i}.bias"), &param(actor, &format!("layers.{i}.bias"))?)?;
+                let w = g.weight(
+                    &format!("layers.{i}.weight"),
+                    &param(actor, &format!("layers.{i}.weight"))?,
+                )?;
+                let b = g.weight(
+                    &format!("layers.{i}.bias"),
+                    &param(actor, &format!("layers.{i}.bias"))?,
+                )?;
                 let h = g.linear(&x, &w, &b);
                 x = g.activation(spec.nonlinearity, &h);
             }

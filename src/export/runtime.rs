@@ -108,13 +108,18 @@ impl OnnxPolicy {
     /// The deterministic action for `obs`, carrying the state.
     pub fn act(&mut self, obs: &[f32], action: &mut [f32]) -> Result<()> {
         if obs.len() != self.obs_dim || action.len() != self.act_dim {
-            bail!("the policy takes {} observations and gives {} actions", self.obs_dim, self.act_dim);
+            bail!(
+                "the policy takes {} observations and gives {} actions",
+                self.obs_dim,
+                self.act_dim
+            );
         }
         let obs = Tensor::from_array(([1usize, self.obs_dim], obs.to_vec()))
             .context("building the obs tensor")?;
         match self.lstm {
             None => {
-                let out = self.session.run(ort::inputs!["obs" => obs]).context("running the policy")?;
+                let out =
+                    self.session.run(ort::inputs!["obs" => obs]).context("running the policy")?;
                 let (_, values) = out["actions"].try_extract_tensor::<f32>()?;
                 action.copy_from_slice(values);
             }

@@ -13,8 +13,8 @@
 //! `--obs velocity` the pelvis linear velocity in its heading (yaw) frame, 3 more.
 
 use rand::{Rng, SeedableRng};
-use rand_distr::StandardNormal;
 use rand_chacha::ChaCha8Rng;
+use rand_distr::StandardNormal;
 use rapier3d::glamx::{EulerRot, Quat};
 
 use super::clock::GaitClock;
@@ -348,7 +348,8 @@ impl CassieEnv {
     /// observation: the orientation turned by a random small rotation, the rest additive.
     fn add_obs_noise(&mut self) {
         let scale = (self.config.obs_noise * self.robustness()) as f32;
-        let [s_rot, s_angvel, s_mpos, s_mvel, s_jpos, s_jvel, s_linvel] = NOISE_STD.map(|s| s * scale);
+        let [s_rot, s_angvel, s_mpos, s_mvel, s_jpos, s_jvel, s_linvel] =
+            NOISE_STD.map(|s| s * scale);
         let rng = &mut self.rng;
         let mut n = |sd: f32| sd * rng.sample::<f32, _>(StandardNormal);
         let o = &mut self.obs;
@@ -497,7 +498,7 @@ impl Env for CassieEnv {
         self.steps += 1;
         self.last_action = Some(a);
         self.clock.increment();
-        if self.fixed_command.is_none() && self.steps % self.redraw_every == 0 {
+        if self.fixed_command.is_none() && self.steps.is_multiple_of(self.redraw_every) {
             self.new_command();
             if self.config.full_gait {
                 let phase = self.clock.phase();

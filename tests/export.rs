@@ -1,0 +1,261 @@
+//! `gait export`, checked by the consumers' own loaders: ONNX by `onnx.checker` and onnxruntime
+//! (Python, the venv of scripts/setup_onnx.sh) and by ONNX Runtime from Rust (`gait eval
+//! --onnx`), TorchScript by libtorch's loader (`CModule::load`, the C++ path of
+//! `torch.jit.load`). Both reproduce gait's deterministic actions on observations recorded from
+//! real Cassie episodes, for a feed-forward policy (the shipped one) and an LSTM, whose state
+//! is carried over a whole episode.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{gait, pretrained_walk, stderr, stdout};
+use gait::envs;
+use gait::eval::{run_eval, EvalOptions, PhysicsOverride, Source};
+use gait::export::{load_actor, sidecar_path};
+use tch::{CModule, Tensor};
+
+/// One recorded step: the raw observation and gait's deterministic action for it.
+struct Step {
+    obs: Vec<f32>,
+    action: Vec<f32>,
+}
+
+/// `episodes` episodes of `steps` steps (or until a fall) of run `run`'s policy at 1 m/s,
+/// stepped by gait's own code.
+fn record(run: &Path, episodes: u64, steps: usize) -> Vec<Vec<Step>> {
+    let (exp, actor, _) = load_actor(run, false).unwrap();
+    let _guard = tch::no_grad_guard();
+    let mut env = envs::make(&exp.config.run.env, &exp.config.env).unwrap();
+    env.set_command(&[1.0, 0.0, 0.0]).unwrap();
+    (0..episodes)
+        .map(|e| {
+            env.seed(100 + e);
+            let mut obs = env.reset().to_vec();
+            let mut hidden = None;
+            let mut out = Vec::new();
+            for _ in 0..steps {
+                let (mean, _) = actor.step(&Tensor::from_slice(&obs), &mut hidden);
+                let action = Vec::<f32>::try_from(mean).unwrap();
+                let s = env.step(&action);
+                let (next, done) = (s.obs.to_vec(), s.done);
+                out.push(Step { obs: std::mem::replace(&mut obs, next), action });
+                if done {
+                    break;
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+fn export(run: &Path, format: &str, out: &Path) {
+    let o = gait(&[
+        "export",
+        "--path",
+        run.to_str().unwrap(),
+        "--format",
+        format,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+}
+
+/// The Python of scripts/setup_onnx.sh's venv (onnx, onnxruntime, numpy).
+fn onnx_python() -> PathBuf {
+    let cache = std::env::var_os("GAIT_CACHE").map(PathBuf::from).unwrap_or_else(|| {
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
+        base.join("gait")
+    });
+    let python = cache.join("onnx-1.32.0/bin/python");
+    assert!(python.is_file(), "{} is missing: run scripts/setup_onnx.sh", python.display());
+    python
+}
+
+/// `onnx.checker` passes and onnxruntime reproduces every recorded action to 1e-5.
+fn check_with_onnxruntime(model: &Path, episodes: &[Vec<Step>]) {
+    let cases = serde_json::json!({
+        "episodes": episodes.iter().map(|e| e.iter().map(|s| serde_json::json!({
+            "obs": s.obs, "actions": s.action
+        })).collect::<Vec<_>>()).collect::<Vec<_>>()
+    });
+    let path = model.with_extension("cases.json");
+    std::fs::write(&path, cases.to_string()).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check_onnx.py");
+    let o = std::process::Command::new(onnx_python())
+        .args([script.as_os_str(), model.as_os_str(), path.as_os_str()])
+        .arg("1e-5")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let steps: usize = episodes.iter().map(Vec::len).sum();
+    assert!(stdout(&o).contains(&format!("steps={steps}")), "{}", stdout(&o));
+}
+
+/// libtorch's loader reads the file and its forward reproduces every action to 1e-5.
+fn check_with_libtorch(model: &Path, episodes: &[Vec<Step>], lstm: Option<(i64, i64)>) {
+    let module = CModule::load(model).unwrap();
+    let _guard = tch::no_grad_guard();
+    let mut worst = 0.0f32;
+    for episode in episodes {
+        let zeros = |(l, h)| Tensor::zeros([l, 1, h], (tch::Kind::Float, tch::Device::Cpu));
+        let mut state = lstm.map(|lh| (zeros(lh), zeros(lh)));
+        for step in episode {
+            let obs = Tensor::from_slice(&step.obs).view([1, -1]);
+            let action: Vec<f32> = match (&mut state, lstm) {
+                (None, _) => module.forward_ts(&[obs]).unwrap().view([-1]).try_into().unwrap(),
+                (Some((h, c)), Some((l, hid))) => {
+                    let y = module.forward_ts(&[&obs, &*h, &*c]).unwrap();
+                    let act = step.action.len() as i64;
+                    *h = y.narrow(1, act, l * hid).reshape([l, 1, hid]);
+                    *c = y.narrow(1, act + l * hid, l * hid).reshape([l, 1, hid]);
+                    y.narrow(1, 0, act).view([-1]).try_into().unwrap()
+                }
+                _ => unreachable!(),
+            };
+            for (a, b) in action.iter().zip(&step.action) {
+                worst = worst.max((a - b).abs());
+            }
+        }
+    }
+    assert!(worst <= 1e-5, "TorchScript differs from gait by {worst}");
+}
+
+/// `gait eval --onnx` (ONNX Runtime, PD targets from the sidecar alone) gives the episodes
+/// `gait eval --path` gives: returns to 1e-4.
+fn eval_onnx_matches_the_run(run: &Path, model: &Path, steps: usize) {
+    let options = |source| EvalOptions {
+        source,
+        episodes: 2,
+        traj_len: Some(steps),
+        command: Some(vec![1.0, 0.0, 0.0]),
+        seed: 4,
+        gif: None,
+        record: None,
+        physics: PhysicsOverride::default(),
+        push: None,
+    };
+    let mut sink = Vec::new();
+    let gait_run =
+        run_eval(&options(Source::Run { path: run.into(), latest: false }), &mut sink).unwrap();
+    let onnx = run_eval(&options(Source::Onnx(model.into())), &mut sink).unwrap();
+    assert_eq!(gait_run.lengths, onnx.lengths);
+    for (a, b) in gait_run.returns.iter().zip(&onnx.returns) {
+        assert!((a - b).abs() <= 1e-4, "returns {:?} vs {:?}", gait_run.returns, onnx.returns);
+    }
+}
+
+#[test]
+fn a_feed_forward_cassie_policy_leaves_gait_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = pretrained_walk();
+    let episodes = record(&run, 2, 80);
+    assert!(episodes.iter().map(Vec::len).sum::<usize>() >= 100);
+    let onnx = dir.path().join("walk.onnx");
+    export(&run, "onnx", &onnx);
+    check_with_onnxruntime(&onnx, &episodes);
+    let pt = dir.path().join("walk.pt");
+    export(&run, "torchscript", &pt);
+    check_with_libtorch(&pt, &episodes, None);
+    eval_onnx_matches_the_run(&run, &onnx, 60);
+
+    // The sidecar holds the whole controller: names for every input and output, the PD
+    // targets' parts, and the run it came from.
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sidecar_path(&onnx)).unwrap()).unwrap();
+    let controller = &side["controller"];
+    assert_eq!(controller["observation"].as_array().unwrap().len(), 47);
+    assert_eq!(controller["actions"].as_array().unwrap().len(), 10);
+    assert_eq!(controller["policy_rate_hz"], 50.0);
+    for key in ["neutral", "kp", "kd", "torque_limit"] {
+        assert_eq!(controller["pd"][key].as_array().unwrap().len(), 10, "{key}");
+    }
+    let table = &controller["pd"]["reference"]["swing_table"];
+    assert_eq!(table[0].as_array().unwrap().len(), 200);
+    assert_eq!(side["config_sha256"].as_str().unwrap().len(), 64);
+}
+
+#[test]
+fn an_lstm_cassie_policy_carries_its_state_through_both_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let logdir = dir.path().to_str().unwrap();
+    let o = gait(&[
+        "train",
+        "ppo",
+        "--env",
+        "cassie",
+        "--sim",
+        "rapier",
+        "--arch",
+        "lstm",
+        "--layers",
+        "16,16",
+        "--timesteps",
+        "600",
+        "--num-steps",
+        "300",
+        "--traj-len",
+        "60",
+        "--prenormalize-steps",
+        "200",
+        "--workers",
+        "1",
+        "--num-eval-eps",
+        "0",
+        "--logdir",
+        logdir,
+        "--run-name",
+        "lstm",
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let run = common::only_run(&dir.path().join("cassie/lstm"));
+    let episodes = record(&run, 5, 60);
+    let steps: usize = episodes.iter().map(Vec::len).sum();
+    assert!(steps >= 100 && episodes.iter().any(|e| e.len() > 20), "{steps} steps");
+    let onnx = dir.path().join("lstm.onnx");
+    export(&run, "onnx", &onnx);
+    check_with_onnxruntime(&onnx, &episodes);
+    let pt = dir.path().join("lstm.pt");
+    export(&run, "torchscript", &pt);
+    check_with_libtorch(&pt, &episodes, Some((2, 16)));
+    eval_onnx_matches_the_run(&run, &onnx, 60);
+}
+
+#[test]
+fn bad_exports_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let walk = pretrained_walk();
+    let walk = walk.to_str().unwrap();
+    let out = d.join("p.onnx");
+    let out_s = out.to_str().unwrap();
+    let txt = d.join("p.txt");
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (vec!["--path", "/nonexistent/run", "--out", out_s], 2, "/nonexistent/run"),
+        (vec!["--path", d.to_str().unwrap(), "--out", out_s], 2, "experiment.json"),
+        (vec!["--path", walk, "--format", "tflite", "--out", out_s], 2, "tflite"),
+        (vec!["--path", walk, "--out", txt.to_str().unwrap()], 2, ".onnx"),
+        (vec!["--path", walk, "--format", "torchscript", "--out", out_s], 2, ".pt"),
+    ];
+    for (args, code, needle) in cases {
+        let mut argv = vec!["export"];
+        argv.extend(args);
+        let o = gait(&argv);
+        assert_eq!(o.status.code(), Some(code), "{argv:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{argv:?}: {}", stderr(&o));
+        assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "{argv:?} wrote something");
+    }
+    // An existing file is kept without --force, replaced with it.
+    std::fs::write(&out, b"mine").unwrap();
+    let o = gait(&["export", "--path", walk, "--out", out_s]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), b"mine");
+    assert!(!sidecar_path(&out).exists());
+    let o = gait(&["export", "--path", walk, "--out", out_s, "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read(&out).unwrap().len() > 100_000 && sidecar_path(&out).is_file());
+}
