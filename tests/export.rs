@@ -248,6 +248,14 @@ fn bad_exports_write_nothing() {
         assert!(stderr(&o).contains(needle), "{argv:?}: {}", stderr(&o));
         assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "{argv:?} wrote something");
     }
+    // A run without the requested checkpoint (a copy of the shipped run without its weights).
+    let bare = tempfile::tempdir().unwrap();
+    std::fs::copy(pretrained_walk().join("experiment.json"), bare.path().join("experiment.json"))
+        .unwrap();
+    let o = gait(&["export", "--path", bare.path().to_str().unwrap(), "--out", out_s]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no actor checkpoint"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "a run without weights wrote something");
     // An existing file is kept without --force, replaced with it.
     std::fs::write(&out, b"mine").unwrap();
     let o = gait(&["export", "--path", walk, "--out", out_s]);

@@ -142,13 +142,12 @@ pub fn load_actor(
     let last = path.join("actor_latest.safetensors");
     let checkpoint = if !latest && best.is_file() { best } else { last };
     if !checkpoint.is_file() {
-        return Err(UsageError(format!(
+        anyhow::bail!(
             "--path {}: no actor checkpoint ({}){}",
             path.display(),
             checkpoint.display(),
             RunSummary::failure_note(path)
-        ))
-        .into());
+        );
     }
     let mut actor = Actor::new(&exp.net, Device::Cpu);
     load_checkpoint(actor.var_store_mut(), &checkpoint)?;

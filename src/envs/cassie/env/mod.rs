@@ -475,7 +475,7 @@ impl Env for CassieEnv {
             }
         }
         let rate = if self.config.dynamics_randomization && self.training.is_some() {
-            self.config.policy_rate + self.rng.gen_range(0..6) as f64
+            self.config.policy_rate + self.robustness() * self.rng.gen_range(0..6) as f64
         } else {
             self.config.policy_rate
         };

@@ -407,3 +407,86 @@ fn mixed_physics_draws_a_simulator_per_episode_from_the_seed() {
         assert_eq!(e.obs[31] != 0.0, kind == SimKind::Mujoco, "{kind:?}");
     }
 }
+
+/// `robust_start` / `robust_ramp`: nothing before the start, then a linear rise to full.
+#[test]
+fn perturbations_start_after_walking_and_ramp_to_full() {
+    let c = CassieConfig { robust_start: 1000, robust_ramp: 500, ..CassieConfig::default() };
+    let at: Vec<f64> = [0, 999, 1000, 1250, 1500, 10_000].map(|t| c.robustness_at(t)).to_vec();
+    assert_eq!(at, [0.0, 0.0, 0.0, 0.5, 1.0, 1.0]);
+    let at_once = CassieConfig { robust_start: 1000, ..CassieConfig::default() };
+    assert_eq!((at_once.robustness_at(999), at_once.robustness_at(1000)), (0.0, 1.0));
+}
+
+/// One 60-step episode's observations and pelvis heights under `training`.
+fn episode(config: &CassieConfig, training: Option<u64>) -> (Vec<Vec<f32>>, Vec<f32>) {
+    let mut e = CassieEnv::new(config.clone());
+    e.set_command(&[0.0, 0.0, 0.0]).unwrap();
+    e.seed(5);
+    e.set_training(training);
+    let mut obs = vec![e.reset_with_heading(0.0).to_vec()];
+    let mut heights = Vec::new();
+    for _ in 0..60 {
+        obs.push(e.step(&[0.0; N]).obs.to_vec());
+        heights.push(e.sim().base_position().z);
+    }
+    (obs, heights)
+}
+
+/// Observation noise and randomized dynamics act in training episodes once the ramp has begun,
+/// never in evaluations (`set_training(None)`, what `gait eval` runs), and the noise has the
+/// documented size: the observed motor angles stray from the true ones by about σ = 0.01 rad.
+#[test]
+fn noise_and_randomization_only_in_training_and_at_their_size() {
+    let nominal = CassieConfig::default();
+    let robust = CassieConfig {
+        dynamics_randomization: true,
+        obs_noise: 1.0,
+        robust_start: 1000,
+        ..CassieConfig::default()
+    };
+    let (clean, clean_z) = episode(&nominal, None);
+    assert_eq!(episode(&robust, None), (clean.clone(), clean_z.clone()), "evaluation");
+    let (before, before_z) = episode(&robust, Some(999));
+    assert_eq!((&before, &before_z), (&clean, &clean_z), "before robust_start");
+    // Noise alone: the same physics, observations off by the noise.
+    let noisy = CassieConfig { obs_noise: 1.0, ..CassieConfig::default() };
+    let (seen, seen_z) = episode(&noisy, Some(0));
+    assert_eq!(seen_z, clean_z, "noise changes what is seen, not what happens");
+    let d: Vec<f32> =
+        seen.iter().zip(&clean).flat_map(|(a, b)| (7..17).map(move |i| a[i] - b[i])).collect();
+    let sd = (d.iter().map(|x| x * x).sum::<f32>() / d.len() as f32).sqrt();
+    assert!((0.008..0.012).contains(&sd), "motor angle noise σ {sd}");
+    // Randomized dynamics: another robot, another trajectory.
+    let dr = CassieConfig { dynamics_randomization: true, ..CassieConfig::default() };
+    assert_ne!(episode(&dr, Some(0)).1, clean_z);
+}
+
+/// A fall names its cause (what `gait eval` prints), and a new episode clears it.
+#[test]
+fn a_fall_names_what_ended_it() {
+    let mut e = env();
+    e.seed(1);
+    e.reset();
+    assert_eq!(e.termination(), None);
+    let mut why = None;
+    for _ in 0..200 {
+        // Knees folded hard: the robot collapses.
+        let mut a = [0.0; N];
+        a[3] = -1.5;
+        a[8] = -1.5;
+        if e.step(&a).done {
+            why = e.termination();
+            break;
+        }
+    }
+    let why = why.expect("the robot fell");
+    assert!(
+        ["pelvis roll", "pelvis pitch", "pelvis below", "heel spring"]
+            .iter()
+            .any(|w| why.starts_with(w)),
+        "{why}"
+    );
+    e.reset();
+    assert_eq!(e.termination(), None);
+}
