@@ -12,7 +12,6 @@
 //! prefix of jobs `0, 1, 2, ...` whose steps reach `num_steps`; jobs past the prefix are
 //! cancelled mid-trajectory (the reference never cancels its stragglers) and discarded.
 
-use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -25,6 +24,10 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 use tch::{Device, Tensor};
 use tokio::sync::mpsc;
+
+mod schedule;
+
+use schedule::Schedule;
 
 use super::rollout::{Flow, Rollout};
 use super::seeding::{derive, stream};
@@ -356,33 +359,21 @@ impl SamplerPool {
         let cancel_above = Arc::new(AtomicU64::new(u64::MAX));
         let mut idle: Vec<usize> = (0..self.workers.len()).rev().collect();
         let mut in_flight = 0usize;
-        let (mut next_eval, mut next_train) = (0u64, 0u64);
-        let mut eval_done: BTreeMap<u64, Trajectory> = BTreeMap::new();
-        let mut train_done: BTreeMap<u64, Trajectory> = BTreeMap::new();
-        let (mut prefix_end, mut prefix_steps) = (0u64, 0usize);
-        // `num_steps == 0`: evaluation only, no train jobs.
-        let mut cutoff: Option<u64> = None;
-        let mut want_train = req.num_steps > 0;
+        let mut schedule = Schedule::new(req);
+        let mut reported = 0usize;
         loop {
             if super::interrupt::requested() {
                 // Stop dispatching; in-flight jobs see the flag and return at once.
-                want_train = false;
-                next_eval = req.num_eval as u64;
+                schedule.stop();
             }
             while let Some(&w) = idle.last() {
-                let (kind, id, label) = if next_eval < req.num_eval as u64 {
-                    next_eval += 1;
-                    (JobKind::Eval, next_eval - 1, stream::EVAL_JOB)
-                } else if want_train {
-                    next_train += 1;
-                    (JobKind::Train, next_train - 1, stream::TRAIN_JOB)
-                } else {
+                let Some(ticket) = schedule.next_job() else {
                     break;
                 };
                 let job = Job {
-                    id,
-                    kind,
-                    seed: derive(req.seed, &[label, req.iteration, id]),
+                    id: ticket.id,
+                    kind: ticket.kind,
+                    seed: ticket.seed,
                     max_len: req.traj_len,
                     timesteps: req.timesteps,
                     policy: Arc::clone(&policy),
@@ -418,45 +409,29 @@ impl SamplerPool {
                     )
                 }
             };
-            match out.kind {
-                JobKind::Eval => {
-                    eval_done.insert(out.id, traj);
-                }
-                JobKind::Train if cutoff.is_none_or(|c| out.id <= c) => {
-                    train_done.insert(out.id, traj);
-                    while cutoff.is_none() {
-                        let Some(t) = train_done.get(&prefix_end) else {
-                            break;
-                        };
-                        prefix_steps += t.buffer.len();
-                        on_steps(prefix_steps);
-                        if prefix_steps >= req.num_steps {
-                            cutoff = Some(prefix_end);
-                            want_train = false;
-                            cancel_above.store(prefix_end, Ordering::Relaxed);
-                        }
-                        prefix_end += 1;
-                    }
-                }
-                JobKind::Train => {}
+            let (steps, cancel) = schedule.finish(out.kind, out.id, traj);
+            if steps != reported {
+                reported = steps;
+                on_steps(steps);
+            }
+            if let Some(above) = cancel {
+                cancel_above.store(above, Ordering::Relaxed);
             }
         }
         if super::interrupt::requested() {
             return Err(super::interrupt::Interrupted.into());
         }
-        anyhow::ensure!(
-            req.num_steps == 0 || cutoff.is_some(),
-            "collection ended before reaching num_steps"
-        );
+        anyhow::ensure!(schedule.complete(), "collection ended before reaching num_steps");
         let mut train = Buffer::new(self.obs_dim, self.act_dim, self.discount, self.gae_lambda);
         let mut eval = train.clone();
         let mut speeds = Vec::new();
-        for t in cutoff.map(|c| train_done.range(..=c)).into_iter().flatten().map(|(_, t)| t) {
+        let (train_trajectories, eval_trajectories) = schedule.into_trajectories();
+        for t in &train_trajectories {
             train.append(&t.buffer);
             speeds.push(t.steps_per_s);
         }
         let mut eval_episodes = Vec::new();
-        for t in eval_done.into_values() {
+        for t in eval_trajectories {
             eval.append(&t.buffer);
             eval_episodes.extend(t.episode);
         }
