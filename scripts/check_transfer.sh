@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The transfer check of a Cassie policy (README "Results"): `gait eval` on gait's rapier model
 # and on the lab's MuJoCo model (0.5 ms), at 1.0, 0.5 and 0 m/s, 5 episodes of 500 steps, then
-# the same with 1 m/s pushes. One line per case: falls, forward speed (min-max over episodes),
+# the same with pushes of up to 1 m/s (training's --push 1.0) and of exactly 1 m/s
+# (--push-exact, the harder check). One line per case: falls, forward speed (min-max over episodes),
 # largest |lateral speed|, mean pelvis height.
 #
 # usage: scripts/check_transfer.sh RUN [extra gait eval flags, e.g. --latest or --seed 3]
@@ -9,10 +10,12 @@ set -euo pipefail
 run="$1"; shift
 gait="$(dirname "${BASH_SOURCE[0]}")/../target/release/gait"
 printf '%-7s %-6s %-8s %-6s %-13s %-9s %s\n' sim push command falls forward "|lateral|" height
-for push in 0 1.0; do
+for push in 0 1.0 exact; do
   for sim in "mujoco --sim-dt 0.0005" "rapier"; do
     for c in 1,0,0 0.5,0,0 0,0,0; do
-      pflag=(); [[ "$push" != 0 ]] && pflag=(--push "$push")
+      pflag=()
+      [[ "$push" == 1.0 ]] && pflag=(--push 1.0)
+      [[ "$push" == exact ]] && pflag=(--push 1.0 --push-exact)
       # shellcheck disable=SC2086
       "$gait" eval --path "$run" --command "$c" --traj-len 500 --episodes 5 --sim $sim \
         "${pflag[@]}" "$@" | awk -v sim="${sim%% *}" -v push="$push" -v c="${c%%,*}" '

@@ -12,7 +12,7 @@ use crate::algos::rollout::{Flow, Rollout};
 use crate::algos::seeding::{derive, stream};
 use crate::config::UsageError;
 use crate::envs::cassie::SimKind;
-use crate::envs::{self, CommandError, EnvConfig};
+use crate::envs::{self, CommandError, EnvConfig, Pushes};
 use crate::outputs::Output;
 use crate::policies::Actor;
 use crate::replay::{render_gif, write_page, Episode, Frame, GifStyle, Replay};
@@ -35,8 +35,10 @@ pub struct EvalOptions {
     pub record: Option<PathBuf>,
     /// Another physics for a Cassie run than it trained on (the sim-to-sim check).
     pub physics: PhysicsOverride,
-    /// Pushes of exactly this speed change (m/s) every 2-5 s.
+    /// Pushes every 2-5 s of up to this speed change (m/s), as training's `--push`.
     pub push: Option<f32>,
+    /// Every push exactly `push` instead.
+    pub push_exact: bool,
 }
 
 /// Where `gait eval`'s policy comes from.
@@ -289,14 +291,17 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
     }
     // Pushes only when asked for (a run's training pushes are not part of its evaluation).
     match args.push {
-        Some(speed) => env.set_push(Some(speed)).map_err(|e| match e {
-            CommandError::Unsupported => {
-                UsageError(format!("--push: env '{}' cannot be pushed", env_name))
-            }
-            e => UsageError(format!("--push: {e}")),
-        })?,
+        Some(speed) => {
+            let pushes = if args.push_exact { Pushes::Exactly(speed) } else { Pushes::UpTo(speed) };
+            env.set_push(pushes).map_err(|e| match e {
+                CommandError::Unsupported => {
+                    UsageError(format!("--push: env '{}' cannot be pushed", env_name))
+                }
+                e => UsageError(format!("--push: {e}")),
+            })?
+        }
         None => {
-            let _ = env.set_push(Some(0.0));
+            let _ = env.set_push(Pushes::UpTo(0.0));
         }
     }
     // Pictures: checked before anything runs.
@@ -344,7 +349,8 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         writeln!(out, "{line}")?;
     }
     if let Some(speed) = args.push.filter(|&v| v > 0.0) {
-        writeln!(out, "pushes: {speed} m/s every 2-5 s, in a random horizontal direction")?;
+        let size = if args.push_exact { "exactly" } else { "up to" };
+        writeln!(out, "pushes: {size} {speed} m/s every 2-5 s, in a random horizontal direction")?;
     }
     let mut summary = EvalSummary {
         checkpoint,

@@ -137,6 +137,7 @@ fn eval_onnx_matches_the_run(run: &Path, model: &Path, steps: usize) {
         record: None,
         physics: PhysicsOverride::default(),
         push: None,
+        push_exact: false,
     };
     let mut sink = Vec::new();
     let gait_run =

@@ -46,10 +46,14 @@ pub struct EvalFlags {
     /// envs that can describe their bodies (Cassie).
     #[arg(long)]
     pub record: Option<PathBuf>,
-    /// Push the robot every 2-5 s, in a random horizontal direction, by exactly this speed
-    /// change (m/s; an impulse of 33.3 kg times it), to measure robustness (Cassie).
+    /// Push the robot every 2-5 s, in a random horizontal direction, by a speed change of up to
+    /// this (m/s, uniform; an impulse of 33.3 kg times it), as training's --push does, to
+    /// measure robustness (Cassie).
     #[arg(long, value_parser = push)]
     pub push: Option<f64>,
+    /// Every push exactly --push instead (the harder check).
+    #[arg(long, requires = "push")]
+    pub push_exact: bool,
     /// Run a Cassie policy on this physics instead of the one it trained on: `--sim mujoco`
     /// on a rapier-trained run is the sim-to-sim check on the lab's own model.
     #[arg(long, value_enum, help_heading = "Physics (Cassie)")]
@@ -77,6 +81,7 @@ impl EvalFlags {
             record: self.record,
             physics: PhysicsOverride { sim: self.sim, sim_dt: self.sim_dt },
             push: self.push.map(|v| v as f32),
+            push_exact: self.push_exact,
         }
     }
 }

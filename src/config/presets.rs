@@ -53,14 +53,14 @@ fn cassie(c: &mut TrainConfig) {
     c.ppo.mirror = 1.0;
     // Robustness (README "Robustness"): each episode on gait's rapier model or the lab's
     // MuJoCo model; randomized dynamics, observation noise and pushes of up to 1 m/s once
-    // walking has been learned, growing to full strength over 2M steps.
+    // walking has been learned, growing to full strength over 1.5M steps.
     let cassie = &mut c.env.cassie;
     cassie.sim = SimKind::Mixed;
     cassie.dynamics_randomization = true;
     cassie.obs_noise = 1.0;
     cassie.push = 1.0;
     cassie.robust_start = 2_000_000;
-    cassie.robust_ramp = 2_000_000;
+    cassie.robust_ramp = 1_500_000;
 }
 
 /// Small nets and short runs for the classic-control test envs.

@@ -37,6 +37,23 @@ pub struct Step<'a> {
     pub info: &'a [RewardTerm],
 }
 
+/// Which pushes an env applies ([`Env::set_push`]); a push is a speed change of the whole
+/// robot (m/s) in a random horizontal direction, at the env's push times.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pushes {
+    /// The env's own training pushes (its config, its schedule).
+    Own,
+    /// The env's own pushes at full strength, without a training schedule: training-time
+    /// evaluations, so that `Test/Return` measures the robustness the run trains for, the same
+    /// way at every iteration.
+    Full,
+    /// Each push U(0, v): the training distribution of `--push v` (`gait eval --push v`;
+    /// `UpTo(0)` turns pushes off, what evaluations run).
+    UpTo(f32),
+    /// Every push exactly v (`gait eval --push v --push-exact`).
+    Exactly(f32),
+}
+
 /// Why [`Env::set_command`] refused a command.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CommandError {
@@ -72,11 +89,9 @@ pub trait Env: Send {
     /// Returns to drawing commands from the env's own distribution (undoes
     /// [`Env::set_command`]).
     fn clear_command(&mut self) {}
-    /// `Some(v)`: pushes of exactly `v` (m/s of speed change for the whole robot, in a random
-    /// horizontal direction) at the env's push times, for `gait eval --push`, 0 turning them
-    /// off (evaluations); `None`: the env's own pushes (training). Refused by envs that cannot
-    /// be pushed.
-    fn set_push(&mut self, _speed: Option<f32>) -> Result<(), CommandError> {
+    /// The pushes of the episodes that follow ([`Pushes`]). Refused by envs that cannot be
+    /// pushed.
+    fn set_push(&mut self, _pushes: Pushes) -> Result<(), CommandError> {
         Err(CommandError::Unsupported)
     }
     /// `Some(t)`: the episodes that follow are training episodes after `t` train steps of the

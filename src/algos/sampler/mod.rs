@@ -32,7 +32,7 @@ use schedule::Schedule;
 use super::rollout::{Flow, Rollout};
 use super::seeding::{derive, stream};
 use super::{Buffer, EvalEpisode};
-use crate::envs::Env;
+use crate::envs::{Env, Pushes};
 use crate::policies::{Actor, Critic, Hidden, NetSpec, ParamSnapshot};
 
 /// Parameters broadcast to the workers once per iteration.
@@ -160,9 +160,10 @@ impl AlgoSampler {
             }
             None => self.env.clear_command(),
         }
-        // Evaluations measure tracking on their own: no training pushes (envs that cannot be
-        // pushed refuse, which changes nothing).
-        let _ = self.env.set_push(if train { None } else { Some(0.0) });
+        // Evaluations push at the run's full strength, never on a schedule, so that Test/Return
+        // (and the best-eval checkpoint) measures the robustness trained for, alike at every
+        // iteration (envs that cannot be pushed refuse, which changes nothing).
+        let _ = self.env.set_push(if train { Pushes::Own } else { Pushes::Full });
         self.env.set_training(train.then_some(job.timesteps));
         let mut metric_sums: Vec<(&'static str, f64)> = Vec::new();
         // Recurrent state starts at zero with every episode and is carried step by step.

@@ -332,7 +332,7 @@ fn pushes_come_every_two_to_five_seconds_and_move_the_robot() {
     for sim in [SimKind::Rapier, SimKind::Mujoco] {
         let mut e = CassieEnv::new(CassieConfig { sim, ..CassieConfig::default() });
         e.set_command(&[0.0, 0.0, 0.0]).unwrap();
-        e.set_push(Some(1.0)).unwrap();
+        e.set_push(Pushes::Exactly(1.0)).unwrap();
         e.seed(2);
         e.reset_with_heading(0.0);
         let (mut pushes, mut gains) = (Vec::new(), Vec::new());
@@ -360,9 +360,9 @@ fn pushes_come_every_two_to_five_seconds_and_move_the_robot() {
     // own pushes (None) again in training.
     let pushed = CassieConfig { push: 1.0, ..CassieConfig::default() };
     for (config, setting, expect) in [
-        (CassieConfig::default(), None, false),
-        (pushed.clone(), Some(0.0), false),
-        (pushed, None, true),
+        (CassieConfig::default(), Pushes::Own, false),
+        (pushed.clone(), Pushes::UpTo(0.0), false),
+        (pushed, Pushes::Own, true),
     ] {
         let mut e = CassieEnv::new(config);
         e.set_push(setting).unwrap();
