@@ -9,11 +9,41 @@ use gait::stdio::{eline, Stdout};
 
 fn main() -> ExitCode {
     gait::malloc_tuning::tune();
+    // Under an MPI launcher (`--features mpi`): MPI lives as long as `main`, ranks above 0 of a
+    // training serve sampler jobs, and rank 0 releases them however it ends.
+    #[cfg(feature = "mpi")]
+    let _universe = gait::algos::sampler::mpi::init();
+    #[cfg(feature = "mpi")]
+    if _universe.is_some() {
+        let (rank, size) = gait::algos::sampler::mpi::rank_and_size();
+        if rank > 0 && std::env::args().nth(1).as_deref() == Some("train") {
+            // Rank 0 answers Ctrl-C for the job; a serving rank waits for its stop message.
+            install_signal_handler("stopping: rank 0 saves the run");
+            return match gait::algos::sampler::mpi::serve() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => report(e.context(format!("MPI rank {rank}"))),
+            };
+        }
+        if rank == 0 && size > 1 {
+            let code = run();
+            gait::algos::sampler::mpi::release_servers();
+            return code;
+        }
+    }
+    run()
+}
+
+/// The command line's action, start to exit code.
+fn run() -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
     let parsed = match cli::parse(&argv) {
         Ok(parsed) => parsed,
         Err(e) => match e.downcast::<clap::Error>() {
-            Ok(clap_error) => clap_error.exit(),
+            // Printed and returned, not `exit()`ed, so that MPI is finalized on the way out.
+            Ok(clap_error) => {
+                let _ = clap_error.print();
+                return ExitCode::from(clap_error.exit_code().clamp(0, 255) as u8);
+            }
             Err(e) => return report(e),
         },
     };

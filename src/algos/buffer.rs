@@ -10,7 +10,7 @@
 use rand::seq::SliceRandom;
 use rand::Rng;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Buffer {
     obs_dim: usize,
     act_dim: usize,

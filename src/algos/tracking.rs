@@ -11,11 +11,12 @@
 //!   standing command included, so standing still counts as much as walking at speed.
 
 /// One deterministic eval episode: its fixed command (if the env has eval commands) and the
-/// per-step means of the env's metrics.
-#[derive(Debug, Clone, PartialEq)]
+/// per-step means of the env's metrics (owned names, so that an episode can travel between
+/// processes).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EvalEpisode {
     pub command: Option<[f32; 3]>,
-    pub metrics: Vec<(&'static str, f64)>,
+    pub metrics: Vec<(String, f64)>,
 }
 
 impl EvalEpisode {
@@ -69,9 +70,9 @@ mod tests {
         EvalEpisode {
             command: Some(command),
             metrics: vec![
-                ("forward_speed", forward),
-                ("lateral_speed", lateral),
-                ("pelvis_height", 1.0),
+                ("forward_speed".into(), forward),
+                ("lateral_speed".into(), lateral),
+                ("pelvis_height".into(), 1.0),
             ],
         }
     }
@@ -97,7 +98,7 @@ mod tests {
         assert!(scalars(&[]).is_empty());
         let no_cmd = EvalEpisode {
             command: None,
-            metrics: vec![("forward_speed", 1.0), ("lateral_speed", 0.0)],
+            metrics: vec![("forward_speed".into(), 1.0), ("lateral_speed".into(), 0.0)],
         };
         assert!(scalars(&[no_cmd]).is_empty());
         let no_speed = EvalEpisode { command: Some([1.0, 0.0, 0.0]), metrics: vec![] };

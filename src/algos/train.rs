@@ -221,7 +221,7 @@ pub fn train_ppo(job: &TrainJob, command: Vec<String>, opts: TrainOptions) -> Re
     // The runner checks the config, the worker count and the memory before allocating.
     let config = &job.config;
     let mut term = Terminal::new(config.run.timesteps, opts.quiet);
-    let mut runner = Runner::start(config, &job.start, command, &mut term)?;
+    let mut runner = start_runner(config, &job.start, command, &mut term)?;
     // From here on the run dir exists: however the run ends, `summary.json` says how.
     let result = drive(&mut runner, &term, job.start.previous());
     term.bar.finish_and_clear();
@@ -246,6 +246,35 @@ pub fn train_ppo(job: &TrainJob, command: Vec<String>, opts: TrainOptions) -> Re
         ));
     }
     result
+}
+
+/// The runner, sampling on this machine, or with `--features mpi` under an MPI launcher of
+/// more than one rank, on every rank ([`super::sampler::mpi`]).
+fn start_runner(
+    config: &TrainConfig,
+    start: &crate::config::Start,
+    command: Vec<String>,
+    term: &mut Terminal,
+) -> Result<Runner> {
+    #[cfg(feature = "mpi")]
+    if mpi_ranks() > 1 {
+        use super::sampler::mpi::MpiSampler;
+        term.say(format!("sampling on {} MPI ranks (rank 0 learns and samples)", mpi_ranks()));
+        return Runner::start_with(config, start, command, term, &|config, spec, workers| {
+            Ok(Box::new(MpiSampler::connect(config, spec, workers)?))
+        });
+    }
+    Runner::start(config, start, command, term)
+}
+
+/// The MPI world's size (1 without a launcher).
+#[cfg(feature = "mpi")]
+fn mpi_ranks() -> i32 {
+    if mpi::environment::is_initialized() {
+        super::sampler::mpi::rank_and_size().1
+    } else {
+        1
+    }
 }
 
 /// Iterations until the configured timesteps (or a stop request), then the final evaluation.

@@ -15,7 +15,7 @@ use thiserror::Error;
 use crate::fsutil::write_atomic_with;
 
 /// A copy of every variable of a `VarStore` (parameters and buffers), sorted by name.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ParamSnapshot {
     pub tensors: Vec<(String, Vec<i64>, Vec<f64>)>,
 }

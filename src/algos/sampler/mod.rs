@@ -25,6 +25,8 @@ use rand_distr::{Distribution, StandardNormal};
 use tch::{Device, Tensor};
 use tokio::sync::mpsc;
 
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod schedule;
 
 use schedule::Schedule;
@@ -54,7 +56,7 @@ impl PolicySnapshot {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum JobKind {
     /// Stochastic actions, values recorded, truncated trajectories bootstrapped.
     Train,
@@ -83,6 +85,7 @@ struct JobOutput {
     result: Result<Option<Trajectory>, String>,
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Trajectory {
     buffer: Buffer,
     steps_per_s: f64,
@@ -218,7 +221,8 @@ impl AlgoSampler {
         }
         let episode = (!train).then(|| {
             let n = buffer.len().max(1) as f64;
-            EvalEpisode { command, metrics: metric_sums.iter().map(|&(k, v)| (k, v / n)).collect() }
+            let metrics = metric_sums.iter().map(|&(k, v)| (k.to_string(), v / n)).collect();
+            EvalEpisode { command, metrics }
         });
         // Terminated: 0. Cut by the time limit: bootstrap with the critic's value.
         let terminal = if train && !end.done {
@@ -339,6 +343,28 @@ impl SamplerPool {
         self.workers.len()
     }
 
+    /// Hands `job` to worker `w` (which must be idle), for transports that schedule
+    /// themselves.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    fn dispatch(&self, w: usize, job: Job) -> Result<()> {
+        self.workers[w].jobs.send(job).map_err(|_| anyhow!("sampler worker {w} has stopped"))
+    }
+
+    /// A finished job, if one is waiting.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    fn try_output(&mut self) -> Result<Option<JobOutput>> {
+        match self.results.try_recv() {
+            Ok(out) => Ok(Some(out)),
+            Err(mpsc::error::TryRecvError::Empty) => Ok(None),
+            Err(mpsc::error::TryRecvError::Disconnected) => bail!("all sampler workers stopped"),
+        }
+    }
+
+    /// An empty buffer with this pool's shapes and discounting.
+    fn empty_buffer(&self) -> Buffer {
+        Buffer::new(self.obs_dim, self.act_dim, self.discount, self.gae_lambda)
+    }
+
     /// Collects one iteration: `num_eval` deterministic episodes and at least `num_steps` train
     /// steps in whole trajectories, reproducibly (see the module docs).
     pub async fn collect(
@@ -399,15 +425,7 @@ impl SamplerPool {
                 Err(msg) => {
                     // Stop the other workers' train jobs before reporting.
                     cancel_above.store(0, Ordering::Relaxed);
-                    let kind = match out.kind {
-                        JobKind::Train => "a training",
-                        JobKind::Eval => "an evaluation",
-                    };
-                    bail!(
-                        "sampler worker {} failed on {kind} episode (env seed {}): {msg}",
-                        out.worker,
-                        out.seed
-                    )
+                    return Err(job_failure(&out.worker.to_string(), out.kind, out.seed, &msg));
                 }
             };
             let (steps, cancel) = schedule.finish(out.kind, out.id, traj);
@@ -422,23 +440,36 @@ impl SamplerPool {
         if super::interrupt::requested() {
             return Err(super::interrupt::Interrupted.into());
         }
-        anyhow::ensure!(schedule.complete(), "collection ended before reaching num_steps");
-        let mut train = Buffer::new(self.obs_dim, self.act_dim, self.discount, self.gae_lambda);
-        let mut eval = train.clone();
-        let mut speeds = Vec::new();
-        let (train_trajectories, eval_trajectories) = schedule.into_trajectories();
-        for t in &train_trajectories {
-            train.append(&t.buffer);
-            speeds.push(t.steps_per_s);
-        }
-        let mut eval_episodes = Vec::new();
-        for t in eval_trajectories {
-            eval.append(&t.buffer);
-            eval_episodes.extend(t.episode);
-        }
-        let worker_steps_per_s = speeds.iter().sum::<f64>() / speeds.len().max(1) as f64;
-        Ok(Collected { train, eval, eval_episodes, worker_steps_per_s })
+        assemble(schedule, self.empty_buffer())
     }
+}
+
+/// The error of a job that failed on worker `worker`.
+fn job_failure(worker: &str, kind: JobKind, seed: u64, msg: &str) -> anyhow::Error {
+    let kind = match kind {
+        JobKind::Train => "a training",
+        JobKind::Eval => "an evaluation",
+    };
+    anyhow!("sampler worker {worker} failed on {kind} episode (env seed {seed}): {msg}")
+}
+
+/// One iteration's data from a completed schedule, trajectories in job order.
+fn assemble(schedule: Schedule, empty: Buffer) -> Result<Collected> {
+    anyhow::ensure!(schedule.complete(), "collection ended before reaching num_steps");
+    let (mut train, mut eval) = (empty.clone(), empty);
+    let mut speeds = Vec::new();
+    let (train_trajectories, eval_trajectories) = schedule.into_trajectories();
+    for t in &train_trajectories {
+        train.append(&t.buffer);
+        speeds.push(t.steps_per_s);
+    }
+    let mut eval_episodes = Vec::new();
+    for t in eval_trajectories {
+        eval.append(&t.buffer);
+        eval_episodes.extend(t.episode);
+    }
+    let worker_steps_per_s = speeds.iter().sum::<f64>() / speeds.len().max(1) as f64;
+    Ok(Collected { train, eval, eval_episodes, worker_steps_per_s })
 }
 
 impl Drop for SamplerPool {

@@ -1,0 +1,583 @@
+//! Sampling over MPI ranks (`--features mpi`; launched by `mpirun` or `srun --mpi=pmix`).
+//!
+//! Rank 0 is the learner and samples with its own pool; every other rank runs a sampler pool
+//! of the same worker count and serves jobs ([`serve`]). One schedule ([`Schedule`]) keeps every
+//! worker of every rank busy, exactly as the local pool does, so a trajectory is still a pure
+//! function of (parameters, job seed) and the prefix cut is the same: K ranks give the
+//! `progress.csv` of one process with the same seed.
+//!
+//! Protocol (point-to-point, one tag per direction, messages are postcard-encoded
+//! [`ToWorker`] / [`ToLearner`]):
+//! 1. Rank 0 sends `Setup` (the run's config and network); each rank builds its pool, computes
+//!    its [`Fingerprint`] and answers `Hello`. Rank 0 refuses to start on any difference,
+//!    naming the rank, its host and what differs.
+//! 2. Each iteration: `Begin` carries the parameters (normalizers included) to every rank; then
+//!    `Job`s go to ranks with an idle worker and `Result`s come back tagged with their job id;
+//!    `Cancel` forwards the prefix cut. Busy ranks send a `Heartbeat` every second.
+//! 3. `Stop` ends the serving ranks.
+//!
+//! Faults: MPI has no timeouts, so rank 0 polls. A rank with jobs in flight that says nothing
+//! for [`DEADLINE`] ends the job (`MPI_Abort`) with a message naming the rank and host; a rank
+//! that dies ends it through the launcher. Either way the run directory holds the last complete
+//! iteration and `--previous` continues it exactly.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use mpi::environment::Universe;
+use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
+use mpi::topology::{Communicator, SimpleCommunicator};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::{
+    assemble, job_failure, CollectRequest, Collected, Job, JobKind, JobOutput, PolicySnapshot,
+    SamplerPool, Schedule, Trajectory,
+};
+use crate::algos::runner::Collect;
+use crate::config::TrainConfig;
+use crate::envs;
+use crate::policies::{NetSpec, ParamSnapshot};
+
+const TO_WORKER: i32 = 1;
+const TO_LEARNER: i32 = 2;
+
+/// How long a rank with jobs in flight may stay silent before the job is ended.
+pub const DEADLINE: Duration = Duration::from_secs(5);
+/// How often a busy serving rank says it is alive.
+const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// MPI, when this process was started by an MPI launcher (Open MPI's `mpirun`, or a PMI/PMIx
+/// launcher such as `srun --mpi=pmix`). Kept alive for the whole process: dropping it
+/// finalizes MPI.
+pub fn init() -> Option<Universe> {
+    let launched = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some());
+    if !launched {
+        return None;
+    }
+    mpi::initialize()
+}
+
+/// This process's rank and the world's size (MPI initialized).
+pub fn rank_and_size() -> (i32, i32) {
+    let world = SimpleCommunicator::world();
+    (world.rank(), world.size())
+}
+
+/// What must agree across ranks for their numbers to be the same.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    pub gait_version: String,
+    pub git_commit: String,
+    pub config_sha256: String,
+    pub env: String,
+    /// SHA-256 of a short seeded rollout of the env (observations and rewards as bits): the
+    /// same binary on a CPU that computes other floats shows here.
+    pub rollout_sha256: String,
+}
+
+impl Fingerprint {
+    fn of(config: &TrainConfig) -> Result<Self> {
+        let json = serde_json::to_string(config).context("serializing the config")?;
+        let mut env = envs::make(&config.run.env, &config.env)?;
+        env.seed(12_345);
+        let mut hash = Sha256::new();
+        let obs = env.reset().to_vec();
+        obs.iter().for_each(|x| hash.update(x.to_bits().to_le_bytes()));
+        let zeros = vec![0.0; env.action_size()];
+        for _ in 0..50 {
+            let s = env.step(&zeros);
+            s.obs.iter().for_each(|x| hash.update(x.to_bits().to_le_bytes()));
+            hash.update(s.reward.to_bits().to_le_bytes());
+            if s.done {
+                env.reset();
+            }
+        }
+        let mut rollout: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        // Test-only: a rank told to differ (the mismatch test).
+        if let Some(salt) = std::env::var_os("GAIT_TEST_FINGERPRINT_SALT") {
+            rollout.push_str(&salt.to_string_lossy());
+        }
+        Ok(Self {
+            gait_version: env!("CARGO_PKG_VERSION").to_string(),
+            git_commit: option_env!("GAIT_GIT_COMMIT").unwrap_or("unknown").to_string(),
+            config_sha256: Sha256::digest(json.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+            env: config.run.env.clone(),
+            rollout_sha256: rollout,
+        })
+    }
+
+    /// What differs from `other`, in words (empty when nothing does).
+    fn differences(&self, other: &Self) -> Vec<String> {
+        let fields = [
+            ("gait version", &self.gait_version, &other.gait_version),
+            ("git commit", &self.git_commit, &other.git_commit),
+            ("config", &self.config_sha256, &other.config_sha256),
+            ("env", &self.env, &other.env),
+            ("seeded reference rollout", &self.rollout_sha256, &other.rollout_sha256),
+        ];
+        fields
+            .iter()
+            .filter(|(_, a, b)| a != b)
+            .map(|(what, a, b)| format!("{what}: {b} here, {a} on rank 0"))
+            .collect()
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+enum ToWorker {
+    Setup {
+        config: Box<TrainConfig>,
+        net: NetSpec,
+    },
+    /// The refusal of a mismatched rank (it exits with this message).
+    Refused(String),
+    Begin {
+        version: u64,
+        actor: ParamSnapshot,
+        critic: ParamSnapshot,
+    },
+    Job {
+        id: u64,
+        kind: JobKind,
+        seed: u64,
+        max_len: usize,
+        timesteps: u64,
+    },
+    Cancel {
+        above: u64,
+    },
+    Stop,
+}
+
+#[derive(Serialize, Deserialize)]
+enum ToLearner {
+    Hello {
+        workers: usize,
+        host: String,
+        fingerprint: Fingerprint,
+    },
+    Result {
+        worker: usize,
+        id: u64,
+        kind: JobKind,
+        seed: u64,
+        result: Result<Option<Trajectory>, String>,
+    },
+    Heartbeat,
+}
+
+fn encode<T: Serialize>(msg: &T) -> Result<Vec<u8>> {
+    postcard::to_stdvec(msg).context("encoding an MPI message")
+}
+
+fn send(world: &SimpleCommunicator, rank: i32, tag: i32, msg: &impl Serialize) -> Result<usize> {
+    let bytes = encode(msg)?;
+    world.process_at_rank(rank).send_with_tag(&bytes[..], tag);
+    Ok(bytes.len())
+}
+
+/// A waiting message with `tag`, from any rank: `(rank, message, bytes)`.
+fn try_receive<T: for<'de> Deserialize<'de>>(
+    world: &SimpleCommunicator,
+    tag: i32,
+) -> Result<Option<(i32, T, usize)>> {
+    let Some(probed) = world.any_process().immediate_matched_probe_with_tag(tag) else {
+        return Ok(None);
+    };
+    let (bytes, status) = probed.matched_receive_vec::<u8>();
+    let decoded = postcard::from_bytes(&bytes)
+        .with_context(|| format!("decoding a message from rank {}", status.source_rank()))?;
+    Ok(Some((status.source_rank(), decoded, bytes.len())))
+}
+
+fn host() -> String {
+    mpi::environment::processor_name().unwrap_or_else(|_| "unknown host".to_string())
+}
+
+/// One serving rank, as rank 0 sees it.
+struct Remote {
+    rank: i32,
+    host: String,
+    workers: usize,
+    idle: usize,
+    in_flight: usize,
+    last_heard: Instant,
+}
+
+/// Rank 0's sampler: its own pool plus every other rank's (implements the runner's
+/// [`Collect`] seam).
+pub struct MpiSampler {
+    world: SimpleCommunicator,
+    pool: SamplerPool,
+    remotes: Vec<Remote>,
+    /// Bytes sent and received in the last collection.
+    pub last_bytes: usize,
+}
+
+impl MpiSampler {
+    /// Sends the run to every rank, waits for each to build its pool, and compares their
+    /// fingerprints with this rank's.
+    pub fn connect(config: &TrainConfig, spec: &NetSpec, workers: usize) -> Result<Self> {
+        let world = SimpleCommunicator::world();
+        let size = world.size();
+        let mine = Fingerprint::of(config)?;
+        for rank in 1..size {
+            let setup = ToWorker::Setup { config: Box::new(config.clone()), net: spec.clone() };
+            send(&world, rank, TO_WORKER, &setup)?;
+        }
+        let mut remotes: Vec<Option<Remote>> = (1..size).map(|_| None).collect();
+        let start = Instant::now();
+        let mut refusals = Vec::new();
+        while remotes.iter().any(Option::is_none) {
+            match try_receive::<ToLearner>(&world, TO_LEARNER)? {
+                Some((rank, ToLearner::Hello { workers, host, fingerprint }, _)) => {
+                    let diff = fingerprint.differences(&mine);
+                    if !diff.is_empty() {
+                        refusals.push(format!("rank {rank} ({host}) differs: {}", diff.join("; ")));
+                    }
+                    remotes[rank as usize - 1] = Some(Remote {
+                        rank,
+                        host,
+                        workers,
+                        idle: workers,
+                        in_flight: 0,
+                        last_heard: Instant::now(),
+                    });
+                }
+                Some(_) => bail!("a rank spoke before saying hello"),
+                None => {
+                    // Building envs (MuJoCo models) takes seconds; a rank that never answers
+                    // is a dead or unreachable one.
+                    if start.elapsed() > DEADLINE * 6 {
+                        let missing: Vec<String> = remotes
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, r)| r.is_none())
+                            .map(|(i, _)| (i + 1).to_string())
+                            .collect();
+                        abort(
+                            &world,
+                            &format!("ranks {} never answered the setup", missing.join(", ")),
+                        );
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        }
+        if !refusals.is_empty() {
+            let why = refusals.join("\n");
+            for rank in 1..size {
+                let _ = send(&world, rank, TO_WORKER, &ToWorker::Refused(why.clone()));
+            }
+            bail!("the ranks do not agree, refusing to start:\n{why}");
+        }
+        let envs = (0..workers)
+            .map(|_| envs::make(&config.run.env, &config.env))
+            .collect::<Result<Vec<_>>>()?;
+        let pool = SamplerPool::spawn(envs, spec, config.ppo.discount, config.ppo.gae_lambda)?;
+        let remotes = remotes.into_iter().flatten().collect();
+        Ok(Self { world, pool, remotes, last_bytes: 0 })
+    }
+
+    /// Ranks and workers per rank, for the run's records.
+    pub fn layout(&self) -> Vec<usize> {
+        std::iter::once(self.pool.num_workers())
+            .chain(self.remotes.iter().map(|r| r.workers))
+            .collect()
+    }
+
+    fn collect_inner(
+        &mut self,
+        req: &CollectRequest,
+        policy: Arc<PolicySnapshot>,
+        on_steps: &mut dyn FnMut(usize),
+    ) -> Result<Collected> {
+        let mut bytes = 0usize;
+        for remote in &mut self.remotes {
+            let begin = ToWorker::Begin {
+                version: policy.version,
+                actor: policy.actor.clone(),
+                critic: policy.critic.clone(),
+            };
+            bytes += send(&self.world, remote.rank, TO_WORKER, &begin)?;
+            remote.last_heard = Instant::now();
+        }
+        let cancel_above = Arc::new(AtomicU64::new(u64::MAX));
+        let mut idle: Vec<usize> = (0..self.pool.num_workers()).rev().collect();
+        let mut local_in_flight = 0usize;
+        let mut schedule = Schedule::new(req);
+        let mut reported = 0usize;
+        let mut stopping = false;
+        loop {
+            if crate::algos::interrupt::requested() && !stopping {
+                stopping = true;
+                schedule.stop();
+                cancel_above.store(0, Ordering::Relaxed);
+                bytes += self.cancel_remotes(0)?;
+            }
+            // Local workers first, then the ranks with idle workers, in rank order.
+            while let Some(&w) = idle.last() {
+                let Some(t) = schedule.next_job() else { break };
+                self.pool.dispatch(
+                    w,
+                    Job {
+                        id: t.id,
+                        kind: t.kind,
+                        seed: t.seed,
+                        max_len: req.traj_len,
+                        timesteps: req.timesteps,
+                        policy: Arc::clone(&policy),
+                        cancel_above: Arc::clone(&cancel_above),
+                    },
+                )?;
+                idle.pop();
+                local_in_flight += 1;
+            }
+            for remote in self.remotes.iter_mut().filter(|r| r.idle > 0) {
+                while remote.idle > 0 {
+                    let Some(t) = schedule.next_job() else { break };
+                    let job = ToWorker::Job {
+                        id: t.id,
+                        kind: t.kind,
+                        seed: t.seed,
+                        max_len: req.traj_len,
+                        timesteps: req.timesteps,
+                    };
+                    bytes += send(&self.world, remote.rank, TO_WORKER, &job)?;
+                    remote.idle -= 1;
+                    remote.in_flight += 1;
+                }
+            }
+            let remote_in_flight: usize = self.remotes.iter().map(|r| r.in_flight).sum();
+            if local_in_flight + remote_in_flight == 0 {
+                break;
+            }
+            let mut heard = false;
+            let mut outputs: Vec<(String, JobOutput)> = Vec::new();
+            if let Some(out) = self.pool.try_output()? {
+                heard = true;
+                local_in_flight -= 1;
+                idle.push(out.worker);
+                outputs.push((format!("0.{}", out.worker), out));
+            }
+            if let Some((rank, msg, n)) = try_receive::<ToLearner>(&self.world, TO_LEARNER)? {
+                heard = true;
+                bytes += n;
+                let remote = self
+                    .remotes
+                    .iter_mut()
+                    .find(|r| r.rank == rank)
+                    .ok_or_else(|| anyhow!("a message from unknown rank {rank}"))?;
+                remote.last_heard = Instant::now();
+                match msg {
+                    ToLearner::Result { worker, id, kind, seed, result } => {
+                        remote.idle += 1;
+                        remote.in_flight -= 1;
+                        let out = JobOutput { worker, id, kind, seed, result };
+                        outputs.push((format!("{rank}.{worker} on {}", remote.host), out));
+                    }
+                    ToLearner::Heartbeat => {}
+                    ToLearner::Hello { .. } => bail!("rank {rank} said hello twice"),
+                }
+            }
+            for (label, out) in outputs {
+                let traj = match out.result {
+                    Ok(Some(t)) => t,
+                    Ok(None) => continue,
+                    Err(msg) => {
+                        cancel_above.store(0, Ordering::Relaxed);
+                        self.cancel_remotes(0)?;
+                        return Err(job_failure(&label, out.kind, out.seed, &msg));
+                    }
+                };
+                let (steps, cancel) = schedule.finish(out.kind, out.id, traj);
+                if steps != reported {
+                    reported = steps;
+                    on_steps(steps);
+                }
+                if let Some(above) = cancel {
+                    cancel_above.store(above, Ordering::Relaxed);
+                    bytes += self.cancel_remotes(above)?;
+                }
+            }
+            if let Some(r) =
+                self.remotes.iter().find(|r| r.in_flight > 0 && r.last_heard.elapsed() > DEADLINE)
+            {
+                abort(
+                    &self.world,
+                    &format!(
+                        "rank {} ({}) has not answered for {} s with {} job(s) in flight: it \
+                         died or its link is down; the run dir holds the last complete \
+                         iteration (continue with --previous)",
+                        r.rank,
+                        r.host,
+                        DEADLINE.as_secs(),
+                        r.in_flight
+                    ),
+                );
+            }
+            if !heard {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+        self.last_bytes = bytes;
+        if crate::algos::interrupt::requested() {
+            return Err(crate::algos::interrupt::Interrupted.into());
+        }
+        assemble(schedule, self.pool.empty_buffer())
+    }
+
+    fn cancel_remotes(&self, above: u64) -> Result<usize> {
+        let mut bytes = 0;
+        for remote in &self.remotes {
+            bytes += send(&self.world, remote.rank, TO_WORKER, &ToWorker::Cancel { above })?;
+        }
+        Ok(bytes)
+    }
+}
+
+impl Collect for MpiSampler {
+    fn collect(
+        &mut self,
+        request: &CollectRequest,
+        policy: Arc<PolicySnapshot>,
+        on_steps: &mut dyn FnMut(usize),
+    ) -> Result<Collected> {
+        self.collect_inner(request, policy, on_steps)
+    }
+}
+
+impl Drop for MpiSampler {
+    fn drop(&mut self) {
+        release_servers();
+    }
+}
+
+/// Whether the serving ranks were told to stop.
+static RELEASED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Tells every serving rank to stop (once): when training ends, and when rank 0 ends without
+/// training at all (a usage error, `--help`), so that no rank waits forever for a setup.
+pub fn release_servers() {
+    if RELEASED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let world = SimpleCommunicator::world();
+    for rank in 1..world.size() {
+        let _ = send(&world, rank, TO_WORKER, &ToWorker::Stop);
+    }
+}
+
+/// Prints `why` and ends every rank (MPI has no other way out of a hung peer).
+fn abort(world: &SimpleCommunicator, why: &str) -> ! {
+    crate::stdio::eline(format!("error: {why}"));
+    world.abort(1)
+}
+
+/// A test-only fault of this rank: `GAIT_TEST_FAULT=exit@R:I` or `hang@R:I` makes rank R exit
+/// (code 3) or stop answering when iteration I begins.
+fn injected_fault(rank: i32, version: u64) -> Option<&'static str> {
+    let spec = std::env::var("GAIT_TEST_FAULT").ok()?;
+    let (what, at) = spec.split_once('@')?;
+    let (r, i) = at.split_once(':')?;
+    (r.parse::<i32>().ok()? == rank && i.parse::<u64>().ok()? == version).then_some(match what {
+        "exit" => "exit",
+        _ => "hang",
+    })
+}
+
+/// A serving rank (rank > 0): builds its pool from rank 0's setup and runs jobs until `Stop`.
+pub fn serve() -> Result<()> {
+    let world = SimpleCommunicator::world();
+    let rank = world.rank();
+    let (config, net) = loop {
+        match try_receive::<ToWorker>(&world, TO_WORKER)? {
+            Some((_, ToWorker::Setup { config, net }, _)) => break (*config, net),
+            Some((_, ToWorker::Stop, _)) => return Ok(()),
+            Some(_) => bail!("rank {rank}: expected the setup first"),
+            None => std::thread::sleep(Duration::from_millis(1)),
+        }
+    };
+    let workers = config.sampler.workers.unwrap_or(1);
+    let envs = (0..workers)
+        .map(|_| envs::make(&config.run.env, &config.env))
+        .collect::<Result<Vec<_>>>()?;
+    let mut pool = SamplerPool::spawn(envs, &net, config.ppo.discount, config.ppo.gae_lambda)?;
+    let hello = ToLearner::Hello { workers, host: host(), fingerprint: Fingerprint::of(&config)? };
+    send(&world, 0, TO_LEARNER, &hello)?;
+    let mut policy: Option<Arc<PolicySnapshot>> = None;
+    let mut cancel_above = Arc::new(AtomicU64::new(u64::MAX));
+    let mut idle: Vec<usize> = (0..workers).rev().collect();
+    let mut last_beat = Instant::now();
+    loop {
+        let mut heard = false;
+        if let Some((_, msg, _)) = try_receive::<ToWorker>(&world, TO_WORKER)? {
+            heard = true;
+            match msg {
+                ToWorker::Begin { version, actor, critic } => {
+                    match injected_fault(rank, version) {
+                        Some("exit") => std::process::exit(3),
+                        Some(_) => loop {
+                            std::thread::sleep(Duration::from_secs(3600));
+                        },
+                        None => {}
+                    }
+                    policy = Some(Arc::new(PolicySnapshot { version, actor, critic }));
+                    cancel_above = Arc::new(AtomicU64::new(u64::MAX));
+                }
+                ToWorker::Job { id, kind, seed, max_len, timesteps } => {
+                    let w = idle
+                        .pop()
+                        .ok_or_else(|| anyhow!("rank {rank}: a job with no idle worker"))?;
+                    let policy = policy
+                        .clone()
+                        .ok_or_else(|| anyhow!("rank {rank}: a job before the parameters"))?;
+                    pool.dispatch(
+                        w,
+                        Job {
+                            id,
+                            kind,
+                            seed,
+                            max_len,
+                            timesteps,
+                            policy,
+                            cancel_above: Arc::clone(&cancel_above),
+                        },
+                    )?;
+                }
+                ToWorker::Cancel { above } => cancel_above.store(above, Ordering::Relaxed),
+                ToWorker::Refused(why) => bail!("rank 0 refused this rank:\n{why}"),
+                ToWorker::Stop => return Ok(()),
+                ToWorker::Setup { .. } => bail!("rank {rank}: a second setup"),
+            }
+        }
+        if let Some(out) = pool.try_output()? {
+            heard = true;
+            idle.push(out.worker);
+            let result = ToLearner::Result {
+                worker: out.worker,
+                id: out.id,
+                kind: out.kind,
+                seed: out.seed,
+                result: out.result,
+            };
+            send(&world, 0, TO_LEARNER, &result)?;
+            last_beat = Instant::now();
+        }
+        if idle.len() < workers && last_beat.elapsed() > HEARTBEAT {
+            send(&world, 0, TO_LEARNER, &ToLearner::Heartbeat)?;
+            last_beat = Instant::now();
+        }
+        if !heard {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+}
