@@ -11,14 +11,17 @@ build: setup
 train: build
 	./target/release/gait train ppo --env cassie
 
-# Format and lint checks, then unit + integration tests in release mode (one build: clippy
-# reuses the release build of torch-sys, and the learning tests run fast).
+# Format and lint checks (the default build and the `mpi` feature's), then unit + integration
+# tests in release mode with `--features mpi`, so the MPI tests run too (clippy reuses the
+# release build of torch-sys, and the learning tests run fast).
 test: setup
 	./scripts/setup_test.sh
 	cargo fmt --check
 	cargo clippy --release --all-targets -- -D warnings
-	cargo test --release
+	cargo clippy --release --all-targets --features mpi -- -D warnings
+	cargo test --release --features mpi
 
 lint: setup
 	cargo fmt --check
 	cargo clippy --release --all-targets -- -D warnings
+	cargo clippy --release --all-targets --features mpi -- -D warnings
