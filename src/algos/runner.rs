@@ -27,7 +27,7 @@ use super::symmetry::Symmetry;
 use super::{tracking, CollectRequest, Collected, PolicySnapshot, PpoOptim, SamplerPool};
 use crate::config::{DeviceKind, Start, TrainConfig, UsageError};
 use crate::envs;
-use crate::logging::metrics::{IterationReport, TestMetrics, Timing, UpdateMetrics};
+use crate::logging::metrics::{IterationReport, RankTiming, TestMetrics, Timing, UpdateMetrics};
 use crate::logging::summary::FinalEval;
 use crate::logging::{self, EventWriter, Experiment, RunStatus, RunSummary, ScalarTable};
 use crate::policies::NetSpec;
@@ -41,6 +41,12 @@ pub trait Collect {
         policy: Arc<PolicySnapshot>,
         on_steps: &mut dyn FnMut(usize),
     ) -> Result<Collected>;
+
+    /// Sampler workers per MPI rank (rank 0 first), for `experiment.json`; `None` on one
+    /// machine.
+    fn ranks(&self) -> Option<Vec<usize>> {
+        None
+    }
 }
 
 /// Builds a runner's sampler from the config, the network spec and the worker count.
@@ -246,7 +252,10 @@ impl Runner {
         let started = Instant::now();
         // From here on the run dir exists: a failure still leaves `summary.json` saying how.
         let files = (|| -> Result<_> {
-            let experiment = Experiment::new(command, config.clone(), start.clone(), spec.clone());
+            let sampler = make_sampler(config, &spec, workers)?;
+            let mut experiment =
+                Experiment::new(command, config.clone(), start.clone(), spec.clone());
+            experiment.ranks = sampler.ranks();
             experiment.save(&run_dir)?;
             let mut tb = EventWriter::create(&run_dir)?;
             tb.text(0, "Config/experiment.info", &format!("```\n{}```", experiment.info()))?;
@@ -256,7 +265,6 @@ impl Runner {
             )?;
             let timing =
                 ScalarTable::create(&run_dir.join("timing.csv"), logging::metrics::TIMING_COLUMNS)?;
-            let sampler = make_sampler(config, &spec, workers)?;
             Ok((tb, progress, timing, sampler))
         })();
         let (tb, progress, timing, sampler) = match files {
@@ -349,6 +357,10 @@ impl Runner {
                 iteration_s: started.elapsed().as_secs_f64(),
                 elapsed_s: self.start.elapsed().as_secs_f64(),
                 ideal_steps_per_s: collected.worker_steps_per_s * self.workers as f64,
+                ranks: collected.ranks.as_ref().map(|r| RankTiming {
+                    bytes: r.bytes,
+                    steps_per_s: r.steps.iter().map(|&n| n as f64 / sample_s.max(1e-9)).collect(),
+                }),
             },
         };
         self.log(&report)?;

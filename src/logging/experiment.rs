@@ -34,6 +34,9 @@ pub struct Experiment {
     /// Where the run started (a continuation names the run it continued).
     pub start: Start,
     pub net: NetSpec,
+    /// Sampler workers per MPI rank, rank 0 first (runs sampled over MPI ranks only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<Vec<usize>>,
 }
 
 /// `experiment.json` as stored: today's `config` + `start`, or the flat `args` of runs written
@@ -52,6 +55,8 @@ struct ExperimentFile {
     start: Option<Start>,
     #[serde(default)]
     args: Option<serde_json::Value>,
+    #[serde(default)]
+    ranks: Option<Vec<usize>>,
     net: NetSpec,
 }
 
@@ -72,6 +77,7 @@ impl TryFrom<ExperimentFile> for Experiment {
             config,
             start,
             net: f.net,
+            ranks: f.ranks,
         })
     }
 }
@@ -87,6 +93,7 @@ impl Experiment {
             config,
             start,
             net,
+            ranks: None,
         }
     }
 

@@ -29,6 +29,8 @@ pub const OVERHEAD_LOSS: &str = "Time/Overhead Loss";
 pub const OPTIMIZE_TIME: &str = "Time/Optimize Time";
 pub const FULL_RATE: &str = "Time/Timesteps per Second (FULL)";
 pub const ELAPSED: &str = "Time/Elapsed";
+pub const BYTES_MOVED: &str = "Time/Bytes Moved";
+pub const SLOWEST_RANK_RATE: &str = "Time/Slowest Rank Rate";
 
 /// Columns of `progress.csv` (deterministic for a given seed).
 pub const PROGRESS_COLUMNS: &[&str] = &[
@@ -60,6 +62,8 @@ pub const TIMING_COLUMNS: &[&str] = &[
     OPTIMIZE_TIME,
     FULL_RATE,
     ELAPSED,
+    BYTES_MOVED,
+    SLOWEST_RANK_RATE,
 ];
 
 /// The deterministic evaluation of one iteration (pre-update weights).
@@ -98,6 +102,16 @@ pub struct Timing {
     pub elapsed_s: f64,
     /// Steps per second the workers would reach together without overhead.
     pub ideal_steps_per_s: f64,
+    /// With MPI ranks: bytes sent and received by rank 0 this iteration, and each rank's
+    /// training steps per second of sampling time (rank 0 first).
+    pub ranks: Option<RankTiming>,
+}
+
+/// The MPI part of an iteration's timing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankTiming {
+    pub bytes: usize,
+    pub steps_per_s: Vec<f64>,
 }
 
 /// One training iteration's numbers.
@@ -158,6 +172,13 @@ impl IterationReport {
             (OPTIMIZE_TIME, t.optimize_s),
             (FULL_RATE, (steps / t.iteration_s).round()),
             (ELAPSED, t.elapsed_s),
+            (BYTES_MOVED, t.ranks.as_ref().map_or(0.0, |r| r.bytes as f64)),
+            (
+                SLOWEST_RANK_RATE,
+                t.ranks.as_ref().map_or(f64::NAN, |r| {
+                    r.steps_per_s.iter().copied().fold(f64::INFINITY, f64::min) / 1000.0
+                }),
+            ),
         ]
     }
 
@@ -181,8 +202,17 @@ impl IterationReport {
                 test.push_str(&format!(" {speed:4.2} m/s"));
             }
         }
+        let ranks = match &self.timing.ranks {
+            Some(r) => format!(
+                " | {} ranks {:.1} MB, slowest {:.0}/s",
+                r.steps_per_s.len(),
+                r.bytes as f64 / 1e6,
+                r.steps_per_s.iter().copied().fold(f64::INFINITY, f64::min)
+            ),
+            None => String::new(),
+        };
         format!(
-            "iter {:4} | {human:>7} steps | return {:8.2} len {:5.1}{test} | KL {:.4}{} | {:4.0}/s",
+            "iter {:4} | {human:>7} steps | return {:8.2} len {:5.1}{test} | KL {:.4}{} | {:4.0}/s{ranks}",
             self.iteration,
             self.train_return,
             self.train_length,
@@ -214,6 +244,7 @@ mod tests {
             timing: Timing {
                 sample_s: 2.0,
                 iteration_s: 2.5,
+                ranks: None,
                 ideal_steps_per_s: 2500.0,
                 ..Timing::default()
             },

@@ -114,6 +114,17 @@ pub struct Collected {
     pub eval_episodes: Vec<EvalEpisode>,
     /// Mean per-trajectory sampling speed of one worker (steps/s), the reference's `avg_eff`.
     pub worker_steps_per_s: f64,
+    /// With MPI ranks: what moved and who sampled what.
+    pub ranks: Option<RankStats>,
+}
+
+/// One collection over MPI ranks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankStats {
+    /// Bytes rank 0 sent and received.
+    pub bytes: usize,
+    /// Training steps each rank collected (rank 0 first), cancelled stragglers included.
+    pub steps: Vec<usize>,
 }
 
 /// One sampler actor (the reference's `AlgoSampler`): one env and one actor/critic copy,
@@ -469,7 +480,7 @@ fn assemble(schedule: Schedule, empty: Buffer) -> Result<Collected> {
         eval_episodes.extend(t.episode);
     }
     let worker_steps_per_s = speeds.iter().sum::<f64>() / speeds.len().max(1) as f64;
-    Ok(Collected { train, eval, eval_episodes, worker_steps_per_s })
+    Ok(Collected { train, eval, eval_episodes, worker_steps_per_s, ranks: None })
 }
 
 impl Drop for SamplerPool {

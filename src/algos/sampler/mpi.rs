@@ -34,7 +34,7 @@ use sha2::{Digest, Sha256};
 
 use super::{
     assemble, job_failure, CollectRequest, Collected, Job, JobKind, JobOutput, PolicySnapshot,
-    SamplerPool, Schedule, Trajectory,
+    RankStats, SamplerPool, Schedule, Trajectory,
 };
 use crate::algos::runner::Collect;
 use crate::config::TrainConfig;
@@ -218,8 +218,6 @@ pub struct MpiSampler {
     world: SimpleCommunicator,
     pool: SamplerPool,
     remotes: Vec<Remote>,
-    /// Bytes sent and received in the last collection.
-    pub last_bytes: usize,
 }
 
 impl MpiSampler {
@@ -284,14 +282,7 @@ impl MpiSampler {
             .collect::<Result<Vec<_>>>()?;
         let pool = SamplerPool::spawn(envs, spec, config.ppo.discount, config.ppo.gae_lambda)?;
         let remotes = remotes.into_iter().flatten().collect();
-        Ok(Self { world, pool, remotes, last_bytes: 0 })
-    }
-
-    /// Ranks and workers per rank, for the run's records.
-    pub fn layout(&self) -> Vec<usize> {
-        std::iter::once(self.pool.num_workers())
-            .chain(self.remotes.iter().map(|r| r.workers))
-            .collect()
+        Ok(Self { world, pool, remotes })
     }
 
     fn collect_inner(
@@ -316,6 +307,8 @@ impl MpiSampler {
         let mut schedule = Schedule::new(req);
         let mut reported = 0usize;
         let mut stopping = false;
+        // Training steps per rank (rank 0 first), from every finished trajectory.
+        let mut rank_steps = vec![0usize; 1 + self.remotes.len()];
         loop {
             if crate::algos::interrupt::requested() && !stopping {
                 stopping = true;
@@ -361,12 +354,12 @@ impl MpiSampler {
                 break;
             }
             let mut heard = false;
-            let mut outputs: Vec<(String, JobOutput)> = Vec::new();
+            let mut outputs: Vec<(usize, String, JobOutput)> = Vec::new();
             if let Some(out) = self.pool.try_output()? {
                 heard = true;
                 local_in_flight -= 1;
                 idle.push(out.worker);
-                outputs.push((format!("0.{}", out.worker), out));
+                outputs.push((0, format!("0.{}", out.worker), out));
             }
             if let Some((rank, msg, n)) = try_receive::<ToLearner>(&self.world, TO_LEARNER)? {
                 heard = true;
@@ -382,15 +375,21 @@ impl MpiSampler {
                         remote.idle += 1;
                         remote.in_flight -= 1;
                         let out = JobOutput { worker, id, kind, seed, result };
-                        outputs.push((format!("{rank}.{worker} on {}", remote.host), out));
+                        let label = format!("{rank}.{worker} on {}", remote.host);
+                        outputs.push((rank as usize, label, out));
                     }
                     ToLearner::Heartbeat => {}
                     ToLearner::Hello { .. } => bail!("rank {rank} said hello twice"),
                 }
             }
-            for (label, out) in outputs {
+            for (rank, label, out) in outputs {
                 let traj = match out.result {
-                    Ok(Some(t)) => t,
+                    Ok(Some(t)) => {
+                        if out.kind == JobKind::Train {
+                            rank_steps[rank] += t.buffer.len();
+                        }
+                        t
+                    }
                     Ok(None) => continue,
                     Err(msg) => {
                         cancel_above.store(0, Ordering::Relaxed);
@@ -428,11 +427,12 @@ impl MpiSampler {
                 std::thread::sleep(Duration::from_micros(50));
             }
         }
-        self.last_bytes = bytes;
         if crate::algos::interrupt::requested() {
             return Err(crate::algos::interrupt::Interrupted.into());
         }
-        assemble(schedule, self.pool.empty_buffer())
+        let mut collected = assemble(schedule, self.pool.empty_buffer())?;
+        collected.ranks = Some(RankStats { bytes, steps: rank_steps });
+        Ok(collected)
     }
 
     fn cancel_remotes(&self, above: u64) -> Result<usize> {
@@ -452,6 +452,11 @@ impl Collect for MpiSampler {
         on_steps: &mut dyn FnMut(usize),
     ) -> Result<Collected> {
         self.collect_inner(request, policy, on_steps)
+    }
+
+    fn ranks(&self) -> Option<Vec<usize>> {
+        let remote = self.remotes.iter().map(|r| r.workers);
+        Some(std::iter::once(self.pool.num_workers()).chain(remote).collect())
     }
 }
 
