@@ -360,6 +360,8 @@ impl Runner {
                 ranks: collected.ranks.as_ref().map(|r| RankTiming {
                     bytes: r.bytes,
                     steps_per_s: r.steps.iter().map(|&n| n as f64 / sample_s.max(1e-9)).collect(),
+                    broadcast_s: r.broadcast_s,
+                    comm_s: r.comm_s,
                 }),
             },
         };

@@ -31,6 +31,8 @@ pub const FULL_RATE: &str = "Time/Timesteps per Second (FULL)";
 pub const ELAPSED: &str = "Time/Elapsed";
 pub const BYTES_MOVED: &str = "Time/Bytes Moved";
 pub const SLOWEST_RANK_RATE: &str = "Time/Slowest Rank Rate";
+pub const BROADCAST_TIME: &str = "Time/Broadcast Time";
+pub const COMM_TIME: &str = "Time/Communication Time";
 
 /// Columns of `progress.csv` (deterministic for a given seed).
 pub const PROGRESS_COLUMNS: &[&str] = &[
@@ -64,6 +66,8 @@ pub const TIMING_COLUMNS: &[&str] = &[
     ELAPSED,
     BYTES_MOVED,
     SLOWEST_RANK_RATE,
+    BROADCAST_TIME,
+    COMM_TIME,
 ];
 
 /// The deterministic evaluation of one iteration (pre-update weights).
@@ -112,6 +116,9 @@ pub struct Timing {
 pub struct RankTiming {
     pub bytes: usize,
     pub steps_per_s: Vec<f64>,
+    /// Seconds to send the parameters to every rank, and all message handling on rank 0.
+    pub broadcast_s: f64,
+    pub comm_s: f64,
 }
 
 /// One training iteration's numbers.
@@ -179,6 +186,8 @@ impl IterationReport {
                     r.steps_per_s.iter().copied().fold(f64::INFINITY, f64::min) / 1000.0
                 }),
             ),
+            (BROADCAST_TIME, t.ranks.as_ref().map_or(0.0, |r| r.broadcast_s)),
+            (COMM_TIME, t.ranks.as_ref().map_or(0.0, |r| r.comm_s)),
         ]
     }
 

@@ -123,8 +123,13 @@ pub struct Collected {
 pub struct RankStats {
     /// Bytes rank 0 sent and received.
     pub bytes: usize,
-    /// Training steps each rank collected (rank 0 first), cancelled stragglers included.
+    /// Training steps each rank collected (rank 0 first).
     pub steps: Vec<usize>,
+    /// Seconds rank 0 took to send the parameters to every rank.
+    pub broadcast_s: f64,
+    /// Seconds rank 0 spent encoding, sending, receiving and decoding messages, the
+    /// parameters included.
+    pub comm_s: f64,
 }
 
 /// One sampler actor (the reference's `AlgoSampler`): one env and one actor/critic copy,

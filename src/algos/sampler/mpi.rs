@@ -179,10 +179,15 @@ fn encode<T: Serialize>(msg: &T) -> Result<Vec<u8>> {
 }
 
 fn send(world: &SimpleCommunicator, rank: i32, tag: i32, msg: &impl Serialize) -> Result<usize> {
+    let start = Instant::now();
     let bytes = encode(msg)?;
     world.process_at_rank(rank).send_with_tag(&bytes[..], tag);
+    COMM_NANOS.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
     Ok(bytes.len())
 }
+
+/// Time this process spent encoding, sending, receiving and decoding messages (ns).
+static COMM_NANOS: AtomicU64 = AtomicU64::new(0);
 
 /// A waiting message with `tag`, from any rank: `(rank, message, bytes)`.
 fn try_receive<T: for<'de> Deserialize<'de>>(
@@ -192,9 +197,11 @@ fn try_receive<T: for<'de> Deserialize<'de>>(
     let Some(probed) = world.any_process().immediate_matched_probe_with_tag(tag) else {
         return Ok(None);
     };
+    let start = Instant::now();
     let (bytes, status) = probed.matched_receive_vec::<u8>();
     let decoded = postcard::from_bytes(&bytes)
         .with_context(|| format!("decoding a message from rank {}", status.source_rank()))?;
+    COMM_NANOS.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
     Ok(Some((status.source_rank(), decoded, bytes.len())))
 }
 
@@ -292,6 +299,8 @@ impl MpiSampler {
         on_steps: &mut dyn FnMut(usize),
     ) -> Result<Collected> {
         let mut bytes = 0usize;
+        let comm_before = COMM_NANOS.load(Ordering::Relaxed);
+        let begin_start = Instant::now();
         for remote in &mut self.remotes {
             let begin = ToWorker::Begin {
                 version: policy.version,
@@ -301,6 +310,7 @@ impl MpiSampler {
             bytes += send(&self.world, remote.rank, TO_WORKER, &begin)?;
             remote.last_heard = Instant::now();
         }
+        let broadcast_s = begin_start.elapsed().as_secs_f64();
         let cancel_above = Arc::new(AtomicU64::new(u64::MAX));
         let mut idle: Vec<usize> = (0..self.pool.num_workers()).rev().collect();
         let mut local_in_flight = 0usize;
@@ -424,14 +434,15 @@ impl MpiSampler {
                 );
             }
             if !heard {
-                std::thread::sleep(Duration::from_micros(50));
+                std::thread::sleep(Duration::from_micros(500));
             }
         }
         if crate::algos::interrupt::requested() {
             return Err(crate::algos::interrupt::Interrupted.into());
         }
         let mut collected = assemble(schedule, self.pool.empty_buffer())?;
-        collected.ranks = Some(RankStats { bytes, steps: rank_steps });
+        let comm_s = (COMM_NANOS.load(Ordering::Relaxed) - comm_before) as f64 * 1e-9;
+        collected.ranks = Some(RankStats { bytes, steps: rank_steps, broadcast_s, comm_s });
         Ok(collected)
     }
 
@@ -582,7 +593,7 @@ pub fn serve() -> Result<()> {
             last_beat = Instant::now();
         }
         if !heard {
-            std::thread::sleep(Duration::from_micros(50));
+            std::thread::sleep(Duration::from_micros(500));
         }
     }
 }
