@@ -142,7 +142,8 @@ pub fn check_resources(
         let buffer = buffer_steps as u128 * row * 4 * 2;
         if needed + buffer > available {
             return Err(UsageError(format!(
-                "--num-steps {buffer_steps}: one iteration's experience takes about {:.1} GB,                  more than the {:.1} GB of memory available besides the networks",
+                "--num-steps {buffer_steps}: one iteration's experience takes about {:.1} GB, \
+                 more than the {:.1} GB of memory available besides the networks",
                 buffer as f64 / 1e9,
                 available.saturating_sub(needed) as f64 / 1e9,
             )));

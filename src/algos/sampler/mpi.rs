@@ -181,9 +181,47 @@ fn encode<T: Serialize>(msg: &T) -> Result<Vec<u8>> {
 fn send(world: &SimpleCommunicator, rank: i32, tag: i32, msg: &impl Serialize) -> Result<usize> {
     let start = Instant::now();
     let bytes = encode(msg)?;
+    // A send blocks while the peer's link is down: the watchdog ends the process then.
+    SENDING_TO.store(rank as i64, Ordering::SeqCst);
+    SENDING_SINCE.store(epoch_ms(), Ordering::SeqCst);
     world.process_at_rank(rank).send_with_tag(&bytes[..], tag);
+    SENDING_SINCE.store(0, Ordering::SeqCst);
     COMM_NANOS.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
     Ok(bytes.len())
+}
+
+/// When the send in progress began (ms since the epoch; 0: none) and to which rank.
+static SENDING_SINCE: AtomicU64 = AtomicU64::new(0);
+static SENDING_TO: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(-1);
+
+fn epoch_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_millis() as u64)
+}
+
+/// Ends this process when one send has blocked for [`DEADLINE`] (MPI cannot time out a send;
+/// the launcher then ends the other ranks). No MPI call is made from this thread.
+fn start_send_watchdog() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let _ = std::thread::Builder::new().name("mpi-watchdog".into()).spawn(|| loop {
+            std::thread::sleep(Duration::from_millis(200));
+            let since = SENDING_SINCE.load(Ordering::SeqCst);
+            if since != 0 && epoch_ms().saturating_sub(since) > DEADLINE.as_millis() as u64 {
+                crate::stdio::eline(format!(
+                    "error: rank {} has not answered for {} s: a send to it is blocked (its link \
+                     is down or it stopped); the run dir holds the last complete iteration \
+                     (continue with --previous)",
+                    SENDING_TO.load(Ordering::SeqCst),
+                    DEADLINE.as_secs()
+                ));
+                // SAFETY: `_exit` ends the process and cannot return; files are written
+                // atomically, so nothing is left half-written.
+                unsafe { libc::_exit(1) };
+            }
+        });
+    });
 }
 
 /// Time this process spent encoding, sending, receiving and decoding messages (ns).
@@ -233,6 +271,7 @@ impl MpiSampler {
     pub fn connect(config: &TrainConfig, spec: &NetSpec, workers: usize) -> Result<Self> {
         let world = SimpleCommunicator::world();
         let size = world.size();
+        start_send_watchdog();
         let mine = Fingerprint::of(config)?;
         for rank in 1..size {
             let setup = ToWorker::Setup { config: Box::new(config.clone()), net: spec.clone() };
@@ -495,6 +534,13 @@ pub fn release_servers() {
 /// Prints `why` and ends every rank (MPI has no other way out of a hung peer).
 fn abort(world: &SimpleCommunicator, why: &str) -> ! {
     crate::stdio::eline(format!("error: {why}"));
+    // MPI_Abort itself can block on a link that is down (it asks the launcher to end every
+    // rank): this process ends after 2 s regardless, and the launcher sees it fail.
+    let _ = std::thread::Builder::new().name("mpi-abort".into()).spawn(|| {
+        std::thread::sleep(Duration::from_secs(2));
+        // SAFETY: `_exit` ends the process and cannot return; files are written atomically.
+        unsafe { libc::_exit(1) };
+    });
     world.abort(1)
 }
 
