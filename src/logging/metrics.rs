@@ -213,7 +213,7 @@ impl IterationReport {
         }
         let ranks = match &self.timing.ranks {
             Some(r) => format!(
-                " | {} ranks {:.1} MB, slowest {:.0}/s",
+                " | {}r {:.1}MB min {:.0}/s",
                 r.steps_per_s.len(),
                 r.bytes as f64 / 1e6,
                 r.steps_per_s.iter().copied().fold(f64::INFINITY, f64::min)
@@ -277,6 +277,20 @@ mod tests {
         let line = report(true).terminal_line();
         assert!(line.chars().count() <= 100, "{line}");
         assert!(line.contains("41.0k") && line.contains("0.98 m/s"), "{line}");
-        assert_eq!(report(true).tensorboard().len(), PROGRESS_COLUMNS.len() - 1 + 7);
+        assert_eq!(
+            report(true).tensorboard().len(),
+            PROGRESS_COLUMNS.len() - 1 + TIMING_COLUMNS.len() - 1
+        );
+        // Over MPI ranks the line says how many, the bytes moved and the slowest rank's rate
+        // (at most 125 columns then).
+        let mut mpi = report(true);
+        mpi.timing.ranks = Some(RankTiming {
+            bytes: 2_400_000,
+            steps_per_s: vec![3100.0, 2900.0, 3050.0],
+            broadcast_s: 0.002,
+            comm_s: 0.007,
+        });
+        let line = mpi.terminal_line();
+        assert!(line.chars().count() <= 125 && line.ends_with("| 3r 2.4MB min 2900/s"), "{line}");
     }
 }

@@ -435,22 +435,15 @@ impl SamplerPool {
             let out = self.results.recv().await.context("all sampler workers stopped")?;
             in_flight -= 1;
             idle.push(out.worker);
-            let traj = match out.result {
-                Ok(Some(t)) => t,
-                Ok(None) => continue,
-                Err(msg) => {
+            let worker = out.worker.to_string();
+            match record(&mut schedule, out, &worker, &mut reported, on_steps) {
+                Ok((_, Some(above))) => cancel_above.store(above, Ordering::Relaxed),
+                Ok(_) => {}
+                Err(e) => {
                     // Stop the other workers' train jobs before reporting.
                     cancel_above.store(0, Ordering::Relaxed);
-                    return Err(job_failure(&out.worker.to_string(), out.kind, out.seed, &msg));
+                    return Err(e);
                 }
-            };
-            let (steps, cancel) = schedule.finish(out.kind, out.id, traj);
-            if steps != reported {
-                reported = steps;
-                on_steps(steps);
-            }
-            if let Some(above) = cancel {
-                cancel_above.store(above, Ordering::Relaxed);
             }
         }
         if super::interrupt::requested() {
@@ -460,13 +453,35 @@ impl SamplerPool {
     }
 }
 
-/// The error of a job that failed on worker `worker`.
-fn job_failure(worker: &str, kind: JobKind, seed: u64, msg: &str) -> anyhow::Error {
-    let kind = match kind {
-        JobKind::Train => "a training",
-        JobKind::Eval => "an evaluation",
+/// Records a finished job in `schedule` and reports the kept steps through `on_steps` when
+/// they grew. Returns the training steps the job brought (0 when cancelled or an evaluation)
+/// and, when it completed the prefix, the id above which jobs are to be cancelled; a failed
+/// job is an error naming `worker`.
+fn record(
+    schedule: &mut Schedule,
+    out: JobOutput,
+    worker: &str,
+    reported: &mut usize,
+    on_steps: &mut dyn FnMut(usize),
+) -> Result<(usize, Option<u64>)> {
+    let traj = match out.result {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok((0, None)),
+        Err(msg) => {
+            let kind = match out.kind {
+                JobKind::Train => "a training",
+                JobKind::Eval => "an evaluation",
+            };
+            bail!("sampler worker {worker} failed on {kind} episode (env seed {}): {msg}", out.seed)
+        }
     };
-    anyhow!("sampler worker {worker} failed on {kind} episode (env seed {seed}): {msg}")
+    let brought = if out.kind == JobKind::Train { traj.buffer.len() } else { 0 };
+    let (steps, cancel) = schedule.finish(out.kind, out.id, traj);
+    if steps != *reported {
+        *reported = steps;
+        on_steps(steps);
+    }
+    Ok((brought, cancel))
 }
 
 /// One iteration's data from a completed schedule, trajectories in job order.

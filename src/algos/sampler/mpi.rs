@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{
-    assemble, job_failure, CollectRequest, Collected, Job, JobKind, JobOutput, PolicySnapshot,
+    assemble, record, CollectRequest, Collected, Job, JobKind, JobOutput, PolicySnapshot,
     RankStats, SamplerPool, Schedule, Trajectory,
 };
 use crate::algos::runner::Collect;
@@ -432,28 +432,19 @@ impl MpiSampler {
                 }
             }
             for (rank, label, out) in outputs {
-                let traj = match out.result {
-                    Ok(Some(t)) => {
-                        if out.kind == JobKind::Train {
-                            rank_steps[rank] += t.buffer.len();
+                match record(&mut schedule, out, &label, &mut reported, on_steps) {
+                    Ok((brought, cancel)) => {
+                        rank_steps[rank] += brought;
+                        if let Some(above) = cancel {
+                            cancel_above.store(above, Ordering::Relaxed);
+                            bytes += self.cancel_remotes(above)?;
                         }
-                        t
                     }
-                    Ok(None) => continue,
-                    Err(msg) => {
+                    Err(e) => {
                         cancel_above.store(0, Ordering::Relaxed);
                         self.cancel_remotes(0)?;
-                        return Err(job_failure(&label, out.kind, out.seed, &msg));
+                        return Err(e);
                     }
-                };
-                let (steps, cancel) = schedule.finish(out.kind, out.id, traj);
-                if steps != reported {
-                    reported = steps;
-                    on_steps(steps);
-                }
-                if let Some(above) = cancel {
-                    cancel_above.store(above, Ordering::Relaxed);
-                    bytes += self.cancel_remotes(above)?;
                 }
             }
             if let Some(r) =
