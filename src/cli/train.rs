@@ -234,8 +234,9 @@ pub struct CassieFlags {
     /// Randomize the gait (swing ratio, cycle time, period shifts) with every new command.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     pub full_gait: Option<bool>,
-    /// Randomize dynamics at every reset (damping, masses, COMs, friction, slope, encoder
-    /// offsets, torque delay and efficiency) and jitter the policy rate by 0-5 Hz per step.
+    /// Randomize dynamics at every training reset (damping, masses, COMs, friction, slope,
+    /// encoder offsets, torque delay and efficiency, spring stiffness) and jitter the policy
+    /// rate by 0-5 Hz per step; evaluations run the nominal model.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     pub dynamics_randomization: Option<bool>,
     /// Push the pelvis every 2-5 s by a speed change of up to this (m/s; 0: no pushes).
@@ -248,7 +249,7 @@ pub struct CassieFlags {
     #[arg(long, value_parser = count)]
     pub robust_ramp: Option<u64>,
     /// Gaussian noise on training observations, in multiples of gait's noise levels (README
-    /// "Robustness"; 0: none).
+    /// "Sim-to-sim"; 0: none).
     #[arg(long, value_parser = obs_noise)]
     pub obs_noise: Option<f64>,
 }

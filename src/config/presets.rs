@@ -51,7 +51,7 @@ fn cassie(c: &mut TrainConfig) {
     c.ppo.prenorm = true;
     c.ppo.prenormalize_steps = 2000;
     c.ppo.mirror = 1.0;
-    // Robustness (README "Robustness"): each episode on gait's rapier model or the lab's
+    // Robustness (README "Sim-to-sim"): each episode on gait's rapier model or the lab's
     // MuJoCo model; randomized dynamics, observation noise and pushes of up to 1 m/s once
     // walking has been learned, growing to full strength over 1.5M steps.
     let cassie = &mut c.env.cassie;

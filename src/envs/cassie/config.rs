@@ -53,9 +53,9 @@ pub struct CassieConfig {
     pub full_clock: bool,
     /// Randomize the gait (swing ratio, cycle time, period shifts) with every new command.
     pub full_gait: bool,
-    /// Randomize dynamics at every reset (damping, masses, COMs, friction, slope, encoder
-    /// offsets, torque delay and efficiency, spring stiffness) and jitter the policy rate by
-    /// 0-5 Hz per step.
+    /// Randomize dynamics at every training reset (damping, masses, COMs, friction, slope,
+    /// encoder offsets, torque delay and efficiency, spring stiffness) and jitter the policy
+    /// rate by 0-5 Hz per step; evaluations run the nominal model.
     pub dynamics_randomization: bool,
     /// Push the pelvis every 2-5 s, in a random horizontal direction, by a speed change of
     /// U(0, push) m/s for the whole robot (an impulse of 33.3 kg · that, held for one policy
