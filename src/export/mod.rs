@@ -40,10 +40,11 @@ pub enum Format {
 }
 
 impl Format {
-    fn extension(self) -> &'static str {
+    /// The model file's extension, as the output check takes it.
+    fn extensions(self) -> &'static [&'static str] {
         match self {
-            Self::Onnx => "onnx",
-            Self::Torchscript => "pt",
+            Self::Onnx => &["onnx"],
+            Self::Torchscript => &["pt"],
         }
     }
 }
@@ -212,11 +213,7 @@ fn interface(spec: &NetSpec, format: Format) -> (Vec<TensorInfo>, Vec<TensorInfo
 
 /// Exports and returns the sidecar written.
 pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result<Sidecar> {
-    let ext = args.format.extension();
-    let exts: &'static [&'static str] = match args.format {
-        Format::Onnx => &["onnx"],
-        Format::Torchscript => &["pt"],
-    };
+    let exts = args.format.extensions();
     let side = sidecar_path(&args.out);
     crate::outputs::check(&[
         Output { flag: "--out", path: &args.out, extensions: exts },
@@ -292,7 +289,7 @@ pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result
         out,
         "exported {} ({}) to {} with its controller in {}",
         checkpoint.display(),
-        ext,
+        exts[0],
         args.out.display(),
         side.display()
     )?;

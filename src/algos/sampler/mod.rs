@@ -76,6 +76,26 @@ struct Job {
     cancel_above: Arc<AtomicU64>,
 }
 
+impl Job {
+    /// The job of `ticket` in the collection `req`.
+    fn new(
+        ticket: schedule::JobTicket,
+        req: &CollectRequest,
+        policy: &Arc<PolicySnapshot>,
+        cancel_above: &Arc<AtomicU64>,
+    ) -> Self {
+        Self {
+            id: ticket.id,
+            kind: ticket.kind,
+            seed: ticket.seed,
+            max_len: req.traj_len,
+            timesteps: req.timesteps,
+            policy: Arc::clone(policy),
+            cancel_above: Arc::clone(cancel_above),
+        }
+    }
+}
+
 struct JobOutput {
     worker: usize,
     id: u64,
@@ -359,9 +379,7 @@ impl SamplerPool {
         self.workers.len()
     }
 
-    /// Hands `job` to worker `w` (which must be idle), for transports that schedule
-    /// themselves.
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    /// Hands `job` to worker `w` (which must be idle).
     fn dispatch(&self, w: usize, job: Job) -> Result<()> {
         self.workers[w].jobs.send(job).map_err(|_| anyhow!("sampler worker {w} has stopped"))
     }
@@ -413,19 +431,7 @@ impl SamplerPool {
                 let Some(ticket) = schedule.next_job() else {
                     break;
                 };
-                let job = Job {
-                    id: ticket.id,
-                    kind: ticket.kind,
-                    seed: ticket.seed,
-                    max_len: req.traj_len,
-                    timesteps: req.timesteps,
-                    policy: Arc::clone(&policy),
-                    cancel_above: Arc::clone(&cancel_above),
-                };
-                self.workers[w]
-                    .jobs
-                    .send(job)
-                    .map_err(|_| anyhow!("sampler worker {w} has stopped"))?;
+                self.dispatch(w, Job::new(ticket, req, &policy, &cancel_above))?;
                 idle.pop();
                 in_flight += 1;
             }

@@ -331,7 +331,17 @@ impl MpiSampler {
         Ok(Self { world, pool, remotes })
     }
 
-    fn collect_inner(
+    fn cancel_remotes(&self, above: u64) -> Result<usize> {
+        let mut bytes = 0;
+        for remote in &self.remotes {
+            bytes += send(&self.world, remote.rank, TO_WORKER, &ToWorker::Cancel { above })?;
+        }
+        Ok(bytes)
+    }
+}
+
+impl Collect for MpiSampler {
+    fn collect(
         &mut self,
         req: &CollectRequest,
         policy: Arc<PolicySnapshot>,
@@ -368,18 +378,7 @@ impl MpiSampler {
             // Local workers first, then the ranks with idle workers, in rank order.
             while let Some(&w) = idle.last() {
                 let Some(t) = schedule.next_job() else { break };
-                self.pool.dispatch(
-                    w,
-                    Job {
-                        id: t.id,
-                        kind: t.kind,
-                        seed: t.seed,
-                        max_len: req.traj_len,
-                        timesteps: req.timesteps,
-                        policy: Arc::clone(&policy),
-                        cancel_above: Arc::clone(&cancel_above),
-                    },
-                )?;
+                self.pool.dispatch(w, Job::new(t, req, &policy, &cancel_above))?;
                 idle.pop();
                 local_in_flight += 1;
             }
@@ -474,25 +473,6 @@ impl MpiSampler {
         let comm_s = (COMM_NANOS.load(Ordering::Relaxed) - comm_before) as f64 * 1e-9;
         collected.ranks = Some(RankStats { bytes, steps: rank_steps, broadcast_s, comm_s });
         Ok(collected)
-    }
-
-    fn cancel_remotes(&self, above: u64) -> Result<usize> {
-        let mut bytes = 0;
-        for remote in &self.remotes {
-            bytes += send(&self.world, remote.rank, TO_WORKER, &ToWorker::Cancel { above })?;
-        }
-        Ok(bytes)
-    }
-}
-
-impl Collect for MpiSampler {
-    fn collect(
-        &mut self,
-        request: &CollectRequest,
-        policy: Arc<PolicySnapshot>,
-        on_steps: &mut dyn FnMut(usize),
-    ) -> Result<Collected> {
-        self.collect_inner(request, policy, on_steps)
     }
 
     fn ranks(&self) -> Option<Vec<usize>> {
