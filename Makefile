@@ -7,7 +7,7 @@ setup:
 build: setup
 	cargo build --release
 
-# Main job: train Cassie with its defaults (the env preset; see README "Cassie").
+# Main job: train Cassie with its defaults (the env preset; see docs/cassie.md).
 train: build
 	./target/release/gait train ppo --env cassie
 

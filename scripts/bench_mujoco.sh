@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The MuJoCo backend's speed side by side (README Benchmarks): `gait bench env --env cassie`
+# The MuJoCo backend's speed side by side (docs/benchmarks.md): `gait bench env --env cassie`
 # on rapier and on MuJoCo, and the bare MuJoCo loop of shared/bench/mujoco_cassie.py (PD inside
 # MuJoCo, one mj_step call per policy step) on the same libmujoco version (3.17.0, in a cached
 # venv), interleaved, REPS times per timestep; prints each run and the medians.

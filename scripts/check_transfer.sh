@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The transfer check of a Cassie policy (README "Results"): `gait eval` on gait's rapier model
+# The transfer check of a Cassie policy (README "Results", docs/cassie.md): `gait eval` on gait's rapier model
 # and on the lab's MuJoCo model (0.5 ms), at 1.0, 0.5 and 0 m/s, 5 episodes of 500 steps, then
 # the same with pushes of up to 1 m/s (training's --push 1.0) and of exactly 1 m/s
 # (--push-exact, the harder check). One line per case: falls, forward speed (min-max over episodes),

@@ -143,7 +143,7 @@ fn the_reference_task_trains_and_evaluates_from_its_flags() {
 }
 
 /// The shipped walking policy evaluates on a fresh clone, and walks: 3 s at 1 m/s without a
-/// fall, going at least 0.7 m/s on average (it measured 1.01-1.03 over 10 s, README Results;
+/// fall, going at least 0.7 m/s on average (it measured 1.01-1.03 over 10 s, docs/cassie.md Results;
 /// the first second includes the start from rest).
 #[test]
 fn the_pretrained_policy_walks() {

@@ -25,6 +25,12 @@ fn policy_rate(s: &str) -> Result<f64, String> {
         .and_then(CassieConfig::check_policy_rate)
 }
 
+pub(super) fn step_in_place(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .map_err(|_| format!("'{s}' is not a number"))
+        .and_then(CassieConfig::check_step_in_place)
+}
+
 pub(super) fn obs_noise(s: &str) -> Result<f64, String> {
     s.parse::<f64>()
         .map_err(|_| format!("'{s}' is not a number"))
@@ -248,10 +254,14 @@ pub struct CassieFlags {
     /// Training steps over which they then grow to full strength.
     #[arg(long, value_parser = count)]
     pub robust_ramp: Option<u64>,
-    /// Gaussian noise on training observations, in multiples of gait's noise levels (README
-    /// "Sim-to-sim"; 0: none).
+    /// Gaussian noise on training observations, in multiples of gait's noise levels
+    /// (docs/cassie.md "Sim-to-sim"; 0: none).
     #[arg(long, value_parser = obs_noise)]
     pub obs_noise: Option<f64>,
+    /// The reference gait's stepping gain at a standing command, in [0, 1]: 0 stands still, 1
+    /// steps in place.
+    #[arg(long, value_parser = step_in_place)]
+    pub step_in_place: Option<f64>,
 }
 
 /// The `(leaf, value)` pairs a serialized flag struct sets: the options given. A switch is an

@@ -25,7 +25,7 @@ pub fn changes(env: &str) -> Vec<(String, serde_json::Value)> {
     base.leaves().into_iter().zip(preset).filter(|(a, b)| a != b).map(|(_, b)| b).collect()
 }
 
-/// Chosen for a 2-core machine (README "Cassie training"): the reference nets and PPO
+/// Chosen for a 2-core machine (docs/cassie.md "Cassie training"): the reference nets and PPO
 /// constants, 10k-step iterations (about 3 s here at 500 Hz, not run_ppo's 50k at 80 workers),
 /// traj_len 400 (8 s) and std 0.2 (the walking A/Bs of walking.md §4; std 0.13 explored too
 /// little to leave the standing pose), grad_clip 0.5 (A/B over 10 iterations: episode length
@@ -51,9 +51,10 @@ fn cassie(c: &mut TrainConfig) {
     c.ppo.prenorm = true;
     c.ppo.prenormalize_steps = 2000;
     c.ppo.mirror = 1.0;
-    // Robustness (README "Sim-to-sim"): each episode on gait's rapier model or the lab's
+    // Robustness (docs/cassie.md "Sim-to-sim"): each episode on gait's rapier model or the lab's
     // MuJoCo model; randomized dynamics, observation noise and pushes of up to 1 m/s once
-    // walking has been learned, growing to full strength over 1.5M steps.
+    // walking has been learned, growing to full strength over 1.5M steps; a standing command
+    // steps in place, so that a push finds the robot stepping.
     let cassie = &mut c.env.cassie;
     cassie.sim = SimKind::Mixed;
     cassie.dynamics_randomization = true;
@@ -61,6 +62,7 @@ fn cassie(c: &mut TrainConfig) {
     cassie.push = 1.0;
     cassie.robust_start = 2_000_000;
     cassie.robust_ramp = 1_500_000;
+    cassie.step_in_place = 1.0;
 }
 
 /// Small nets and short runs for the classic-control test envs.

@@ -39,7 +39,7 @@ pub struct PdTargets {
 
 /// The reference gait: per leg, `hip_pitch += hip_pitch_per_speed · x · s` and
 /// `knee += knee_fold · g · s`, with `s` the leg's swing value and
-/// `g = min(1, max(‖(x, y)‖, |turn|) / full_step_speed)`.
+/// `g = clip(max(‖(x, y)‖, |turn|) / full_step_speed, min_gain, 1)`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReferenceGait {
     /// The formula, in words.
@@ -47,6 +47,10 @@ pub struct ReferenceGait {
     pub hip_pitch_per_speed: f32,
     pub knee_fold: f32,
     pub full_step_speed: f32,
+    /// The stepping gain's floor: 0 stands still at a standing command, 1 steps in place.
+    /// Sidecars written before it existed mean 0.
+    #[serde(default)]
+    pub min_gain: f32,
     /// Action indices of each leg's hip pitch and knee, `[left, right]`.
     pub hip_pitch: [usize; 2],
     pub knee: [usize; 2],
@@ -81,7 +85,7 @@ impl ReferenceGait {
         let f = (angle / std::f64::consts::TAU).rem_euclid(1.0);
         let s = self.swing(f);
         let planar = (x * x + y * y).sqrt();
-        let g = (planar.max(turn.abs()) / self.full_step_speed).min(1.0);
+        let g = (planar.max(turn.abs()) / self.full_step_speed).clamp(self.min_gain, 1.0);
         let mut out = vec![0.0; n];
         for leg in 0..2 {
             out[self.hip_pitch[leg]] = self.hip_pitch_per_speed * x * s[leg] as f32;

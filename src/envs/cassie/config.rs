@@ -77,6 +77,12 @@ pub struct CassieConfig {
     /// standard deviations (0: none). Evaluations never add it.
     #[serde(default)]
     pub obs_noise: f64,
+    /// The reference gait's stepping gain at a standing command, in [0, 1]: 0 stands still
+    /// (both feet planted), 1 steps in place with the walking knee fold, so a standing robot
+    /// that is pushed is already stepping and can catch itself (`docs/cassie-runs.md`,
+    /// `robustC-s0`: standing, pushes of exactly 0.5 m/s fell 3 of 5 episodes; walking, none).
+    #[serde(default)]
+    pub step_in_place: f64,
 }
 
 /// Observation noise at `obs_noise = 1`: standard deviations of the pelvis orientation (rad,
@@ -115,6 +121,7 @@ impl Default for CassieConfig {
             robust_start: 0,
             robust_ramp: 0,
             obs_noise: 0.0,
+            step_in_place: 0.0,
         }
     }
 }
@@ -173,9 +180,20 @@ impl CassieConfig {
         }
     }
 
+    /// `step_in_place` in [0, 1] (a fraction of the walking knee fold).
+    pub fn check_step_in_place(v: f64) -> Result<f64, String> {
+        if v.is_finite() && (0.0..=1.0).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!("'{v}' is not a stepping gain in [0, 1]"))
+        }
+    }
+
     /// The range checks of [`Self::check_policy_rate`], [`Self::check_sim_dt`],
-    /// [`Self::check_push`] and [`Self::check_obs_noise`].
+    /// [`Self::check_push`], [`Self::check_obs_noise`] and [`Self::check_step_in_place`].
     pub fn validate(&self) -> Result<(), String> {
+        Self::check_step_in_place(self.step_in_place)
+            .map_err(|e| format!("--step-in-place: {e}"))?;
         Self::check_push(self.push).map_err(|e| format!("--push: {e}"))?;
         Self::check_obs_noise(self.obs_noise).map_err(|e| format!("--obs-noise: {e}"))?;
         Self::check_policy_rate(self.policy_rate).map_err(|e| format!("--policy-rate: {e}"))?;

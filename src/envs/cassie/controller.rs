@@ -81,12 +81,13 @@ pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSp
     let reference = (config.reference == ReferenceKind::Clock).then(|| ReferenceGait {
         formula: "per leg, with s the leg's swing value at the clock phase and the observed \
                   command (x, y, turn): target[hip_pitch] += hip_pitch_per_speed * x * s; \
-                  target[knee] += knee_fold * g * s, g = min(1, max(hypot(x, y), |turn|) / \
-                  full_step_speed)"
+                  target[knee] += knee_fold * g * s, g = clip(max(hypot(x, y), |turn|) / \
+                  full_step_speed, min_gain, 1)"
             .to_string(),
         hip_pitch_per_speed: reference::HIP_PITCH_PER_SPEED,
         knee_fold: reference::KNEE_FOLD,
         full_step_speed: reference::FULL_STEP_SPEED,
+        min_gain: config.step_in_place as f32,
         hip_pitch: [2, 7],
         knee: [3, 8],
         command: [35, 36, 37],

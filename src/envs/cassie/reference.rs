@@ -2,7 +2,7 @@
 //! action is a residual on a stepping motion instead of on a static stance.
 //!
 //! Why: with joint noise around a standing pose, no amount of reward shaping made our Cassie
-//! take a first coordinated step (README "Results", `docs/cassie-runs.md`: five reward variants
+//! take a first coordinated step (docs/cassie.md "Results", `docs/cassie-runs.md`: five reward variants
 //! stood for 1.7-2.6M steps). With this reference it walked after about 1.3M steps. Peers do the
 //! same (humanoid-gym's `target_joint_pos_scale`/`use_ref_actions`, JVRC's and RSS-2020's
 //! reference motions).
@@ -12,8 +12,9 @@
 //! * hip pitch `+0.25·x·s` (rad): the swing leg reaches forward, further at higher speed;
 //! * knee `−0.5·g·s` with the stepping gain `g = min(1, max(‖(x, y)‖, |turn|) / 0.3)`: the swing
 //!   leg folds and lifts its foot whenever the command asks the robot to move;
-//! * nothing else. A standing command (`x = y = turn = 0`) gives `g = 0` and no offset at all, so
-//!   standing means standing.
+//! * nothing else. A standing command (`x = y = turn = 0`) gives `g = step_in_place` (the
+//!   config's floor on `g`): 0, no offset at all, so standing means standing; 1, the knee folds
+//!   as in walking and the robot steps in place, ready to catch a push.
 //!
 //! Mirror symmetry: the mirrored state has the legs' swing values swapped (half a cycle later),
 //! `y` and `turn` negated; pitch and knee keep their sign in the action mirror list and `g` is
@@ -48,20 +49,27 @@ pub const FULL_STEP_SPEED: f32 = 0.3;
 const HIP_PITCH: usize = 2;
 const KNEE: usize = 3;
 
-/// Stepping gain `g ∈ [0, 1]` of a command: 0 for standing, 1 from 0.3 m/s (or rad/s) up.
-pub fn stepping_gain(command: &Command) -> f32 {
+/// Stepping gain `g ∈ [floor, 1]` of a command: `floor` (`step_in_place`) for standing, 1 from
+/// 0.3 m/s (or rad/s) up.
+pub fn stepping_gain(command: &Command, floor: f32) -> f32 {
     let planar = (command.x * command.x + command.y * command.y).sqrt();
-    (planar.max(command.turn.abs()) as f32 / FULL_STEP_SPEED).min(1.0)
+    (planar.max(command.turn.abs()) as f32 / FULL_STEP_SPEED).clamp(floor, 1.0)
 }
 
 /// Writes the reference offsets for swing values `swing` [L, R] and `command` into `out` (motor
 /// order: left roll, yaw, pitch, knee, foot, then the right leg).
-pub fn offsets(kind: ReferenceKind, swing: [f32; 2], command: &Command, out: &mut [f32; N]) {
+pub fn offsets(
+    kind: ReferenceKind,
+    swing: [f32; 2],
+    command: &Command,
+    floor: f32,
+    out: &mut [f32; N],
+) {
     *out = [0.0; N];
     if kind == ReferenceKind::None {
         return;
     }
-    let g = stepping_gain(command);
+    let g = stepping_gain(command, floor);
     let x = command.x as f32;
     for (leg, s) in swing.into_iter().enumerate() {
         out[5 * leg + HIP_PITCH] = HIP_PITCH_PER_SPEED * x * s;
@@ -89,26 +97,44 @@ mod tests {
                 ReferenceKind::Clock,
                 [vm[0] as f32, vm[1] as f32],
                 &cmd(0.0, 0.0, 0.0),
+                0.0,
                 &mut out,
             );
             assert_eq!(out, [0.0; N]);
             clock.increment();
         }
-        offsets(ReferenceKind::None, [1.0, 1.0], &cmd(1.0, 0.0, 0.0), &mut out);
+        offsets(ReferenceKind::None, [1.0, 1.0], &cmd(1.0, 0.0, 0.0), 0.0, &mut out);
         assert_eq!(out, [0.0; N], "--reference none adds nothing");
+    }
+
+    /// `step_in_place`: a standing command folds the swing knee by the floor's share of the
+    /// walking fold and never reaches forward, so the robot steps in place.
+    #[test]
+    fn stepping_in_place_folds_the_swing_knee_at_a_standing_command() {
+        let mut out = [0.0; N];
+        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(0.0, 0.0, 0.0), 1.0, &mut out);
+        assert_eq!((out[2], out[3]), (0.0, KNEE_FOLD), "{out:?}");
+        assert_eq!(&out[5..], &[0.0; 5], "the stance leg gets nothing");
+        offsets(ReferenceKind::Clock, [0.0, 1.0], &cmd(0.0, 0.0, 0.0), 0.5, &mut out);
+        assert_eq!((out[7], out[8]), (0.0, 0.5 * KNEE_FOLD), "{out:?}");
+        // Walking commands are unchanged by the floor.
+        let mut walk = [0.0; N];
+        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(1.0, 0.0, 0.0), 1.0, &mut out);
+        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(1.0, 0.0, 0.0), 0.0, &mut walk);
+        assert_eq!(out, walk);
     }
 
     #[test]
     fn the_swing_leg_reaches_forward_and_folds_scaled_by_the_command() {
         let mut out = [0.0; N];
-        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(1.0, 0.0, 0.0), &mut out);
+        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(1.0, 0.0, 0.0), 0.0, &mut out);
         assert_eq!(out[2], 0.25);
         assert_eq!(out[3], -0.5);
         assert_eq!(&out[5..], &[0.0; 5], "the stance leg gets nothing");
-        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(0.15, 0.0, 0.0), &mut out);
+        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(0.15, 0.0, 0.0), 0.0, &mut out);
         assert!((out[2] - 0.0375).abs() < 1e-6 && (out[3] + 0.25).abs() < 1e-6, "{out:?}");
         // Turning in place steps (knee) without reaching forward (pitch).
-        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(0.0, 0.0, 0.4), &mut out);
+        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(0.0, 0.0, 0.4), 0.0, &mut out);
         assert_eq!((out[2], out[3]), (0.0, -0.5));
     }
 
@@ -125,10 +151,13 @@ mod tests {
             for i in 0..70 {
                 let phase = 0.7 * i as f64 / 70.0;
                 let s = [clock.von_mises_exact(0, phase), clock.von_mises_exact(1, phase)];
-                offsets(ReferenceKind::Clock, [s[0] as f32, s[1] as f32], &c, &mut a);
-                offsets(ReferenceKind::Clock, [s[1] as f32, s[0] as f32], &mc, &mut b);
-                mirror.apply(&a, &mut mirrored);
-                assert_eq!(mirrored, b, "command {c:?}, phase {phase}");
+                for floor in [0.0, 1.0] {
+                    let (sl, sr) = (s[0] as f32, s[1] as f32);
+                    offsets(ReferenceKind::Clock, [sl, sr], &c, floor, &mut a);
+                    offsets(ReferenceKind::Clock, [sr, sl], &mc, floor, &mut b);
+                    mirror.apply(&a, &mut mirrored);
+                    assert_eq!(mirrored, b, "command {c:?}, phase {phase}, floor {floor}");
+                }
             }
         }
     }

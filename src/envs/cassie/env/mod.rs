@@ -389,7 +389,13 @@ impl CassieEnv {
     fn update_reference(&mut self) {
         let vm = self.clock.von_mises();
         let swing = [vm[0] as f32, vm[1] as f32];
-        reference::offsets(self.config.reference, swing, &self.command, &mut self.reference);
+        reference::offsets(
+            self.config.reference,
+            swing,
+            &self.command,
+            self.config.step_in_place as f32,
+            &mut self.reference,
+        );
     }
 
     fn reward(&mut self, action: &[f32; N]) -> f32 {
@@ -415,7 +421,10 @@ impl CassieEnv {
             foot_height: [sites[0].0.z, sites[1].0.z],
             foot_rotation: [sites[0].1, sites[1].1],
             von_mises: [vm[0] as f32, vm[1] as f32],
-            stepping_gain: reference::stepping_gain(&self.command),
+            stepping_gain: reference::stepping_gain(
+                &self.command,
+                self.config.step_in_place as f32,
+            ),
             linear_clock: [lin[0] as f32, lin[1] as f32],
             linear_swing_clock: [swing[0] as f32, swing[1] as f32],
             action: *action,
