@@ -6,8 +6,12 @@
 # largest |lateral speed|, mean pelvis height.
 #
 # usage: scripts/check_transfer.sh RUN [extra gait eval flags, e.g. --latest or --seed 3]
+# GAIT_CHECK_EPISODES and GAIT_CHECK_STEPS change the 5 episodes of 500 steps (the README test
+# runs it short).
 set -euo pipefail
 run="$1"; shift
+episodes="${GAIT_CHECK_EPISODES:-5}"
+steps="${GAIT_CHECK_STEPS:-500}"
 gait="$(dirname "${BASH_SOURCE[0]}")/../target/release/gait"
 printf '%-7s %-6s %-8s %-6s %-13s %-9s %s\n' sim push command falls forward "|lateral|" height
 for push in 0 1.0 exact; do
@@ -17,11 +21,11 @@ for push in 0 1.0 exact; do
       [[ "$push" == 1.0 ]] && pflag=(--push 1.0)
       [[ "$push" == exact ]] && pflag=(--push 1.0 --push-exact)
       # shellcheck disable=SC2086
-      "$gait" eval --path "$run" --command "$c" --traj-len 500 --episodes 5 --sim $sim \
-        "${pflag[@]}" "$@" | awk -v sim="${sim%% *}" -v push="$push" -v c="${c%%,*}" '
+      "$gait" eval --path "$run" --command "$c" --traj-len "$steps" --episodes "$episodes" --sim $sim \
+        "${pflag[@]}" "$@" | awk -v steps="$steps" -v sim="${sim%% *}" -v push="$push" -v c="${c%%,*}" '
         /^episode/ {
           n++; for (i = 1; i <= NF; i++) {
-            if ($i == "length") { l = $(i+1) + 0; if (l < 500) falls++ }
+            if ($i == "length") { l = $(i+1) + 0; if (l < steps) falls++ }
             if ($i == "forward_speed") { f = $(i+1) + 0; if (n == 1 || f < lo) lo = f; if (n == 1 || f > hi) hi = f }
             if ($i == "lateral_speed") { y = $(i+1) + 0; if (y < 0) y = -y; if (y > lat) lat = y }
             if ($i == "pelvis_height") { h += $(i+1) + 0 }

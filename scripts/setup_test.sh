@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent set-up for the tests beyond scripts/setup.sh: Debian's Chromium, which the replay
 # page test drives headless (installed only when missing), the ONNX Runtime venv of
-# scripts/setup_onnx.sh for the export tests, and Open MPI for the `mpi` feature's tests.
+# scripts/setup_onnx.sh for the export tests, TensorBoard (scripts/setup_tensorboard.sh) for the
+# README test, and Open MPI for the `mpi` feature's tests.
 set -euo pipefail
 if ! command -v chromium >/dev/null 2>&1; then
   echo "setup: installing chromium (Debian package) for the replay page test" >&2
@@ -14,6 +15,9 @@ echo "setup: chromium ready ($(command -v chromium))" >&2
 
 # ONNX Runtime and onnx (Python venv) for the export tests.
 "$(dirname "${BASH_SOURCE[0]}")/setup_onnx.sh"
+
+# TensorBoard (Python venv): the README test reads event files with its reader.
+"$(dirname "${BASH_SOURCE[0]}")/setup_tensorboard.sh"
 
 # Open MPI and libclang (Debian packages) for the `mpi` feature the tests build with
 # (rsmpi's bindings are generated with libclang); installed only when missing.

@@ -64,13 +64,7 @@ fn export(run: &Path, format: &str, out: &Path) {
 
 /// The Python of scripts/setup_onnx.sh's venv (onnx, onnxruntime, numpy).
 fn onnx_python() -> PathBuf {
-    let cache = std::env::var_os("GAIT_CACHE").map(PathBuf::from).unwrap_or_else(|| {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
-        base.join("gait")
-    });
-    let python = cache.join("onnx-1.32.0/bin/python");
+    let python = common::cache_dir().join("onnx-1.32.0/bin/python");
     assert!(python.is_file(), "{} is missing: run scripts/setup_onnx.sh", python.display());
     python
 }

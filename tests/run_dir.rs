@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use gait::algos::train::{net_spec, train_ppo, TrainOptions, PROGRESS_COLUMNS, TIMING_COLUMNS};
+use gait::algos::train::{train_ppo, TrainOptions, PROGRESS_COLUMNS, TIMING_COLUMNS};
 use gait::logging::tensorboard::{EventWhat, ValueKind};
 use gait::logging::{read_events, Experiment};
 use gait::policies::{load_checkpoint, Actor, CheckpointError, Critic};
@@ -44,7 +44,7 @@ fn run_dir_holds_experiment_tensorboard_csv_and_checkpoints() {
     expected.sampler.workers = exp.config.sampler.workers;
     assert!(expected.sampler.workers.is_some());
     assert_eq!(exp.config, expected);
-    assert_eq!(exp.net, net_spec(&exp.config, 4, 1).unwrap());
+    assert_eq!(exp.net, exp.config.net.spec(&exp.config.run.env, 4, 1).unwrap());
     let again: Experiment = serde_json::from_str(&serde_json::to_string(&exp).unwrap()).unwrap();
     assert_eq!(again, exp);
     let info = std::fs::read_to_string(run.join("experiment.info")).unwrap();

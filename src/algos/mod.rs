@@ -1,11 +1,13 @@
 //! PPO: trajectory buffer, sampler actors, the optimizer, the runner and the training loop.
 
 mod adam;
+mod autotune;
 mod buffer;
 pub mod checkpoint;
 pub mod interrupt;
 mod ppo;
 pub mod prenorm;
+pub mod resources;
 pub mod rollout;
 pub mod runner;
 pub mod sampler;

@@ -1,5 +1,5 @@
 //! The PPO [`Runner`] (roadrunner `PPO.do_iteration`; rsl_rl's `OnPolicyRunner`): set-up in
-//! [`Runner::new`] / [`Runner::resume`], then one [`Runner::iterate`] per iteration, which
+//! [`Runner::start`] (fresh or continued), then one [`Runner::iterate`] per iteration, which
 //! reads as a handful of calls: broadcast the policy, collect, score the evaluation, update,
 //! checkpoint, log.
 //!
@@ -9,8 +9,8 @@
 //!
 //! Experience comes through the [`Collect`] seam: a [`CollectRequest`] and a
 //! [`PolicySnapshot`] go out, a [`Collected`] comes back. The local [`SamplerPool`] implements
-//! it today; remote workers (MPI ranks, next round) implement the same call, and since every
-//! trajectory is seeded by (seed, iteration, job) the numbers will not depend on where it ran.
+//! it, and so does the MPI transport (`sampler::mpi`); since every trajectory is seeded by
+//! (seed, iteration, job) the numbers do not depend on where it ran.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,11 +21,13 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tch::Device;
 
+use super::autotune::fastest_backprop_threads;
 use super::checkpoint::{self, TrainState};
+use super::resources;
 use super::seeding::{derive, stream};
 use super::symmetry::Symmetry;
 use super::{tracking, CollectRequest, Collected, PolicySnapshot, PpoOptim, SamplerPool};
-use crate::config::{DeviceKind, Start, TrainConfig, UsageError};
+use crate::config::{BackpropWorkers, DeviceKind, Start, TrainConfig, UsageError};
 use crate::envs;
 use crate::logging::metrics::{IterationReport, RankTiming, TestMetrics, Timing, UpdateMetrics};
 use crate::logging::summary::FinalEval;
@@ -103,7 +105,7 @@ pub fn available_cores() -> usize {
 }
 
 /// Serializes seeding libtorch's global generator and initializing the networks.
-static INIT_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub(super) static INIT_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// One PPO training run: its config, networks and optimizer, sampler, run dir and logs.
 pub struct Runner {
@@ -130,27 +132,20 @@ pub trait SetupEvents {
     fn warning(&mut self, line: &str) {
         crate::stdio::eline(line);
     }
+
+    /// A fact about the set-up worth a line (the measured `--backprop-workers -1` choice).
+    fn note(&mut self, line: &str) {
+        crate::stdio::eline(line);
+    }
 }
 
 impl SetupEvents for () {}
 
 impl Runner {
-    /// A fresh run (prenormalized when configured); creates its run dir last, after every
-    /// check has passed. `config.sampler.workers` of `None` means one worker per core.
-    pub fn new(
-        config: &TrainConfig,
-        command: Vec<String>,
-        events: &mut dyn SetupEvents,
-    ) -> Result<Self> {
-        Self::start(config, &Start::Fresh, command, events)
-    }
-
-    /// Continues the run in `start`'s directory (see [`checkpoint::restore`]).
-    pub fn resume(config: &TrainConfig, start: &Start, command: Vec<String>) -> Result<Self> {
-        Self::start(config, start, command, &mut ())
-    }
-
-    /// [`Runner::new`] or [`Runner::resume`], as `start` says, with local sampler actors.
+    /// A fresh run (prenormalized when configured) or the continuation of the run in `start`'s
+    /// directory (see [`checkpoint::restore`]), as `start` says, with local sampler actors. The
+    /// run dir is created last, after every check has passed; `config.sampler.workers` of
+    /// `None` means one worker per core.
     pub fn start(
         config: &TrainConfig,
         start: &Start,
@@ -178,20 +173,37 @@ impl Runner {
         let config = &config;
         let device = resolve_device(config.run.device)?;
         let mut probe = envs::make(&config.run.env, &config.env)?;
-        let spec = super::train::net_spec(config, probe.observation_size(), probe.action_size())?;
+        let spec =
+            config.net.spec(&config.run.env, probe.observation_size(), probe.action_size())?;
         let symmetry = Symmetry::for_env(probe.as_ref(), &config.ppo, &config.run.env)?;
         // Before any allocation: a network too large for the machine is refused with numbers.
         let cores = available_cores();
-        let memory = super::train::available_memory();
+        let memory = resources::available_memory();
         if let Some(warning) =
-            super::train::check_resources(&spec, workers, cores, config.sampler.num_steps, memory)?
+            resources::check_resources(&spec, workers, cores, config.sampler.num_steps, memory)?
         {
             events.warning(&warning);
         }
 
         // Network init and minibatch order are seeded; the optimizer uses backprop_workers
-        // threads.
-        tch::set_num_threads(config.run.backprop_workers as i32);
+        // threads (measured first with -1).
+        let backprop_threads = match config.run.backprop_workers {
+            BackpropWorkers::Threads(n) => {
+                tch::set_num_threads(n.get() as i32);
+                None
+            }
+            BackpropWorkers::Auto => {
+                let (threads, timings) =
+                    fastest_backprop_threads(&spec, &config.ppo, device, cores)?;
+                let times: Vec<String> =
+                    timings.iter().map(|(t, s)| format!("{t}: {:.0} ms", s * 1e3)).collect();
+                events.note(&format!(
+                    "--backprop-workers -1: one PPO epoch took {} (threads: time); using {threads}",
+                    times.join(", ")
+                ));
+                Some(threads)
+            }
+        };
         let mut optim = {
             // libtorch's generator is process-global: seeding it and drawing the initial weights
             // happen under one lock, so the weights depend on the seed only, even when several
@@ -256,6 +268,7 @@ impl Runner {
             let mut experiment =
                 Experiment::new(command, config.clone(), start.clone(), spec.clone());
             experiment.ranks = sampler.ranks();
+            experiment.backprop_threads = backprop_threads;
             experiment.save(&run_dir)?;
             let mut tb = EventWriter::create(&run_dir)?;
             tb.text(0, "Config/experiment.info", &format!("```\n{}```", experiment.info()))?;
@@ -438,8 +451,7 @@ impl Runner {
     /// `*_latest`, and `*_{itr}` every `save_freq` iterations.
     fn save_weights(&self, itr: u64) -> Result<()> {
         checkpoint::save_pair(&self.optim, &self.run_dir, "_latest")?;
-        let every = self.config.run.save_freq as u64;
-        if every > 0 && itr.is_multiple_of(every) {
+        if self.config.run.save_freq.saves(itr) {
             checkpoint::save_pair(&self.optim, &self.run_dir, &format!("_{itr}"))?;
         }
         Ok(())

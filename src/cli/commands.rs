@@ -203,9 +203,9 @@ impl BenchOptimizeFlags {
         config.ppo.mirror = self.mirror;
         config.sampler.num_steps = BENCH_STEPS;
         config.validate()?;
-        let spec = crate::algos::train::net_spec(&config, BENCH_OBS, BENCH_ACT)?;
-        let memory = crate::algos::train::available_memory();
-        crate::algos::train::check_resources(&spec, 1, 1, BENCH_STEPS, memory)?;
+        let spec = config.net.spec(&config.run.env, BENCH_OBS, BENCH_ACT)?;
+        let memory = crate::algos::resources::available_memory();
+        crate::algos::resources::check_resources(&spec, 1, 1, BENCH_STEPS, memory)?;
         Ok(BenchOptimizeOptions {
             arch: self.arch,
             layers: self.layers,

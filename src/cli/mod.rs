@@ -354,8 +354,14 @@ mod tests {
                 if let Ok(parsed) = parse(&argv) {
                     if let Action::Train(job) = parsed.action {
                         // The checks `gait train` runs before allocating anything.
-                        let _ = crate::algos::train::net_spec(&job.config, 40, 10).map(|spec| {
-                            crate::algos::train::check_resources(&spec, 2, 2, 1000, Some(1 << 34))
+                        let _ = job.config.net.spec(&job.config.run.env, 40, 10).map(|spec| {
+                            crate::algos::resources::check_resources(
+                                &spec,
+                                2,
+                                2,
+                                1000,
+                                Some(1 << 34),
+                            )
                         });
                     }
                 }
@@ -429,8 +435,14 @@ mod tests {
             let result = std::panic::catch_unwind(|| match parse(&argv) {
                 Ok(parsed) => {
                     if let Action::Train(job) = parsed.action {
-                        let _ = crate::algos::train::net_spec(&job.config, 40, 10).map(|spec| {
-                            crate::algos::train::check_resources(&spec, 2, 2, 1000, Some(1 << 34))
+                        let _ = job.config.net.spec(&job.config.run.env, 40, 10).map(|spec| {
+                            crate::algos::resources::check_resources(
+                                &spec,
+                                2,
+                                2,
+                                1000,
+                                Some(1 << 34),
+                            )
                         });
                     }
                     String::new()

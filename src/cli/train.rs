@@ -15,7 +15,10 @@ use serde_json::Value;
 use crate::config::checks::{
     count, non_negative_f32, positive_f32, positive_f64, positive_usize, unit_interval,
 };
-use crate::config::{presets, DeviceKind, Start, TrainConfig, TrainJob, UsageError, Weights};
+use crate::config::{
+    presets, BackpropWorkers, DeviceKind, SaveFreq, Start, TrainConfig, TrainJob, UsageError,
+    Weights,
+};
 use crate::envs::cassie::{CassieConfig, CommandKind, ObsKind, ReferenceKind, RewardKind, SimKind};
 use crate::policies::{Arch, Nonlinearity};
 
@@ -23,6 +26,12 @@ fn policy_rate(s: &str) -> Result<f64, String> {
     s.parse::<f64>()
         .map_err(|_| format!("'{s}' is not a number"))
         .and_then(CassieConfig::check_policy_rate)
+}
+
+pub(super) fn upright(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .map_err(|_| format!("'{s}' is not a number"))
+        .and_then(CassieConfig::check_upright)
 }
 
 pub(super) fn step_in_place(s: &str) -> Result<f64, String> {
@@ -92,12 +101,13 @@ pub struct TrainFlags {
     /// Device for the optimizer; samplers always run on CPU.
     #[arg(long, value_enum, help_heading = "Run")]
     pub device: Option<DeviceKind>,
-    /// libtorch threads for the optimizer (1 is fastest for small nets on 2 cores).
-    #[arg(long, value_parser = positive_usize, help_heading = "Run")]
-    pub backprop_workers: Option<usize>,
-    /// Also save actor_{itr}/critic_{itr} every N iterations (0: never).
-    #[arg(long, help_heading = "Run")]
-    pub save_freq: Option<usize>,
+    /// libtorch threads for the optimizer (1 is fastest for small nets on 2 cores; -1: time
+    /// 1..=cores threads at start and use the fastest).
+    #[arg(long, allow_negative_numbers = true, help_heading = "Run")]
+    pub backprop_workers: Option<BackpropWorkers>,
+    /// Also save actor_{itr}/critic_{itr} every N iterations (0 or -1: never).
+    #[arg(long, allow_negative_numbers = true, help_heading = "Run")]
+    pub save_freq: Option<SaveFreq>,
 
     /// Sampler actors (default: available cores). Results do not depend on it.
     #[arg(long, value_parser = positive_usize, help_heading = "Sampler")]
@@ -262,6 +272,9 @@ pub struct CassieFlags {
     /// steps in place.
     #[arg(long, value_parser = step_in_place)]
     pub step_in_place: Option<f64>,
+    /// Raw weight of the walking reward's posture term (pelvis roll and pitch; 0: none).
+    #[arg(long, value_parser = upright)]
+    pub upright: Option<f64>,
 }
 
 /// The `(leaf, value)` pairs a serialized flag struct sets: the options given. A switch is an

@@ -16,6 +16,7 @@
 pub mod checks;
 mod legacy;
 pub mod presets;
+mod special;
 
 use std::path::{Path, PathBuf};
 
@@ -25,9 +26,10 @@ use thiserror::Error;
 
 pub use checks::Range;
 pub use legacy::from_legacy_args;
+pub use special::{BackpropWorkers, SaveFreq};
 
 use crate::envs::EnvConfig;
-use crate::policies::{Arch, Nonlinearity};
+use crate::policies::{Arch, NetSpec, Nonlinearity, StdSpec};
 
 /// A bad setting or combination: reported as a usage error (exit code 2).
 #[derive(Debug, Error)]
@@ -54,6 +56,50 @@ pub struct TrainConfig {
     pub env: EnvConfig,
 }
 
+impl NetConfig {
+    /// The network these settings build for an env (`env` names it in errors) with
+    /// `obs_dim` inputs and `act_dim` actions.
+    pub fn spec(&self, env: &str, obs_dim: usize, act_dim: usize) -> Result<NetSpec, UsageError> {
+        let net = self;
+        if net.arch == Arch::Lstm && net.layers.windows(2).any(|w| w[0] != w[1]) {
+            let layers: Vec<String> = net.layers.iter().map(usize::to_string).collect();
+            return Err(UsageError(format!(
+                "--arch lstm needs equal --layers widths (one stacked LSTM), got {}",
+                layers.join(",")
+            )));
+        }
+        let values = if let Some(array) = &net.std_array {
+            if array.len() != act_dim {
+                return Err(UsageError(format!(
+                    "--std-array has {} values but env '{}' has {act_dim} action{}",
+                    array.len(),
+                    env,
+                    if act_dim == 1 { "" } else { "s" }
+                )));
+            }
+            array.iter().map(|&s| s as f32).collect()
+        } else {
+            vec![net.std as f32; act_dim]
+        };
+        let std = if net.learn_std {
+            StdSpec::Learned
+        } else if net.learn_log_std {
+            StdSpec::LogParam(values)
+        } else {
+            StdSpec::Fixed(values)
+        };
+        Ok(NetSpec {
+            obs_dim,
+            act_dim,
+            arch: net.arch,
+            layers: net.layers.clone(),
+            nonlinearity: net.nonlinearity,
+            std,
+            obs_clip: (net.obs_clip > 0.0).then_some(net.obs_clip as f32),
+        })
+    }
+}
+
 /// What to train, how long, and where the run goes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -70,10 +116,11 @@ pub struct RunConfig {
     pub timesteps: u64,
     /// Device for the optimizer.
     pub device: DeviceKind,
-    /// libtorch threads for the optimizer (1 is fastest for small nets on 2 cores).
-    pub backprop_workers: usize,
-    /// Also save actor_{itr}/critic_{itr} every N iterations (0: never).
-    pub save_freq: usize,
+    /// libtorch threads for the optimizer (1 is fastest for small nets on 2 cores; -1:
+    /// measure 1..=cores at start and take the fastest).
+    pub backprop_workers: BackpropWorkers,
+    /// Also save actor_{itr}/critic_{itr} every N iterations (0 or -1: never).
+    pub save_freq: SaveFreq,
 }
 
 impl Default for RunConfig {
@@ -85,8 +132,8 @@ impl Default for RunConfig {
             run_name: None,
             timesteps: 100_000_000,
             device: DeviceKind::Cpu,
-            backprop_workers: 1,
-            save_freq: 0,
+            backprop_workers: BackpropWorkers::ONE,
+            save_freq: SaveFreq::Off,
         }
     }
 }
@@ -360,9 +407,8 @@ impl TrainConfig {
             UsageError(format!("--{} {v}: not {}", key.replace('_', "-"), range.phrase()))
         };
         let (s, p, n, e, r) = (&self.sampler, &self.ppo, &self.net, &self.eval, &self.run);
-        let checks: [(&str, f64, Range); 23] = [
+        let checks: [(&str, f64, Range); 22] = [
             ("timesteps", r.timesteps as f64, Range::Count),
-            ("backprop_workers", r.backprop_workers as f64, Range::Count),
             ("num_steps", s.num_steps as f64, Range::Count),
             ("traj_len", s.traj_len as f64, Range::Count),
             ("workers", s.workers.unwrap_or(1) as f64, Range::Count),

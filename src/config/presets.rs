@@ -53,8 +53,8 @@ fn cassie(c: &mut TrainConfig) {
     c.ppo.mirror = 1.0;
     // Robustness (docs/cassie.md "Sim-to-sim"): each episode on gait's rapier model or the lab's
     // MuJoCo model; randomized dynamics, observation noise and pushes of up to 1 m/s once
-    // walking has been learned, growing to full strength over 1.5M steps; a standing command
-    // steps in place, so that a push finds the robot stepping.
+    // walking has been learned, growing to full strength over 1.5M steps; a posture term keeps
+    // the pelvis level, so a push has the whole 20° tilt budget to spend.
     let cassie = &mut c.env.cassie;
     cassie.sim = SimKind::Mixed;
     cassie.dynamics_randomization = true;
@@ -62,7 +62,7 @@ fn cassie(c: &mut TrainConfig) {
     cassie.push = 1.0;
     cassie.robust_start = 2_000_000;
     cassie.robust_ramp = 1_500_000;
-    cassie.step_in_place = 1.0;
+    cassie.upright = 0.10;
 }
 
 /// Small nets and short runs for the classic-control test envs.

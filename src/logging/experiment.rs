@@ -37,6 +37,9 @@ pub struct Experiment {
     /// Sampler workers per MPI rank, rank 0 first (runs sampled over MPI ranks only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<Vec<usize>>,
+    /// The optimizer thread count `--backprop-workers -1` measured and used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backprop_threads: Option<usize>,
 }
 
 /// `experiment.json` as stored: today's `config` + `start`, or the flat `args` of runs written
@@ -57,6 +60,8 @@ struct ExperimentFile {
     args: Option<serde_json::Value>,
     #[serde(default)]
     ranks: Option<Vec<usize>>,
+    #[serde(default)]
+    backprop_threads: Option<usize>,
     net: NetSpec,
 }
 
@@ -78,6 +83,7 @@ impl TryFrom<ExperimentFile> for Experiment {
             start,
             net: f.net,
             ranks: f.ranks,
+            backprop_threads: f.backprop_threads,
         })
     }
 }
@@ -94,6 +100,7 @@ impl Experiment {
             start,
             net,
             ranks: None,
+            backprop_threads: None,
         }
     }
 

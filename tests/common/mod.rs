@@ -118,3 +118,15 @@ pub fn spawn_cartpole(logdir: &Path, run: &str) -> std::process::Child {
         .spawn()
         .expect("spawn gait")
 }
+
+/// The per-user cache the set-up scripts install into: `$GAIT_CACHE`, else
+/// `${XDG_CACHE_HOME:-~/.cache}/gait`.
+pub fn cache_dir() -> std::path::PathBuf {
+    std::env::var_os("GAIT_CACHE").map(std::path::PathBuf::from).unwrap_or_else(|| {
+        let home = || std::path::PathBuf::from(std::env::var_os("HOME").expect("HOME"));
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| home().join(".cache"));
+        base.join("gait")
+    })
+}

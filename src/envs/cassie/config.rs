@@ -83,6 +83,11 @@ pub struct CassieConfig {
     /// `robustC-s0`: standing, pushes of exactly 0.5 m/s fell 3 of 5 episodes; walking, none).
     #[serde(default)]
     pub step_in_place: f64,
+    /// Raw weight of the walking reward's posture term `upright`, exp(−tilt²/0.02) on the
+    /// pelvis's roll and pitch together (0: none; the other raw weights sum to 1.45 and the
+    /// reward is divided by the sum with this one, so its maximum stays 1).
+    #[serde(default)]
+    pub upright: f64,
 }
 
 /// Observation noise at `obs_noise = 1`: standard deviations of the pelvis orientation (rad,
@@ -122,6 +127,7 @@ impl Default for CassieConfig {
             robust_ramp: 0,
             obs_noise: 0.0,
             step_in_place: 0.0,
+            upright: 0.0,
         }
     }
 }
@@ -180,6 +186,15 @@ impl CassieConfig {
         }
     }
 
+    /// `upright` in [0, 1] (a raw weight beside the others' 1.45).
+    pub fn check_upright(v: f64) -> Result<f64, String> {
+        if v.is_finite() && (0.0..=1.0).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!("'{v}' is not a posture weight in [0, 1]"))
+        }
+    }
+
     /// `step_in_place` in [0, 1] (a fraction of the walking knee fold).
     pub fn check_step_in_place(v: f64) -> Result<f64, String> {
         if v.is_finite() && (0.0..=1.0).contains(&v) {
@@ -190,10 +205,12 @@ impl CassieConfig {
     }
 
     /// The range checks of [`Self::check_policy_rate`], [`Self::check_sim_dt`],
-    /// [`Self::check_push`], [`Self::check_obs_noise`] and [`Self::check_step_in_place`].
+    /// [`Self::check_push`], [`Self::check_obs_noise`], [`Self::check_step_in_place`] and
+    /// [`Self::check_upright`].
     pub fn validate(&self) -> Result<(), String> {
         Self::check_step_in_place(self.step_in_place)
             .map_err(|e| format!("--step-in-place: {e}"))?;
+        Self::check_upright(self.upright).map_err(|e| format!("--upright: {e}"))?;
         Self::check_push(self.push).map_err(|e| format!("--push: {e}"))?;
         Self::check_obs_noise(self.obs_noise).map_err(|e| format!("--obs-noise: {e}"))?;
         Self::check_policy_rate(self.policy_rate).map_err(|e| format!("--policy-rate: {e}"))?;
