@@ -143,7 +143,7 @@ fn every_readme_command_runs_as_written_or_is_covered_by_a_named_test() {
     assert!(makefile.contains("./target/release/gait train ppo --env cassie\n"), "{makefile}");
     assert!(makefile.contains("cargo test --release --features mpi"), "{makefile}");
     let ci = std::fs::read_to_string(repo().join(".ci/run")).unwrap();
-    assert!(ci.lines().any(|l| l.trim() == "make test"), "{ci}");
+    assert!(ci.lines().any(|l| l.trim() == "exec make test"), "{ci}");
     assert!(commands.iter().any(|c| c == "gait train ppo --env cassie"));
 
     // A scratch checkout: the shipped policy and the scripts, `gait` on the PATH.
