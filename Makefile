@@ -13,13 +13,15 @@ train: build
 
 # Format and lint checks (the default build and the `mpi` feature's), then unit + integration
 # tests in release mode with `--features mpi`, so the MPI tests run too (clippy reuses the
-# release build of torch-sys, and the learning tests run fast).
+# release build of torch-sys, and the learning tests run fast); last, the library example,
+# which fails unless its own env trains to a return clearly above random.
 test: setup
 	./scripts/setup_test.sh
 	cargo fmt --check
 	cargo clippy --release --all-targets -- -D warnings
 	cargo clippy --release --all-targets --features mpi -- -D warnings
 	cargo test --release --features mpi
+	cargo run --release --features mpi --example custom_env
 
 lint: setup
 	cargo fmt --check

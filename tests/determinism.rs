@@ -70,11 +70,16 @@ fn a_runner_through_another_sampler_logs_the_same_rows() {
     job.config.run.run_name = Some("seam".into());
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&seen);
-    let make = move |c: &gait::config::TrainConfig, spec: &gait::policies::NetSpec, w: usize| {
-        let inner = LocalSampler::spawn(c, spec, w)?;
+    let make = move |c: &gait::config::TrainConfig,
+                     env: &gait::envs::EnvFactory,
+                     spec: &gait::policies::NetSpec,
+                     w: usize| {
+        let inner = LocalSampler::spawn(env, c, spec, w)?;
         Ok(Box::new(Recording { inner, seen: Arc::clone(&log) }) as Box<dyn Collect>)
     };
-    let mut runner = Runner::start_with(&job.config, &job.start, vec![], &mut (), &make).unwrap();
+    let env = gait::envs::factory(&job.config.run.env, &job.config.env).unwrap();
+    let mut runner =
+        Runner::start_with(&job.config, env, &job.start, vec![], &mut (), &make).unwrap();
     while !runner.is_done() {
         runner.iterate(&mut |_| {}).unwrap();
     }

@@ -19,6 +19,10 @@ const NOT_RUN: &[(&str, &str)] = &[
         "`make test` builds and tests with `--features mpi` (checked below)",
     ),
     (
+        "cargo run --release --example custom_env",
+        "`make test` runs it (with `--features mpi`, checked below); it fails unless it beats random",
+    ),
+    (
         "mpirun --host node1,node2,node3 -np 3 target/release/gait train ppo --env cassie --workers 31",
         "needs three hosts: tests/mpi.rs runs `mpirun -np 3` with the same `gait train` on loopback",
     ),
@@ -142,6 +146,10 @@ fn every_readme_command_runs_as_written_or_is_covered_by_a_named_test() {
     let makefile = std::fs::read_to_string(repo().join("Makefile")).unwrap();
     assert!(makefile.contains("./target/release/gait train ppo --env cassie\n"), "{makefile}");
     assert!(makefile.contains("cargo test --release --features mpi"), "{makefile}");
+    assert!(
+        makefile.contains("cargo run --release --features mpi --example custom_env"),
+        "{makefile}"
+    );
     let ci = std::fs::read_to_string(repo().join(".ci/run")).unwrap();
     assert!(ci.lines().any(|l| l.trim() == "exec make test"), "{ci}");
     assert!(commands.iter().any(|c| c == "gait train ppo --env cassie"));

@@ -28,7 +28,7 @@ use super::seeding::{derive, stream};
 use super::symmetry::Symmetry;
 use super::{tracking, CollectRequest, Collected, PolicySnapshot, PpoOptim, SamplerPool};
 use crate::config::{BackpropWorkers, DeviceKind, Start, TrainConfig, UsageError};
-use crate::envs;
+use crate::envs::{self, EnvFactory};
 use crate::logging::metrics::{IterationReport, RankTiming, TestMetrics, Timing, UpdateMetrics};
 use crate::logging::summary::FinalEval;
 use crate::logging::{self, EventWriter, Experiment, RunStatus, RunSummary, ScalarTable};
@@ -51,8 +51,10 @@ pub trait Collect {
     }
 }
 
-/// Builds a runner's sampler from the config, the network spec and the worker count.
-pub type MakeSampler = dyn Fn(&TrainConfig, &NetSpec, usize) -> Result<Box<dyn Collect>>;
+/// Builds a runner's sampler from the config, the env factory, the network spec and the
+/// worker count.
+pub type MakeSampler =
+    dyn Fn(&TrainConfig, &EnvFactory, &NetSpec, usize) -> Result<Box<dyn Collect>>;
 
 /// Sampler actors on this machine, driven by a current-thread tokio runtime.
 pub struct LocalSampler {
@@ -61,11 +63,14 @@ pub struct LocalSampler {
 }
 
 impl LocalSampler {
-    /// `workers` actors, each with its own env built from `config`.
-    pub fn spawn(config: &TrainConfig, spec: &NetSpec, workers: usize) -> Result<Self> {
-        let envs = (0..workers)
-            .map(|_| envs::make(&config.run.env, &config.env))
-            .collect::<Result<Vec<_>>>()?;
+    /// `workers` actors, each with its own env from `env`.
+    pub fn spawn(
+        env: &EnvFactory,
+        config: &TrainConfig,
+        spec: &NetSpec,
+        workers: usize,
+    ) -> Result<Self> {
+        let envs = (0..workers).map(|_| env()).collect::<Result<Vec<_>>>()?;
         let pool = SamplerPool::spawn(envs, spec, config.ppo.discount, config.ppo.gae_lambda)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -84,6 +89,16 @@ impl Collect for LocalSampler {
     ) -> Result<Collected> {
         self.runtime.block_on(self.pool.collect_with(request, policy, on_steps))
     }
+}
+
+/// [`LocalSampler`] as a [`MakeSampler`]: sampler actors on this machine.
+pub fn local_sampler(
+    config: &TrainConfig,
+    env: &EnvFactory,
+    spec: &NetSpec,
+    workers: usize,
+) -> Result<Box<dyn Collect>> {
+    Ok(Box::new(LocalSampler::spawn(env, config, spec, workers)?))
 }
 
 /// Resolves the optimizer device; `cuda` without a usable GPU is a usage error.
@@ -152,27 +167,30 @@ impl Runner {
         command: Vec<String>,
         events: &mut dyn SetupEvents,
     ) -> Result<Self> {
-        Self::start_with(config, start, command, events, &|config, spec, workers| {
-            Ok(Box::new(LocalSampler::spawn(config, spec, workers)?))
-        })
+        config.validate()?;
+        let env = envs::factory(&config.run.env, &config.env)?;
+        Self::start_with(config, env, start, command, events, &local_sampler)
     }
 
-    /// [`Runner::start`] with experience from the sampler `make_sampler(config, spec, workers)`
-    /// builds (remote workers, a recording wrapper in tests).
+    /// [`Runner::start`] for the envs `env` builds (registered or not: `config.run.env` then
+    /// only names the run's folder) and with experience from the sampler
+    /// `make_sampler(config, env, spec, workers)` builds: [`local_sampler`], the MPI
+    /// transport, a recording wrapper in tests.
     pub fn start_with(
         config: &TrainConfig,
+        env: EnvFactory,
         start: &Start,
         command: Vec<String>,
         events: &mut dyn SetupEvents,
         make_sampler: &MakeSampler,
     ) -> Result<Self> {
-        config.validate()?;
+        config.validate_settings()?;
         // The run records the worker count it used (results do not depend on it).
         let mut config = config.clone();
         let workers = *config.sampler.workers.get_or_insert_with(available_cores);
         let config = &config;
         let device = resolve_device(config.run.device)?;
-        let mut probe = envs::make(&config.run.env, &config.env)?;
+        let mut probe = env()?;
         let spec =
             config.net.spec(&config.run.env, probe.observation_size(), probe.action_size())?;
         let symmetry = Symmetry::for_env(probe.as_ref(), &config.ppo, &config.run.env)?;
@@ -264,7 +282,7 @@ impl Runner {
         let started = Instant::now();
         // From here on the run dir exists: a failure still leaves `summary.json` saying how.
         let files = (|| -> Result<_> {
-            let sampler = make_sampler(config, &spec, workers)?;
+            let sampler = make_sampler(config, &env, &spec, workers)?;
             let mut experiment =
                 Experiment::new(command, config.clone(), start.clone(), spec.clone());
             experiment.ranks = sampler.ranks();

@@ -147,9 +147,17 @@ fn start_runner(
     if mpi_ranks() > 1 {
         use super::sampler::mpi::MpiSampler;
         term.say(format!("sampling on {} MPI ranks (rank 0 learns and samples)", mpi_ranks()));
-        return Runner::start_with(config, start, command, term, &|config, spec, workers| {
-            Ok(Box::new(MpiSampler::connect(config, spec, workers)?))
-        });
+        // Every rank builds its envs from the registry (`config.run.env`).
+        config.validate()?;
+        let env = crate::envs::factory(&config.run.env, &config.env)?;
+        return Runner::start_with(
+            config,
+            env,
+            start,
+            command,
+            term,
+            &|config, _, spec, workers| Ok(Box::new(MpiSampler::connect(config, spec, workers)?)),
+        );
     }
     Runner::start(config, start, command, term)
 }

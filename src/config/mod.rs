@@ -401,8 +401,20 @@ impl TrainConfig {
         toml::to_string(self).expect("a config is TOML-representable")
     }
 
-    /// Cross-setting and range checks (the same ranges the flags enforce), env included.
+    /// Cross-setting and range checks (the same ranges the flags enforce), and that `run.env`
+    /// is a registered env.
     pub fn validate(&self) -> Result<(), UsageError> {
+        self.check(true)
+    }
+
+    /// [`Self::validate`] without looking `run.env` up in the registry: the checks for a run
+    /// of an env given as a factory ([`crate::algos::runner::Runner::start_with`]), where the
+    /// name only names the run's folder.
+    pub fn validate_settings(&self) -> Result<(), UsageError> {
+        self.check(false)
+    }
+
+    fn check(&self, registered: bool) -> Result<(), UsageError> {
         let bad = |key: &str, v: f64, range: Range| {
             UsageError(format!("--{} {v}: not {}", key.replace('_', "-"), range.phrase()))
         };
@@ -446,7 +458,9 @@ impl TrainConfig {
         if n.learn_std && n.learn_log_std {
             return Err(UsageError("--learn-std and --learn-log-std exclude each other".into()));
         }
-        crate::envs::spec(&r.env).map_err(|e| UsageError(e.to_string()))?;
+        if registered {
+            crate::envs::spec(&r.env).map_err(|e| UsageError(e.to_string()))?;
+        }
         self.env.check_for(&r.env).map_err(UsageError)?;
         if p.batch_size > s.num_steps {
             return Err(UsageError(format!(

@@ -19,7 +19,13 @@ pub use controller::ControllerSpec;
 pub use mirror::MirrorIndices;
 pub use mountaincar::MountainCar;
 pub use pendulum::Pendulum;
-pub use registry::{available, make, spec, EnvConfig, EnvSpec, UnknownEnv, ENVS};
+pub use registry::{available, factory, make, spec, EnvConfig, EnvSpec, UnknownEnv, ENVS};
+
+/// Builds one fresh env. The runner calls it once to read the sizes and mirror lists, and once
+/// per sampler worker, so an env of your own trains without being registered
+/// (`Runner::start_with`, `examples/custom_env.rs`); `gait` resolves `--env NAME` to one
+/// ([`factory`]).
+pub type EnvFactory = std::sync::Arc<dyn Fn() -> anyhow::Result<Box<dyn Env>> + Send + Sync>;
 
 /// One named reward component, reported for logs and `gait eval`.
 pub type RewardTerm = (&'static str, f32);

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::cassie::{CassieConfig, CassieEnv};
-use super::{CartPole, Env, MountainCar, Pendulum};
+use super::{CartPole, Env, EnvFactory, MountainCar, Pendulum};
 
 /// Env-specific settings (the reference's "Env arguments" group), one section per env that has
 /// any. Recorded in `experiment.json` so `gait eval` and `--previous` rebuild the same env.
@@ -92,6 +92,13 @@ pub fn spec(name: &str) -> Result<&'static EnvSpec, UnknownEnv> {
 /// Builds a fresh environment by name.
 pub fn make(name: &str, config: &EnvConfig) -> anyhow::Result<Box<dyn Env>> {
     (spec(name)?.make)(config)
+}
+
+/// The factory of the registered env `name` with `config`: the name is resolved once, here.
+pub fn factory(name: &str, config: &EnvConfig) -> Result<EnvFactory, UnknownEnv> {
+    let make = spec(name)?.make;
+    let config = config.clone();
+    Ok(std::sync::Arc::new(move || make(&config)))
 }
 
 #[cfg(test)]
