@@ -119,3 +119,20 @@ fn run_dir_holds_experiment_tensorboard_csv_and_checkpoints() {
     let err = load_checkpoint(actor.var_store_mut(), &corrupt).unwrap_err();
     assert!(matches!(err, CheckpointError::Unreadable { .. }), "{err}");
 }
+
+/// A run directory written before the sectioned config (flat `args` in `experiment.json`: the
+/// walking policy shipped until 2026-11-24, `tests/fixtures/legacy-run`) still loads, as the
+/// task it trained: gait's rapier model, the walking reward and reference gait, its 6M steps.
+#[test]
+fn a_run_written_before_the_sectioned_config_loads() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/legacy-run");
+    let exp = Experiment::load(&dir).unwrap();
+    assert_eq!(exp.config.run.env, "cassie");
+    assert_eq!(exp.config.run.timesteps, 6_000_000);
+    assert_eq!(exp.config.run.run_name.as_deref(), Some("f0"));
+    let cassie = &exp.config.env.cassie;
+    assert_eq!(cassie.sim, gait::envs::cassie::SimKind::Rapier, "runs before --sim: rapier");
+    assert_eq!(cassie.reference, gait::envs::cassie::ReferenceKind::Clock);
+    assert_eq!((cassie.push, cassie.upright), (0.0, 0.0), "no perturbations, no posture term");
+    assert_eq!(exp.net, exp.config.net.spec("cassie", 47, 10).unwrap());
+}
