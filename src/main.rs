@@ -2,7 +2,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
-use gait::algos::train::{train_ppo, TrainOptions};
+use gait::algos::train::train_ppo;
 use gait::cli::{self, Action};
 use gait::config::UsageError;
 use gait::stdio::{eline, Stdout};
@@ -61,7 +61,8 @@ fn run() -> ExitCode {
                 "stopping: abandoning the current iteration (Ctrl-C again to exit at once)",
             );
             let command = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-            match train_ppo(&job, command, TrainOptions::default()) {
+            let mut terminal = gait::cli::Terminal::new(job.config.run.timesteps);
+            match train_ppo(&job, command, &mut terminal) {
                 // Saved and resumable, but not finished: scripts and Slurm must be able to tell.
                 Ok(outcome) if outcome.interrupted => return ExitCode::from(EXIT_INTERRUPTED),
                 other => other.map(|_| ()),

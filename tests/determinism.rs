@@ -3,7 +3,7 @@
 
 mod common;
 
-use gait::algos::train::{train_ppo, TrainOptions};
+use gait::algos::train::{train_ppo, Quiet};
 
 /// The tests of this file train one after the other. Two trainings optimizing at the same time
 /// in one process once gave optimizer losses 1e-9 apart in CI (libtorch's threading and BLAS
@@ -17,7 +17,7 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 
 fn progress(dir: &std::path::Path, flags: &[&str]) -> String {
     let args = common::quick(dir, flags);
-    let out = train_ppo(&args, vec![], TrainOptions { quiet: true }).unwrap();
+    let out = train_ppo(&args, vec![], &mut Quiet).unwrap();
     std::fs::read_to_string(out.run_dir.join("progress.csv")).unwrap()
 }
 

@@ -11,11 +11,9 @@
 //! * wall-clock scalars go to `timing.csv`, everything else to `progress.csv`
 //!   ([`crate::logging::metrics`]).
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 use super::interrupt::{self, Interrupted};
 use super::runner::{Runner, SetupEvents};
@@ -24,13 +22,6 @@ use crate::logging::summary::FinalEval;
 use crate::logging::{self, RunStatus, RunSummary};
 
 pub use crate::logging::metrics::{PROGRESS_COLUMNS, TIMING_COLUMNS};
-
-/// How the loop reports to the terminal.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TrainOptions {
-    /// No per-iteration lines and no progress bar (tests).
-    pub quiet: bool,
-}
 
 #[derive(Debug, Clone)]
 pub struct TrainOutcome {
@@ -47,71 +38,42 @@ pub struct TrainOutcome {
     pub interrupted: bool,
 }
 
-/// The terminal: a progress bar, and lines printed above it (nothing when quiet).
-struct Terminal {
-    bar: ProgressBar,
-    quiet: bool,
+/// Where [`train_ppo`] reports: set-up events, lines for the user and progress in steps. The
+/// CLI's terminal (a progress bar with lines above it) implements it; [`Quiet`] says nothing
+/// but warnings.
+pub trait TrainReport: SetupEvents {
+    /// A line for the user: the run dir, one per iteration, the final evaluation.
+    fn say(&mut self, line: &str);
+    /// Training steps collected so far (capped at `--timesteps`).
+    fn progress(&mut self, _steps: u64) {}
+    /// The run is over: clear any live display before the last lines.
+    fn finish(&mut self) {}
 }
 
-impl Terminal {
-    fn new(total: u64, quiet: bool) -> Self {
-        let bar = if quiet {
-            ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden())
-        } else {
-            ProgressBar::new(total)
-        };
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:30}] {human_pos}/{human_len} steps ({rate}, ETA {eta}) {msg}",
-            )
-            .expect("a valid progress template")
-            .with_key("rate", |state: &ProgressState, w: &mut dyn std::fmt::Write| {
-                let _ = write!(w, "{:.0} steps/s", state.per_sec());
-            })
-            .progress_chars("=> "),
-        );
-        Self { bar, quiet }
-    }
+/// A [`TrainReport`] that prints only set-up warnings (tests, library users with their own
+/// logging).
+#[derive(Debug, Default)]
+pub struct Quiet;
 
-    fn say(&self, line: String) {
-        if !self.quiet {
-            // Ignore a closed stdout (e.g. piped into `head`): training goes on.
-            self.bar.suspend(|| {
-                let _ = writeln!(std::io::stdout(), "{line}");
-            });
-        }
-    }
+impl SetupEvents for Quiet {}
+
+impl TrainReport for Quiet {
+    fn say(&mut self, _line: &str) {}
 }
 
-impl SetupEvents for Terminal {
-    fn warning(&mut self, line: &str) {
-        self.bar.suspend(|| crate::stdio::eline(line));
-    }
-
-    fn note(&mut self, line: &str) {
-        self.bar.suspend(|| crate::stdio::eline(line));
-    }
-
-    fn prenorm(&mut self, n: usize, total: usize) {
-        self.bar.set_message(if n == 0 {
-            format!("prenormalizing ({total} steps)")
-        } else if n < total {
-            format!("prenormalizing ({n}/{total})")
-        } else {
-            String::new()
-        });
-    }
-}
-
-/// Trains with PPO as `job` says; `command` is recorded in `experiment.json`.
-pub fn train_ppo(job: &TrainJob, command: Vec<String>, opts: TrainOptions) -> Result<TrainOutcome> {
+/// Trains with PPO as `job` says, reporting to `report`; `command` is recorded in
+/// `experiment.json`.
+pub fn train_ppo(
+    job: &TrainJob,
+    command: Vec<String>,
+    report: &mut dyn TrainReport,
+) -> Result<TrainOutcome> {
     // The runner checks the config, the worker count and the memory before allocating.
     let config = &job.config;
-    let mut term = Terminal::new(config.run.timesteps, opts.quiet);
-    let mut runner = start_runner(config, &job.start, command, &mut term)?;
+    let mut runner = start_runner(config, &job.start, command, report)?;
     // From here on the run dir exists: however the run ends, `summary.json` says how.
-    let result = drive(&mut runner, &term, job.start.previous());
-    term.bar.finish_and_clear();
+    let result = drive(&mut runner, report, job.start.previous());
+    report.finish();
     let state = runner.state();
     let summary = RunSummary {
         status: match &result {
@@ -141,12 +103,12 @@ fn start_runner(
     config: &TrainConfig,
     start: &crate::config::Start,
     command: Vec<String>,
-    term: &mut Terminal,
+    report: &mut dyn TrainReport,
 ) -> Result<Runner> {
     #[cfg(feature = "mpi")]
     if mpi_ranks() > 1 {
         use super::sampler::mpi::MpiSampler;
-        term.say(format!("sampling on {} MPI ranks (rank 0 learns and samples)", mpi_ranks()));
+        report.say(&format!("sampling on {} MPI ranks (rank 0 learns and samples)", mpi_ranks()));
         // Every rank builds its envs from the registry (`config.run.env`).
         config.validate()?;
         let env = crate::envs::factory(&config.run.env, &config.env)?;
@@ -155,11 +117,11 @@ fn start_runner(
             env,
             start,
             command,
-            term,
+            report,
             &|config, _, spec, workers| Ok(Box::new(MpiSampler::connect(config, spec, workers)?)),
         );
     }
-    Runner::start(config, start, command, term)
+    Runner::start(config, start, command, report)
 }
 
 /// The MPI world's size (1 without a launcher).
@@ -175,16 +137,16 @@ fn mpi_ranks() -> i32 {
 /// Iterations until the configured timesteps (or a stop request), then the final evaluation.
 fn drive(
     runner: &mut Runner,
-    term: &Terminal,
+    report: &mut dyn TrainReport,
     previous: Option<&std::path::Path>,
 ) -> Result<TrainOutcome> {
     let run_dir = runner.run_dir().to_path_buf();
     let timesteps = runner.config().run.timesteps;
-    term.bar.set_position(runner.state().total_timesteps.min(timesteps));
-    term.say(format!("run dir: {}", run_dir.display()));
+    report.progress(runner.state().total_timesteps.min(timesteps));
+    report.say(&format!("run dir: {}", run_dir.display()));
     if let Some(prev) = previous {
         let state = runner.state();
-        term.say(format!(
+        report.say(&format!(
             "continuing {} from iteration {} ({} steps)",
             prev.display(),
             state.iteration,
@@ -193,11 +155,10 @@ fn drive(
     }
     let mut interrupted = false;
     while !runner.is_done() {
-        let bar = &term.bar;
-        match runner.iterate(&mut |total| bar.set_position(total.min(timesteps))) {
-            Ok(report) => {
-                term.bar.set_position(report.total_timesteps.min(timesteps));
-                term.say(report.terminal_line());
+        match runner.iterate(&mut |total| report.progress(total.min(timesteps))) {
+            Ok(iteration) => {
+                report.progress(iteration.total_timesteps.min(timesteps));
+                report.say(&iteration.terminal_line());
             }
             Err(e) if e.is::<Interrupted>() => {
                 interrupted = true;
@@ -224,9 +185,9 @@ fn drive(
     if interrupted && state.iteration == 0 {
         // Nothing to continue from: a run dir without a checkpoint would only be refused by
         // --previous and eval later. It is ours, made moments ago, and holds no result.
-        term.bar.finish_and_clear();
+        report.finish();
         let removed = std::fs::remove_dir_all(&run_dir).is_ok();
-        term.say(format!(
+        report.say(&format!(
             "interrupted before the first iteration completed: nothing was saved{}",
             if removed {
                 format!(" (the run dir {} was removed)", run_dir.display())
@@ -237,8 +198,8 @@ fn drive(
         return Ok(outcome);
     }
     if interrupted {
-        term.bar.finish_and_clear();
-        term.say(format!(
+        report.finish();
+        report.say(&format!(
             "interrupted: {} holds iteration {} complete; continue with:\n  gait train ppo --previous {}",
             run_dir.display(),
             state.iteration as i64 - 1,
@@ -254,12 +215,12 @@ fn drive(
     };
     if let Some(eval) = &final_eval {
         let speeds: String = eval.metrics.iter().map(|(k, v)| format!(", {k} {v:.3}")).collect();
-        term.say(format!(
+        report.say(&format!(
             "final eval of the last weights ({} episodes): return {:.2}, episode length {:.1}{speeds}",
             eval.episodes, eval.mean_return, eval.mean_length
         ));
     }
-    term.say(format!(
+    report.say(&format!(
         "done: {} iterations, {} steps in {:.1} s; best Test/Return {}; run dir {}",
         state.iteration,
         state.total_timesteps,

@@ -2,7 +2,10 @@
 //! with typed settings ([`crate::config`]) that the library runs.
 
 mod commands;
+mod terminal;
 mod train;
+
+pub use terminal::Terminal;
 
 use std::ffi::OsString;
 
