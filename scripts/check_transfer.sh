@@ -7,14 +7,15 @@
 #
 # usage: scripts/check_transfer.sh RUN [extra gait eval flags, e.g. --latest or --seed 3]
 # GAIT_CHECK_EPISODES and GAIT_CHECK_STEPS change the 5 episodes of 500 steps (the README test
-# runs it short).
+# runs it short); GAIT_CHECK_PUSHES picks the push cases (default "0 1.0 exact").
 set -euo pipefail
 run="$1"; shift
 episodes="${GAIT_CHECK_EPISODES:-5}"
 steps="${GAIT_CHECK_STEPS:-500}"
+pushes="${GAIT_CHECK_PUSHES:-0 1.0 exact}"
 gait="$(dirname "${BASH_SOURCE[0]}")/../target/release/gait"
 printf '%-7s %-6s %-8s %-6s %-13s %-9s %s\n' sim push command falls forward "|lateral|" height
-for push in 0 1.0 exact; do
+for push in $pushes; do
   for sim in "mujoco --sim-dt 0.0005" "rapier"; do
     for c in 1,0,0 0.5,0,0 0,0,0; do
       pflag=()
