@@ -1,4 +1,4 @@
-//! `--sim mujoco`: Cassie on the lab's own MuJoCo model ([`model`]), through mujoco-rs 7.0
+//! `--sim mujoco`: Cassie on the lab's own MuJoCo model (`model.rs`), through mujoco-rs 7.0
 //! (MuJoCo 3.17.0, `libmujoco.so` from PyPI's wheel, linked dynamically).
 //!
 //! The same PD and motor code as the rapier backend ([`Drive`]) runs each substep on the lab's
@@ -9,7 +9,7 @@
 //! constraints) rather than a joint coupling, and contacts are MuJoCo's soft ones.
 //!
 //! Dynamics randomization maps gait's per-link factors onto the lab bodies each link lumps
-//! ([`model::lumped_bodies`]): mass and inertia scaled, COM offset in the body frame, the
+//! (`model::lumped_bodies`): mass and inertia scaled, COM offset in the body frame, the
 //! link's joint damping scaled, the floor pairs' sliding friction, the floor plane tilted.
 //! Each env owns its model copy (a reset rewrites those parameters from the nominal ones), so
 //! nothing is shared between sampler threads.

@@ -45,7 +45,7 @@ const PATCHES: [(&str, &str); 4] = [
     ),
 ];
 
-/// The XML gait loads: [`CASSIE_FAST_XML`] with [`PATCHES`] applied, each exactly once.
+/// The XML gait loads: [`CASSIE_FAST_XML`] with `PATCHES` applied, each exactly once.
 pub fn patched_xml() -> String {
     let mut xml = CASSIE_FAST_XML.to_string();
     for (from, to) in PATCHES {
