@@ -175,7 +175,14 @@ impl PhysicsOverride {
         }
         let cassie = &mut config.cassie;
         let trained = cassie.sim;
-        if let Some(sim) = self.sim.filter(|&s| s != trained) {
+        // A run trained on mixed physics is evaluated on one model, gait's rapier one unless
+        // `--sim` says otherwise: episodes that switch models at random would not say which
+        // model a number belongs to, and a recording has one robot to draw.
+        let sim = self.sim.unwrap_or(match trained {
+            SimKind::Mixed => SimKind::Rapier,
+            other => other,
+        });
+        if sim != trained {
             cassie.sim = sim;
             cassie.sim_dt = None;
         }
@@ -189,6 +196,8 @@ impl PhysicsOverride {
         };
         let check = if cassie.sim == trained {
             String::new()
+        } else if trained == SimKind::Mixed && self.sim.is_none() {
+            "; trained on rapier and MuJoCo (mixed): --sim mujoco runs the lab's model".to_string()
         } else if trained == SimKind::Mixed {
             "; trained on rapier and MuJoCo (mixed)".to_string()
         } else {
