@@ -50,11 +50,13 @@ impl fmt::Display for BackpropWorkers {
     }
 }
 
+/// Always as an i64, the type [`Deserialize`] reads: formats that are not self-describing
+/// (postcard, between MPI ranks) encode u64 and i64 differently.
 impl Serialize for BackpropWorkers {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             Self::Auto => s.serialize_i64(-1),
-            Self::Threads(n) => s.serialize_u64(n.get() as u64),
+            Self::Threads(n) => s.serialize_i64(n.get() as i64),
         }
     }
 }
@@ -110,11 +112,12 @@ impl fmt::Display for SaveFreq {
     }
 }
 
+/// As an i64, like [`BackpropWorkers`].
 impl Serialize for SaveFreq {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            Self::Off => s.serialize_u64(0),
-            Self::Every(n) => s.serialize_u64(n.get() as u64),
+            Self::Off => s.serialize_i64(0),
+            Self::Every(n) => s.serialize_i64(n.get() as i64),
         }
     }
 }
@@ -148,5 +151,17 @@ mod tests {
         assert_eq!(serde_json::from_str::<SaveFreq>("-1").unwrap(), SaveFreq::Off);
         assert_eq!(serde_json::from_str::<BackpropWorkers>("2").unwrap().to_string(), "2");
         assert!(serde_json::from_str::<BackpropWorkers>("0").is_err());
+        // Through postcard, as the config travels to MPI ranks: every value comes back.
+        #[cfg(feature = "mpi")]
+        {
+            for v in [BackpropWorkers::Auto, BackpropWorkers::ONE, "7".parse().unwrap()] {
+                let bytes = postcard::to_allocvec(&v).unwrap();
+                assert_eq!(postcard::from_bytes::<BackpropWorkers>(&bytes).unwrap(), v);
+            }
+            for v in [SaveFreq::Off, five] {
+                let bytes = postcard::to_allocvec(&v).unwrap();
+                assert_eq!(postcard::from_bytes::<SaveFreq>(&bytes).unwrap(), v);
+            }
+        }
     }
 }
