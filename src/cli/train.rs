@@ -22,40 +22,33 @@ use crate::config::{
 use crate::envs::cassie::{CassieConfig, CommandKind, ObsKind, ReferenceKind, RewardKind, SimKind};
 use crate::policies::{Arch, Nonlinearity};
 
+/// `s` as a number that passes `check` (the one range check flags and config files share).
+fn number_in(s: &str, check: fn(f64) -> Result<f64, String>) -> Result<f64, String> {
+    s.parse::<f64>().map_err(|_| format!("'{s}' is not a number")).and_then(check)
+}
+
 fn policy_rate(s: &str) -> Result<f64, String> {
-    s.parse::<f64>()
-        .map_err(|_| format!("'{s}' is not a number"))
-        .and_then(CassieConfig::check_policy_rate)
+    number_in(s, CassieConfig::check_policy_rate)
 }
 
 pub(super) fn upright(s: &str) -> Result<f64, String> {
-    s.parse::<f64>()
-        .map_err(|_| format!("'{s}' is not a number"))
-        .and_then(CassieConfig::check_upright)
+    number_in(s, CassieConfig::check_upright)
 }
 
 pub(super) fn step_in_place(s: &str) -> Result<f64, String> {
-    s.parse::<f64>()
-        .map_err(|_| format!("'{s}' is not a number"))
-        .and_then(CassieConfig::check_step_in_place)
+    number_in(s, CassieConfig::check_step_in_place)
 }
 
 pub(super) fn obs_noise(s: &str) -> Result<f64, String> {
-    s.parse::<f64>()
-        .map_err(|_| format!("'{s}' is not a number"))
-        .and_then(CassieConfig::check_obs_noise)
+    number_in(s, CassieConfig::check_obs_noise)
 }
 
 pub(super) fn push(s: &str) -> Result<f64, String> {
-    s.parse::<f64>()
-        .map_err(|_| format!("'{s}' is not a number"))
-        .and_then(CassieConfig::check_push)
+    number_in(s, CassieConfig::check_push)
 }
 
 pub(super) fn sim_dt(s: &str) -> Result<f64, String> {
-    s.parse::<f64>()
-        .map_err(|_| format!("'{s}' is not a number"))
-        .and_then(CassieConfig::check_sim_dt)
+    number_in(s, CassieConfig::check_sim_dt)
 }
 
 /// Flags of `gait train ppo`. Setting flags serialize under their config leaf names.

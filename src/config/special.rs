@@ -9,6 +9,11 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+/// `n` (parsed from `s`, at least 1) as a count.
+fn positive(s: &str, n: i64) -> Result<NonZeroUsize, String> {
+    usize::try_from(n).ok().and_then(NonZeroUsize::new).ok_or_else(|| format!("'{s}' is too large"))
+}
+
 /// libtorch threads for the PPO update (`--backprop-workers`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BackpropWorkers {
@@ -31,11 +36,7 @@ impl FromStr for BackpropWorkers {
     fn from_str(s: &str) -> Result<Self, String> {
         match s.trim().parse::<i64>() {
             Ok(-1) => Ok(Self::Auto),
-            Ok(n) if n >= 1 => usize::try_from(n)
-                .ok()
-                .and_then(NonZeroUsize::new)
-                .map(Self::Threads)
-                .ok_or_else(|| format!("'{s}' is too large")),
+            Ok(n) if n >= 1 => positive(s, n).map(Self::Threads),
             _ => Err(format!("'{s}' is not a thread count (a whole number >= 1, or -1: measure)")),
         }
     }
@@ -93,11 +94,7 @@ impl FromStr for SaveFreq {
     fn from_str(s: &str) -> Result<Self, String> {
         match s.trim().parse::<i64>() {
             Ok(-1 | 0) => Ok(Self::Off),
-            Ok(n) if n >= 1 => usize::try_from(n)
-                .ok()
-                .and_then(NonZeroUsize::new)
-                .map(Self::Every)
-                .ok_or_else(|| format!("'{s}' is too large")),
+            Ok(n) if n >= 1 => positive(s, n).map(Self::Every),
             _ => Err(format!("'{s}' is not an iteration count (>= 1, or 0 / -1: never)")),
         }
     }

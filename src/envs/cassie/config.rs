@@ -147,61 +147,46 @@ impl CassieConfig {
     }
 }
 
+/// `v` when it is finite and in `range`, else `'v' is not WHAT` (`what` names the range).
+fn within(v: f64, range: std::ops::RangeInclusive<f64>, what: &str) -> Result<f64, String> {
+    if v.is_finite() && range.contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("'{v}' is not {what}"))
+    }
+}
+
 impl CassieConfig {
     /// `policy_rate` in [1, 2000] Hz (the flag's parser and config files both use it). Below
     /// 1 Hz a policy step is more physics than any controller means (1e-300 Hz was 5e302
     /// substeps: one step that never ended), and 1 Hz bounds a step to 1 s of simulated time.
     pub fn check_policy_rate(v: f64) -> Result<f64, String> {
-        if v.is_finite() && (1.0..=2000.0).contains(&v) {
-            Ok(v)
-        } else {
-            Err(format!("'{v}' is not a policy rate in [1, 2000] Hz"))
-        }
+        within(v, 1.0..=2000.0, "a policy rate in [1, 2000] Hz")
     }
 
     /// `sim_dt` in [1e-5, 0.01] s.
     pub fn check_sim_dt(v: f64) -> Result<f64, String> {
-        if v.is_finite() && (1e-5..=0.01).contains(&v) {
-            Ok(v)
-        } else {
-            Err(format!("'{v}' is not a timestep in [0.00001, 0.01] s"))
-        }
+        within(v, 1e-5..=0.01, "a timestep in [0.00001, 0.01] s")
     }
 
     /// `push` in [0, 5] m/s (5 m/s is a blow no robot of this size stands).
     pub fn check_push(v: f64) -> Result<f64, String> {
-        if v.is_finite() && (0.0..=5.0).contains(&v) {
-            Ok(v)
-        } else {
-            Err(format!("'{v}' is not a push speed in [0, 5] m/s"))
-        }
+        within(v, 0.0..=5.0, "a push speed in [0, 5] m/s")
     }
 
     /// `obs_noise` in [0, 10] standard deviations of [`NOISE_STD`].
     pub fn check_obs_noise(v: f64) -> Result<f64, String> {
-        if v.is_finite() && (0.0..=10.0).contains(&v) {
-            Ok(v)
-        } else {
-            Err(format!("'{v}' is not a noise scale in [0, 10]"))
-        }
+        within(v, 0.0..=10.0, "a noise scale in [0, 10]")
     }
 
     /// `upright` in [0, 1] (a raw weight beside the others' 1.45).
     pub fn check_upright(v: f64) -> Result<f64, String> {
-        if v.is_finite() && (0.0..=1.0).contains(&v) {
-            Ok(v)
-        } else {
-            Err(format!("'{v}' is not a posture weight in [0, 1]"))
-        }
+        within(v, 0.0..=1.0, "a posture weight in [0, 1]")
     }
 
     /// `step_in_place` in [0, 1] (a fraction of the walking knee fold).
     pub fn check_step_in_place(v: f64) -> Result<f64, String> {
-        if v.is_finite() && (0.0..=1.0).contains(&v) {
-            Ok(v)
-        } else {
-            Err(format!("'{v}' is not a stepping gain in [0, 1]"))
-        }
+        within(v, 0.0..=1.0, "a stepping gain in [0, 1]")
     }
 
     /// The range checks of [`Self::check_policy_rate`], [`Self::check_sim_dt`],
