@@ -7,15 +7,39 @@ use std::fmt;
 use std::num::NonZeroUsize;
 use std::str::FromStr;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
-/// `n` (parsed from `s`, at least 1) as a count.
-fn positive(s: &str, n: i64) -> Result<NonZeroUsize, String> {
-    usize::try_from(n).ok().and_then(NonZeroUsize::new).ok_or_else(|| format!("'{s}' is too large"))
+/// Implements the integer form of a special-value setting from its `TryFrom<i64>` and
+/// `From<_> for i64`: parsing a flag (`'s' is not ...` names the text as typed), display, and
+/// serde as an i64 in every format (postcard, between MPI ranks, encodes u64 and i64
+/// differently, so both directions must use one).
+macro_rules! integer_setting {
+    ($ty:ty) => {
+        impl FromStr for $ty {
+            type Err = String;
+
+            fn from_str(s: &str) -> Result<Self, String> {
+                let n = s.trim().parse::<i64>().map_err(|_| <$ty>::refusal(s))?;
+                Self::try_from(n).map_err(|_| <$ty>::refusal(s))
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}", i64::from(*self))
+            }
+        }
+    };
+}
+
+/// `n` as a count when it is at least 1.
+fn count(n: i64) -> Option<NonZeroUsize> {
+    usize::try_from(n).ok().and_then(NonZeroUsize::new)
 }
 
 /// libtorch threads for the PPO update (`--backprop-workers`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "i64", try_from = "i64")]
 pub enum BackpropWorkers {
     /// `-1`: time a few optimizer steps at 1..=cores threads at start and use the fastest
     /// (printed, and recorded in `experiment.json`).
@@ -28,49 +52,37 @@ impl BackpropWorkers {
     /// One thread: on a shared 2-core machine 2 libtorch threads were measured 10-100x slower
     /// under load (docs/benchmarks.md), and 1 never collapses.
     pub const ONE: Self = Self::Threads(NonZeroUsize::MIN);
+
+    fn refusal(s: &str) -> String {
+        format!("'{s}' is not a thread count (a whole number >= 1, or -1: measure)")
+    }
 }
 
-impl FromStr for BackpropWorkers {
-    type Err = String;
+impl TryFrom<i64> for BackpropWorkers {
+    type Error = String;
 
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().parse::<i64>() {
-            Ok(-1) => Ok(Self::Auto),
-            Ok(n) if n >= 1 => positive(s, n).map(Self::Threads),
-            _ => Err(format!("'{s}' is not a thread count (a whole number >= 1, or -1: measure)")),
+    fn try_from(n: i64) -> Result<Self, String> {
+        match n {
+            -1 => Ok(Self::Auto),
+            n => count(n).map(Self::Threads).ok_or_else(|| Self::refusal(&n.to_string())),
         }
     }
 }
 
-impl fmt::Display for BackpropWorkers {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Auto => write!(f, "-1"),
-            Self::Threads(n) => write!(f, "{n}"),
+impl From<BackpropWorkers> for i64 {
+    fn from(v: BackpropWorkers) -> i64 {
+        match v {
+            BackpropWorkers::Auto => -1,
+            BackpropWorkers::Threads(n) => n.get() as i64,
         }
     }
 }
 
-/// Always as an i64, the type [`Deserialize`] reads: formats that are not self-describing
-/// (postcard, between MPI ranks) encode u64 and i64 differently.
-impl Serialize for BackpropWorkers {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Auto => s.serialize_i64(-1),
-            Self::Threads(n) => s.serialize_i64(n.get() as i64),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for BackpropWorkers {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = i64::deserialize(d)?;
-        v.to_string().parse().map_err(serde::de::Error::custom)
-    }
-}
+integer_setting!(BackpropWorkers);
 
 /// Numbered checkpoints `actor_{itr}` / `critic_{itr}` (`--save-freq`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "i64", try_from = "i64")]
 pub enum SaveFreq {
     /// `0` or `-1`: none (only the best and the latest weights).
     Off,
@@ -86,45 +98,33 @@ impl SaveFreq {
             Self::Every(n) => itr.is_multiple_of(n.get() as u64),
         }
     }
+
+    fn refusal(s: &str) -> String {
+        format!("'{s}' is not an iteration count (>= 1, or 0 / -1: never)")
+    }
 }
 
-impl FromStr for SaveFreq {
-    type Err = String;
+impl TryFrom<i64> for SaveFreq {
+    type Error = String;
 
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().parse::<i64>() {
-            Ok(-1 | 0) => Ok(Self::Off),
-            Ok(n) if n >= 1 => positive(s, n).map(Self::Every),
-            _ => Err(format!("'{s}' is not an iteration count (>= 1, or 0 / -1: never)")),
+    fn try_from(n: i64) -> Result<Self, String> {
+        match n {
+            -1 | 0 => Ok(Self::Off),
+            n => count(n).map(Self::Every).ok_or_else(|| Self::refusal(&n.to_string())),
         }
     }
 }
 
-impl fmt::Display for SaveFreq {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Off => write!(f, "0"),
-            Self::Every(n) => write!(f, "{n}"),
+impl From<SaveFreq> for i64 {
+    fn from(v: SaveFreq) -> i64 {
+        match v {
+            SaveFreq::Off => 0,
+            SaveFreq::Every(n) => n.get() as i64,
         }
     }
 }
 
-/// As an i64, like [`BackpropWorkers`].
-impl Serialize for SaveFreq {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Off => s.serialize_i64(0),
-            Self::Every(n) => s.serialize_i64(n.get() as i64),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for SaveFreq {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = i64::deserialize(d)?;
-        v.to_string().parse().map_err(serde::de::Error::custom)
-    }
-}
+integer_setting!(SaveFreq);
 
 #[cfg(test)]
 mod tests {
