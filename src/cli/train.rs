@@ -19,7 +19,9 @@ use crate::config::{
     presets, BackpropWorkers, DeviceKind, SaveFreq, Start, TrainConfig, TrainJob, UsageError,
     Weights,
 };
-use crate::envs::cassie::{CassieConfig, CommandKind, ObsKind, ReferenceKind, RewardKind, SimKind};
+use crate::envs::cassie::{
+    CassieConfig, CommandKind, ObsKind, ProgressKind, ReferenceKind, RewardKind, SimKind,
+};
 use crate::policies::{Arch, Nonlinearity};
 
 /// `s` as a number that passes `check` (the one range check flags and config files share).
@@ -268,6 +270,9 @@ pub struct CassieFlags {
     /// Raw weight of the walking reward's posture term (pelvis roll and pitch; 0: none).
     #[arg(long, value_parser = upright)]
     pub upright: Option<f64>,
+    /// The walking reward's progress term past the command: flat (clip) or falling (peak).
+    #[arg(long, value_enum)]
+    pub progress: Option<ProgressKind>,
 }
 
 /// The `(leaf, value)` pairs a serialized flag struct sets: the options given. A switch is an

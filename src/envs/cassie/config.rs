@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::commands::CommandKind;
 use super::physics::SimKind;
 use super::reference::ReferenceKind;
-use super::reward::RewardKind;
+use super::reward::{ProgressKind, RewardKind};
 
 /// What the policy observes beyond the reference's layout (`--obs`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
@@ -88,6 +88,10 @@ pub struct CassieConfig {
     /// reward is divided by the sum with this one, so its maximum stays 1).
     #[serde(default)]
     pub upright: f64,
+    /// The walking reward's `progress` shape past the command: flat (`clip`, runs before the
+    /// setting existed) or falling again (`peak`).
+    #[serde(default)]
+    pub progress: ProgressKind,
 }
 
 /// Observation noise at `obs_noise = 1`: standard deviations of the pelvis orientation (rad,
@@ -128,6 +132,7 @@ impl Default for CassieConfig {
             obs_noise: 0.0,
             step_in_place: 0.0,
             upright: 0.0,
+            progress: ProgressKind::Clip,
         }
     }
 }

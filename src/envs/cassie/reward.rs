@@ -44,6 +44,30 @@ impl RewardKind {
     }
 }
 
+/// How the walking reward's `progress` term pays for forward speed `v` at a walking command
+/// `c` (`--progress`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProgressKind {
+    /// `clip(v/c, −1, 1)`: rises to the command, then flat, so only the speed kernels pull an
+    /// overshoot back (runs before the setting existed).
+    #[default]
+    Clip,
+    /// `clip(1 − |1 − v/c|, −1, 1)`: the same up to the command, then falling as fast as it
+    /// rose, so 20 % over the command pays what 20 % under it does.
+    Peak,
+}
+
+impl ProgressKind {
+    /// The progress term's value (before its weight) at `ratio = v/c`.
+    pub fn value(self, ratio: f32) -> f32 {
+        match self {
+            Self::Clip => ratio.clamp(-1.0, 1.0),
+            Self::Peak => (1.0 - (1.0 - ratio).abs()).clamp(-1.0, 1.0),
+        }
+    }
+}
+
 /// The walking reward's fall penalty (its per-step maximum is 1).
 pub const WALK_FALL_PENALTY: f32 = 5.0;
 
@@ -69,6 +93,8 @@ pub struct RewardInputs {
     pub stepping_gain: f32,
     /// Raw weight of the walking reward's posture term `upright` (`--upright`; 0: none).
     pub upright_weight: f32,
+    /// The `progress` term's shape (`--progress`).
+    pub progress: ProgressKind,
     /// `linear_clock(0.2)` and `linear_clock(0.7)` [L, R].
     pub linear_clock: [f32; 2],
     pub linear_swing_clock: [f32; 2],
@@ -154,7 +180,7 @@ const WALK_CLEARANCE: f32 = 0.1;
 ///
 /// Every choice answers a measured failure (walking.md §4, `docs/cassie-runs.md`):
 /// * Speed: `progress` 0.45·clip(v/c, −1, 1) while walking (linear in speed, so its slope
-///   never flattens out), or 0.45·exp(−‖v‖²/0.02) for a standing command; `x_vel`
+///   never flattens out; [`ProgressKind::Peak`] makes it fall again past the command), or 0.45·exp(−‖v‖²/0.02) for a standing command; `x_vel`
 ///   0.15·exp(−e²/0.25), a wide kernel; `x_fine` 0.15·exp(−e²/0.02), a narrow one that pays
 ///   for the last 0.1 m/s (the wide kernel alone let 0.5 m/s overshoot to 0.75 and standing
 ///   drift at 0.13). Progress at 0.15 (runs `w0`, `m0`, `ob`, `pgs1`): the policy first rode
@@ -188,7 +214,7 @@ pub fn walk(inp: &RewardInputs, out: &mut Vec<RewardTerm>) -> f32 {
     term(out, "x_fine", w(0.15), 1.0 / 0.02, ex * ex);
     let g = inp.stepping_gain;
     let progress = if g > 0.0 && inp.command[0].abs() > 1e-3 {
-        (forward / inp.command[0]).clamp(-1.0, 1.0)
+        inp.progress.value(forward / inp.command[0])
     } else {
         (-(v.x * v.x + v.y * v.y) / 0.02).exp()
     };
@@ -291,6 +317,7 @@ mod tests {
             von_mises: [0.0; 2],
             stepping_gain: 1.0,
             upright_weight: 0.0,
+            progress: ProgressKind::Clip,
             linear_clock: [0.0; 2],
             linear_swing_clock: [1.0; 2],
             action: [0.0; 10],
@@ -412,6 +439,37 @@ mod tests {
         over.command = [0.5, 0.0];
         over.base_linvel = Vec3::new(0.75, 0.0, 0.0);
         assert!(walk(&over, &mut terms) < 0.9, "{}", walk(&over, &mut terms));
+    }
+
+    /// `--progress peak` pays what `clip` pays up to the command and falls past it, by as much
+    /// as it rose: 1.2 × the command scores what 0.8 × does, and the reward's maximum stays
+    /// at the command.
+    #[test]
+    fn the_peaked_progress_term_falls_past_the_command() {
+        let mut terms = Vec::new();
+        let progress = |kind: ProgressKind, v: f32, terms: &mut Vec<RewardTerm>| {
+            let mut inp = inputs();
+            inp.progress = kind;
+            inp.base_linvel = Vec3::new(v * inp.command[0], 0.0, 0.0);
+            let r = walk(&inp, terms);
+            (r, terms.iter().find(|t| t.0 == "progress").expect("the term").1 * 1.45 / 0.45)
+        };
+        for ratio in [-0.5, 0.0, 0.3, 0.8, 1.0] {
+            let (clip, peak) = (
+                progress(ProgressKind::Clip, ratio, &mut terms),
+                progress(ProgressKind::Peak, ratio, &mut terms),
+            );
+            assert!((clip.1 - peak.1).abs() < 1e-6, "{ratio}: {clip:?} vs {peak:?}");
+        }
+        let (at, over, under) = (
+            progress(ProgressKind::Peak, 1.0, &mut terms),
+            progress(ProgressKind::Peak, 1.2, &mut terms),
+            progress(ProgressKind::Peak, 0.8, &mut terms),
+        );
+        assert!((at.0 - 1.0).abs() < 1e-6 && (at.1 - 1.0).abs() < 1e-6, "{at:?}");
+        assert!((over.1 - 0.8).abs() < 1e-5 && (over.1 - under.1).abs() < 1e-5, "{over:?}");
+        assert!((progress(ProgressKind::Clip, 1.2, &mut terms).1 - 1.0).abs() < 1e-6);
+        assert!(progress(ProgressKind::Peak, 3.5, &mut terms).1 == -1.0, "bounded below");
     }
 
     /// The posture term: with it the maximum stays 1; it pays by pelvis tilt alone (roll and

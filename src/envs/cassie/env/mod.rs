@@ -426,6 +426,7 @@ impl CassieEnv {
                 self.config.step_in_place as f32,
             ),
             upright_weight: self.config.upright as f32,
+            progress: self.config.progress,
             linear_clock: [lin[0] as f32, lin[1] as f32],
             linear_swing_clock: [swing[0] as f32, swing[1] as f32],
             action: *action,
