@@ -5,8 +5,9 @@
 //! `--previous` continuations that carried on its step counter. Panels against total
 //! timesteps: train and test return, train and test episode length, the mirror loss, and the
 //! end-to-end sample rate; for a walking env (its `progress.csv` has `Test/Forward Speed`) a
-//! fifth and sixth: the eval speeds (forward speed at the top eval command, lateral drift,
-//! velocity error), which show when walking appears, and the exploration std (`Policy/Std`).
+//! fifth and sixth: the eval tracking (forward speed at the top eval command, lateral drift,
+//! velocity error, yaw rate at the top turn command and its error), which shows when walking
+//! appears, and the exploration std (`Policy/Std`).
 //! The title gives the total steps and the summed wall time.
 //!
 //! `--overlay` draws each argument as its own coloured curve instead, to compare runs or
@@ -55,6 +56,8 @@ struct Curves {
     forward: Vec<Option<f64>>,
     lateral: Vec<Option<f64>>,
     velocity_error: Vec<Option<f64>>,
+    yaw_rate: Vec<Option<f64>>,
+    yaw_rate_error: Vec<Option<f64>>,
     std: Vec<Option<f64>>,
     rate: Vec<Option<f64>>,
     wall_s: f64,
@@ -90,6 +93,8 @@ fn load(dir: &Path) -> Result<Curves> {
             m::FORWARD_SPEED,
             m::LATERAL_SPEED,
             m::VELOCITY_ERROR,
+            m::YAW_RATE,
+            m::YAW_RATE_ERROR,
             m::POLICY_STD,
         ],
     )?;
@@ -103,7 +108,8 @@ fn load(dir: &Path) -> Result<Curves> {
     let steps = next().into_iter().map(|s| s.unwrap_or(f64::NAN)).collect();
     let (train_return, test_return, train_len, test_len, mirror) =
         (next(), next(), next(), next(), next());
-    let (forward, lateral, velocity_error, std) = (next(), next(), next(), next());
+    let (forward, lateral, velocity_error) = (next(), next(), next());
+    let (yaw_rate, yaw_rate_error, std) = (next(), next(), next());
     let wall_s = timing[1].iter().rev().find_map(|v| *v).unwrap_or(0.0);
     Ok(Curves {
         steps,
@@ -115,6 +121,8 @@ fn load(dir: &Path) -> Result<Curves> {
         forward,
         lateral,
         velocity_error,
+        yaw_rate,
+        yaw_rate_error,
         std,
         rate: timing[0].clone(),
         wall_s,
@@ -201,6 +209,8 @@ impl Curves {
         self.forward.extend(c.forward);
         self.lateral.extend(c.lateral);
         self.velocity_error.extend(c.velocity_error);
+        self.yaw_rate.extend(c.yaw_rate);
+        self.yaw_rate_error.extend(c.yaw_rate_error);
         self.std.extend(c.std);
         self.rate.extend(c.rate);
         self.wall_s += c.wall_s;
@@ -251,7 +261,7 @@ const TITLES: [&str; 6] = [
     "Episode length (policy steps)",
     m::MIRROR_LOSS,
     "Timesteps per second (FULL)",
-    "Eval speeds (m/s): forward at the top command, |lateral|, error",
+    "Eval tracking: forward (m/s) at the top command, |lateral|, error; yaw rate (rad/s)",
     m::POLICY_STD,
 ];
 
@@ -287,6 +297,8 @@ fn joined(args: &PlotOptions) -> Result<(Vec<Vec<Line>>, String)> {
             ("forward".into(), BLUE, forward),
             ("|lateral|".into(), RGBColor(0, 150, 0), points(s, &all.lateral)),
             ("velocity error".into(), RED, points(s, &all.velocity_error)),
+            ("yaw rate at top turn".into(), RGBColor(230, 130, 0), points(s, &all.yaw_rate)),
+            ("yaw rate error".into(), MAGENTA, points(s, &all.yaw_rate_error)),
         ]);
         panels.push(vec![("std".into(), BLUE, points(s, &all.std))]);
     }

@@ -9,6 +9,11 @@
 //! * `Test/Lateral Speed`: mean |lateral speed| over all eval episodes (drift);
 //! * `Test/Velocity Error`: mean over all eval episodes of ‖(forward − x, lateral − y)‖, the
 //!   standing command included, so standing still counts as much as walking at speed.
+//!
+//! For envs that also report `yaw_rate` (rad/s, about the world's vertical):
+//! * `Test/Yaw Rate`: mean yaw rate of the episodes at the largest turn command (with
+//!   forward-only commands, the straight walkers' spin: should be 0);
+//! * `Test/Yaw Rate Error`: mean over all eval episodes of |yaw rate − turn|.
 
 /// One deterministic eval episode: its fixed command (if the env has eval commands) and the
 /// per-step means of the env's metrics (owned names, so that an episode can travel between
@@ -36,7 +41,9 @@ pub fn add_metrics(sums: &mut Vec<(&'static str, f64)>, metrics: &[crate::envs::
     }
 }
 
-pub use crate::logging::metrics::{FORWARD_SPEED, LATERAL_SPEED, VELOCITY_ERROR};
+pub use crate::logging::metrics::{
+    FORWARD_SPEED, LATERAL_SPEED, VELOCITY_ERROR, YAW_RATE, YAW_RATE_ERROR,
+};
 
 /// The walking scalars, or nothing when the episodes carry no commands or speeds.
 pub fn scalars(episodes: &[EvalEpisode]) -> Vec<(&'static str, f64)> {
@@ -55,11 +62,22 @@ pub fn scalars(episodes: &[EvalEpisode]) -> Vec<(&'static str, f64)> {
         .iter()
         .map(|(c, f, l)| ((f - c[0] as f64).powi(2) + (l - c[1] as f64).powi(2)).sqrt())
         .collect();
-    vec![
+    let mut out = vec![
         (FORWARD_SPEED, mean(&forward)),
         (LATERAL_SPEED, mean(&lateral)),
         (VELOCITY_ERROR, mean(&error)),
-    ]
+    ];
+    let turning: Vec<(f32, f64)> = episodes
+        .iter()
+        .filter_map(|e| Some((e.command?[2], e.metric("yaw_rate")?)))
+        .collect();
+    if !turning.is_empty() {
+        let top = turning.iter().map(|r| r.0).fold(f32::NEG_INFINITY, f32::max);
+        let rate: Vec<f64> = turning.iter().filter(|r| r.0 == top).map(|r| r.1).collect();
+        let error: Vec<f64> = turning.iter().map(|(c, w)| (w - *c as f64).abs()).collect();
+        out.extend([(YAW_RATE, mean(&rate)), (YAW_RATE_ERROR, mean(&error))]);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -91,6 +109,27 @@ mod tests {
         let e1 = (0.01f64 + 0.01).sqrt();
         let expected = (e1 + 0.3 + 0.0 + e1) / 4.0;
         assert!((get(VELOCITY_ERROR) - expected).abs() < 1e-12);
+    }
+
+    #[test]
+    fn yaw_rate_at_the_largest_turn_and_its_error_over_all() {
+        let turning = |command: [f32; 3], rate: f64| {
+            let mut e = ep(command, command[0] as f64, 0.0);
+            e.metrics.push(("yaw_rate".into(), rate));
+            e
+        };
+        let got = scalars(&[
+            turning([0.0, 0.0, 0.4], 0.3),
+            turning([0.6, 0.0, 0.3], 0.3),
+            turning([1.0, 0.0, 0.0], -0.1),
+            turning([0.0, 0.0, 0.4], 0.5),
+        ]);
+        let get = |k| got.iter().find(|(n, _)| *n == k).unwrap().1;
+        assert!((get(YAW_RATE) - 0.4).abs() < 1e-9, "mean of the two 0.4 rad/s episodes");
+        assert!((get(YAW_RATE_ERROR) - (0.1 + 0.0 + 0.1 + 0.1) / 4.0).abs() < 1e-6);
+        // Without a yaw-rate metric: no yaw scalars.
+        let plain = scalars(&[ep([1.0, 0.0, 0.0], 1.0, 0.0)]);
+        assert!(plain.iter().all(|(k, _)| *k != YAW_RATE && *k != YAW_RATE_ERROR));
     }
 
     #[test]

@@ -37,7 +37,8 @@ pub struct PdTargets {
     pub reference: Option<ReferenceGait>,
 }
 
-/// The reference gait: per leg, `hip_pitch += hip_pitch_per_speed · x · s` and
+/// The reference gait: per leg, `hip_roll += hip_roll_per_speed · y · s`,
+/// `hip_yaw += hip_yaw_per_turn · turn · (s − 0.5)`, `hip_pitch += hip_pitch_per_speed · x · s` and
 /// `knee += knee_fold · g · s`, with `s` the leg's swing value and
 /// `g = clip(max(‖(x, y)‖, |turn|) / full_step_speed, min_gain, 1)`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,13 +46,24 @@ pub struct ReferenceGait {
     /// The formula, in words.
     pub formula: String,
     pub hip_pitch_per_speed: f32,
+    /// Sidecars written before omnidirectional walking mean 0 (no roll offset).
+    #[serde(default)]
+    pub hip_roll_per_speed: f32,
+    /// Sidecars written before omnidirectional walking mean 0 (no yaw offset).
+    #[serde(default)]
+    pub hip_yaw_per_turn: f32,
     pub knee_fold: f32,
     pub full_step_speed: f32,
     /// The stepping gain's floor: 0 stands still at a standing command, 1 steps in place.
     /// Sidecars written before it existed mean 0.
     #[serde(default)]
     pub min_gain: f32,
-    /// Action indices of each leg's hip pitch and knee, `[left, right]`.
+    /// Action indices of each leg's hip roll, hip yaw, hip pitch and knee, `[left, right]`
+    /// (roll and yaw: Cassie's, for sidecars written before they were recorded).
+    #[serde(default = "cassie_hip_roll")]
+    pub hip_roll: [usize; 2],
+    #[serde(default = "cassie_hip_yaw")]
+    pub hip_yaw: [usize; 2],
     pub hip_pitch: [usize; 2],
     pub knee: [usize; 2],
     /// Observation indices of the command `x, y, turn`.
@@ -64,6 +76,14 @@ pub struct ReferenceGait {
     /// Each leg's swing value at `φ = T · i / (n − 1)`, `i = 0..n`, `[left, right]`; between
     /// entries, linear interpolation.
     pub swing_table: [Vec<f64>; 2],
+}
+
+fn cassie_hip_roll() -> [usize; 2] {
+    [0, 5]
+}
+
+fn cassie_hip_yaw() -> [usize; 2] {
+    [1, 6]
 }
 
 impl ReferenceGait {
@@ -88,6 +108,8 @@ impl ReferenceGait {
         let g = (planar.max(turn.abs()) / self.full_step_speed).clamp(self.min_gain, 1.0);
         let mut out = vec![0.0; n];
         for leg in 0..2 {
+            out[self.hip_roll[leg]] = self.hip_roll_per_speed * y * s[leg] as f32;
+            out[self.hip_yaw[leg]] = self.hip_yaw_per_turn * turn * (s[leg] as f32 - 0.5);
             out[self.hip_pitch[leg]] = self.hip_pitch_per_speed * x * s[leg] as f32;
             out[self.knee[leg]] = self.knee_fold * g * s[leg] as f32;
         }

@@ -16,6 +16,8 @@ pub const TEST_LENGTH: &str = "Test/Episode Length";
 pub const FORWARD_SPEED: &str = "Test/Forward Speed";
 pub const LATERAL_SPEED: &str = "Test/Lateral Speed";
 pub const VELOCITY_ERROR: &str = "Test/Velocity Error";
+pub const YAW_RATE: &str = "Test/Yaw Rate";
+pub const YAW_RATE_ERROR: &str = "Test/Yaw Rate Error";
 pub const ACTOR_LOSS: &str = "Optimizer/Actor Loss";
 pub const CRITIC_LOSS: &str = "Optimizer/Critic Loss";
 pub const MIRROR_LOSS: &str = "Optimizer/Mirror Loss";
@@ -46,6 +48,8 @@ pub const PROGRESS_COLUMNS: &[&str] = &[
     FORWARD_SPEED,
     LATERAL_SPEED,
     VELOCITY_ERROR,
+    YAW_RATE,
+    YAW_RATE_ERROR,
     ACTOR_LOSS,
     CRITIC_LOSS,
     MIRROR_LOSS,

@@ -11,6 +11,14 @@
 //!   rad/s, then a mode: stand (p 0.2, all zero), turn in place (0.2, x = y = 0), walk (0.3,
 //!   turn = 0), sideways (0.1, x = turn = 0), walk and turn (0.2, unchanged). After the mode, any
 //!   |value| ≤ 0.1 becomes 0. Redrawn every `randint(50, 250)` policy steps.
+//! * `omni-walk` (gait's omnidirectional walking): the same five modes with the same
+//!   probabilities and deadzone, over x ~ U(−0.5, 1.5) m/s, y ~ U(−0.3, 0.3) m/s and
+//!   turn ~ U(−0.5, 0.5) rad/s (the turn wider than the reference's 0.4 and the lab radio's
+//!   0.3, so a 0.4 rad/s command lies inside the training range rather than at its edge; the
+//!   forward range stops at 1.5, where the forward walker was checked). Held `randint(100, 300)`
+//!   policy steps (2-6 s): long enough that a mode is learned, not just survived (the
+//!   forward distribution's lesson, above), short enough that most 8 s episodes change command
+//!   once, as a user steering the robot does.
 
 use clap::ValueEnum;
 use rand::Rng;
@@ -25,6 +33,8 @@ pub enum CommandKind {
     Forward,
     /// The reference's five modes (stand, turn, walk, sideways, walk and turn); held 1-5 s.
     Omni,
+    /// The five modes over x −0.5..1.5 m/s, y ±0.3 m/s, turn ±0.5 rad/s; held 2-6 s.
+    OmniWalk,
 }
 
 /// Forward speeds of the `forward` distribution (m/s).
@@ -37,6 +47,7 @@ impl CommandKind {
     pub fn sample(self, rng: &mut impl Rng) -> Command {
         match self {
             Self::Omni => Command::sample(rng).0,
+            Self::OmniWalk => Command::sample_in(rng, &OMNI_WALK).0,
             Self::Forward => {
                 let x = rng.gen_range(FORWARD_SPEEDS);
                 let x = if rng.gen::<f64>() < STAND_PROBABILITY { 0.0 } else { x };
@@ -49,11 +60,27 @@ impl CommandKind {
     pub fn next_redraw(self, rng: &mut impl Rng) -> u32 {
         match self {
             Self::Omni => Command::next_redraw(rng),
+            Self::OmniWalk => rng.gen_range(100..300),
             Self::Forward => rng.gen_range(250..500),
         }
     }
 }
 
+/// The ranges an omnidirectional distribution draws x, y and turn from before its mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandRanges {
+    pub x: std::ops::Range<f64>,
+    pub y: std::ops::Range<f64>,
+    pub turn: std::ops::Range<f64>,
+}
+
+/// roadrunner's ranges (§7.5).
+pub const REFERENCE_OMNI: CommandRanges =
+    CommandRanges { x: -0.5..2.0, y: -0.3..0.3, turn: -0.4..0.4 };
+/// `omni-walk`'s ranges.
+pub const OMNI_WALK: CommandRanges = CommandRanges { x: -0.5..1.5, y: -0.3..0.3, turn: -0.5..0.5 };
+
+/// The mode an omnidirectional command was drawn in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Stand,
@@ -72,9 +99,18 @@ pub struct Command {
 }
 
 impl Command {
+    /// A command of the reference's distribution and the mode it was drawn in.
     pub fn sample(rng: &mut impl Rng) -> (Self, Mode) {
-        let (mut x, mut y, mut turn) =
-            (rng.gen_range(-0.5..2.0), rng.gen_range(-0.3..0.3), rng.gen_range(-0.4..0.4));
+        Self::sample_in(rng, &REFERENCE_OMNI)
+    }
+
+    /// A command of the five modes over `ranges` and the mode it was drawn in.
+    pub fn sample_in(rng: &mut impl Rng, ranges: &CommandRanges) -> (Self, Mode) {
+        let (mut x, mut y, mut turn) = (
+            rng.gen_range(ranges.x.clone()),
+            rng.gen_range(ranges.y.clone()),
+            rng.gen_range(ranges.turn.clone()),
+        );
         let u: f64 = rng.gen();
         let mode = match u {
             u if u < 0.2 => Mode::Stand,
@@ -150,5 +186,35 @@ mod tests {
         }
         let r = Command::next_redraw(&mut rng);
         assert!((50..250).contains(&r));
+    }
+
+    /// `omni-walk`: its ranges, every mode (turning both ways, backward, both sides), the
+    /// deadzone, and 2-6 s holds.
+    #[test]
+    fn omni_walk_covers_every_direction_in_its_ranges() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let (mut back, mut left, mut right, mut cw, mut ccw, mut stand) = (0, 0, 0, 0, 0, 0);
+        let n = 20_000;
+        for _ in 0..n {
+            let c = CommandKind::OmniWalk.sample(&mut rng);
+            assert!((-0.5..1.5).contains(&c.x) && c.y.abs() < 0.3 && c.turn.abs() < 0.5, "{c:?}");
+            for v in [c.x, c.y, c.turn] {
+                assert!(v == 0.0 || v.abs() > 0.1, "deadzone: {v}");
+            }
+            back += (c.x < 0.0) as usize;
+            left += (c.y > 0.0) as usize;
+            right += (c.y < 0.0) as usize;
+            ccw += (c.turn > 0.4) as usize;
+            cw += (c.turn < -0.4) as usize;
+            stand += (c == Command { x: 0.0, y: 0.0, turn: 0.0 }) as usize;
+            assert!((100..300).contains(&CommandKind::OmniWalk.next_redraw(&mut rng)));
+        }
+        // Turns beyond 0.4 rad/s: 2 modes of 5 with turn (p 0.4) × 0.1 of the range each way.
+        for (name, count, p) in [("ccw > 0.4", ccw, 0.04), ("cw < -0.4", cw, 0.04)] {
+            let f = count as f64 / n as f64;
+            assert!((f - p).abs() < 0.01, "{name}: {f}");
+        }
+        assert!(back > n / 20 && left > n / 10 && right > n / 10, "{back} {left} {right}");
+        assert!(stand as f64 / n as f64 > 0.2, "stand mode plus deadzones: {stand}");
     }
 }

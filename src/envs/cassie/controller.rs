@@ -78,16 +78,23 @@ pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSp
     }
     let desc = Description::cassie();
     let motors = desc.motor_models();
-    let reference = (config.reference == ReferenceKind::Clock).then(|| ReferenceGait {
+    let omni = config.reference == ReferenceKind::Omni;
+    let reference = (config.reference != ReferenceKind::None).then(|| ReferenceGait {
         formula: "per leg, with s the leg's swing value at the clock phase and the observed \
-                  command (x, y, turn): target[hip_pitch] += hip_pitch_per_speed * x * s; \
+                  command (x, y, turn): target[hip_roll] += hip_roll_per_speed * y * s; \
+                  target[hip_yaw] += hip_yaw_per_turn * turn * (s - 0.5); \
+                  target[hip_pitch] += hip_pitch_per_speed * x * s; \
                   target[knee] += knee_fold * g * s, g = clip(max(hypot(x, y), |turn|) / \
                   full_step_speed, min_gain, 1)"
             .to_string(),
         hip_pitch_per_speed: reference::HIP_PITCH_PER_SPEED,
+        hip_roll_per_speed: if omni { reference::HIP_ROLL_PER_SPEED } else { 0.0 },
+        hip_yaw_per_turn: if omni { reference::HIP_YAW_PER_TURN } else { 0.0 },
         knee_fold: reference::KNEE_FOLD,
         full_step_speed: reference::FULL_STEP_SPEED,
         min_gain: config.step_in_place as f32,
+        hip_roll: [0, 5],
+        hip_yaw: [1, 6],
         hip_pitch: [2, 7],
         knee: [3, 8],
         command: [35, 36, 37],

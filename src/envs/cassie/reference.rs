@@ -9,17 +9,35 @@
 //!
 //! Per leg, with `s` that leg's von Mises swing value (≈ 0 in stance, ≈ 1 in swing) and the
 //! command `(x, y, turn)`:
-//! * hip pitch `+0.25·x·s` (rad): the swing leg reaches forward, further at higher speed;
+//! * hip pitch `+0.25·x·s` (rad): the swing leg reaches forward (backward for `x < 0`), further
+//!   at higher speed;
+//! * with `--reference omni`, hip roll `−0.3·y·s`: the swing leg swings away from the
+//!   commanded side, and its reaction carries the pelvis toward it (a positive roll moves
+//!   either foot to the robot's left, so both legs take the same sign);
+//! * with `--reference omni`, hip yaw `+0.35·turn·(s − 0.5)`: the swing foot turns toward the
+//!   commanded turn and the stance leg twists the other way, turning the pelvis over it;
 //! * knee `−0.5·g·s` with the stepping gain `g = min(1, max(‖(x, y)‖, |turn|) / 0.3)`: the swing
 //!   leg folds and lifts its foot whenever the command asks the robot to move;
 //! * nothing else. A standing command (`x = y = turn = 0`) gives `g = step_in_place` (the
 //!   config's floor on `g`): 0, no offset at all, so standing means standing; 1, the knee folds
 //!   as in walking and the robot steps in place, ready to catch a push.
 //!
+//! Roll and yaw were chosen by measurement, not kinematic intuition (the
+//! `the_omni_reference_steps_sideways_and_turns_as_commanded` probe, and the forward-trained
+//! `robustF-s0` policy walking at 0.5 m/s with the command's y and turn hidden from it, 2 × 150
+//! steps, lateral / yaw-rate means): roll `+0.3·y·s` (the swing foot reaching toward the
+//! command) moved the walking robot *against* the command (y = ±0.3 → ∓0.03-0.04 m/s),
+//! `−0.3·y·s` with it (±0.03-0.04), `±0.3·y·(s − 0.5)` not at all (≤ 0.01); yaw
+//! `+0.35·turn·s` and `+0.35·turn·(s − 0.5)` both turned the walker at ±0.44-0.46 rad/s for
+//! ±0.5 (the policy's own heading correction alone: ±0.37-0.40; the opposite sign: 0.35), and
+//! from rest `(s − 0.5)` turned both ways alike (±0.11 rad/s over the first second) where `s`
+//! did not (+0.09 / +0.02). Sizes: 0.3 rad of roll at 0.3 m/s and 0.35 of yaw at 0.5 rad/s
+//! (0.17 rad, the turn of one 0.35 s step) match the forward reach's 0.25 rad at 1 m/s.
+//!
 //! Mirror symmetry: the mirrored state has the legs' swing values swapped (half a cycle later),
-//! `y` and `turn` negated; pitch and knee keep their sign in the action mirror list and `g` is
-//! even in `y` and `turn`, so the mirrored reference is exactly the reference of the mirrored
-//! state (tested below and by the env's physical mirror test).
+//! `y` and `turn` negated; pitch and knee keep their sign in the action mirror list, roll and
+//! yaw change it, and `g` is even in `y` and `turn`, so the mirrored reference is exactly the
+//! reference of the mirrored state (tested below and by the env's physical mirror test).
 
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
@@ -31,21 +49,32 @@ use super::motor::N;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReferenceKind {
-    /// Hip-pitch and knee offsets in sync with the gait clock, scaled by the command.
+    /// Hip-pitch and knee offsets in sync with the gait clock, scaled by the command: forward
+    /// and backward only (runs before omnidirectional walking).
     #[default]
     Clock,
+    /// `clock` plus hip roll and hip yaw for the lateral and turn commands: every direction.
+    Omni,
     /// No reference: PD targets are the neutral stance plus the action (roadrunner's env).
     None,
 }
 
 /// Hip-pitch amplitude per m/s of forward command (rad·s/m).
 pub const HIP_PITCH_PER_SPEED: f32 = 0.25;
+/// Hip-roll amplitude per m/s of lateral command (rad·s/m). Negative: the swing leg swings
+/// away from the commanded side (measured, see the module doc).
+pub const HIP_ROLL_PER_SPEED: f32 = -0.3;
+/// Hip-yaw amplitude per rad/s of turn command (rad·s/rad).
+pub const HIP_YAW_PER_TURN: f32 = 0.35;
 /// Knee fold at full stepping gain (rad, negative folds the leg).
 pub const KNEE_FOLD: f32 = -0.5;
 /// Command magnitude (m/s or rad/s) at which the stepping gain reaches 1.
 pub const FULL_STEP_SPEED: f32 = 0.3;
 
-/// Index of hip pitch and knee within one leg's five motors (roll, yaw, pitch, knee, foot).
+/// Index of hip roll, yaw, pitch and knee within one leg's five motors (roll, yaw, pitch,
+/// knee, foot).
+const HIP_ROLL: usize = 0;
+const HIP_YAW: usize = 1;
 const HIP_PITCH: usize = 2;
 const KNEE: usize = 3;
 
@@ -70,8 +99,14 @@ pub fn offsets(
         return;
     }
     let g = stepping_gain(command, floor);
-    let x = command.x as f32;
+    let (x, y, turn) = (command.x as f32, command.y as f32, command.turn as f32);
+    let (roll, yaw) = match kind {
+        ReferenceKind::Omni => (HIP_ROLL_PER_SPEED, HIP_YAW_PER_TURN),
+        ReferenceKind::Clock | ReferenceKind::None => (0.0, 0.0),
+    };
     for (leg, s) in swing.into_iter().enumerate() {
+        out[5 * leg + HIP_ROLL] = roll * y * s;
+        out[5 * leg + HIP_YAW] = yaw * turn * (s - 0.5);
         out[5 * leg + HIP_PITCH] = HIP_PITCH_PER_SPEED * x * s;
         out[5 * leg + KNEE] = KNEE_FOLD * g * s;
     }
@@ -133,9 +168,24 @@ mod tests {
         assert_eq!(&out[5..], &[0.0; 5], "the stance leg gets nothing");
         offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(0.15, 0.0, 0.0), 0.0, &mut out);
         assert!((out[2] - 0.0375).abs() < 1e-6 && (out[3] + 0.25).abs() < 1e-6, "{out:?}");
-        // Turning in place steps (knee) without reaching forward (pitch).
+        // Turning in place steps (knee) without reaching forward (pitch); `clock` turns
+        // nothing, `omni` turns the swing foot (yaw) without reaching sideways (roll).
         offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(0.0, 0.0, 0.4), 0.0, &mut out);
-        assert_eq!((out[2], out[3]), (0.0, -0.5));
+        assert_eq!((out[0], out[1], out[2], out[3]), (0.0, 0.0, 0.0, -0.5));
+        offsets(ReferenceKind::Omni, [1.0, 0.0], &cmd(0.0, 0.0, 0.4), 0.0, &mut out);
+        assert_eq!((out[0], out[2], out[3]), (0.0, 0.0, -0.5));
+        assert!((out[1] - 0.07).abs() < 1e-6 && (out[6] + 0.07).abs() < 1e-6, "{out:?}");
+        // A sidestep rolls the swing leg away from the command, both legs the same sign; half
+        // way through a swing, half of it; the stance leg gets no roll.
+        offsets(ReferenceKind::Omni, [0.5, 0.0], &cmd(0.0, -0.3, 0.0), 0.0, &mut out);
+        assert!((out[0] - 0.045).abs() < 1e-6 && out[2] == 0.0 && out[5] == 0.0, "{out:?}");
+        offsets(ReferenceKind::Omni, [0.0, 1.0], &cmd(0.0, -0.3, 0.0), 0.0, &mut out);
+        assert!((out[5] - 0.09).abs() < 1e-6 && out[0] == 0.0, "{out:?}");
+        // Forward commands get the same offsets from both.
+        let mut clock = [0.0; N];
+        offsets(ReferenceKind::Omni, [0.7, 0.1], &cmd(0.8, 0.0, 0.0), 0.0, &mut out);
+        offsets(ReferenceKind::Clock, [0.7, 0.1], &cmd(0.8, 0.0, 0.0), 0.0, &mut clock);
+        assert_eq!(out, clock);
     }
 
     /// The reference of the mirrored state (legs' swing swapped, y and turn negated) is the
@@ -151,12 +201,15 @@ mod tests {
             for i in 0..70 {
                 let phase = 0.7 * i as f64 / 70.0;
                 let s = [clock.von_mises_exact(0, phase), clock.von_mises_exact(1, phase)];
-                for floor in [0.0, 1.0] {
+                for (floor, kind) in [0.0, 1.0]
+                    .into_iter()
+                    .flat_map(|f| [(f, ReferenceKind::Clock), (f, ReferenceKind::Omni)])
+                {
                     let (sl, sr) = (s[0] as f32, s[1] as f32);
-                    offsets(ReferenceKind::Clock, [sl, sr], &c, floor, &mut a);
-                    offsets(ReferenceKind::Clock, [sr, sl], &mc, floor, &mut b);
+                    offsets(kind, [sl, sr], &c, floor, &mut a);
+                    offsets(kind, [sr, sl], &mc, floor, &mut b);
                     mirror.apply(&a, &mut mirrored);
-                    assert_eq!(mirrored, b, "command {c:?}, phase {phase}, floor {floor}");
+                    assert_eq!(mirrored, b, "{kind:?}, command {c:?}, phase {phase}, floor {floor}");
                 }
             }
         }

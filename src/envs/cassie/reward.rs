@@ -180,7 +180,9 @@ const WALK_CLEARANCE: f32 = 0.1;
 ///
 /// Every choice answers a measured failure (walking.md §4, `docs/cassie-runs.md`):
 /// * Speed: `progress` 0.45·clip(v/c, −1, 1) while walking (linear in speed, so its slope
-///   never flattens out; [`ProgressKind::Peak`] makes it fall again past the command), or 0.45·exp(−‖v‖²/0.02) for a standing command; `x_vel`
+///   never flattens out; [`ProgressKind::Peak`] makes it fall again past the command), or
+///   0.45·exp(−‖v − c‖²/0.02) without a forward command (standing: exp(−‖v‖²/0.02); a
+///   sidestep: the lateral error); `x_vel`
 ///   0.15·exp(−e²/0.25), a wide kernel; `x_fine` 0.15·exp(−e²/0.02), a narrow one that pays
 ///   for the last 0.1 m/s (the wide kernel alone let 0.5 m/s overshoot to 0.75 and standing
 ///   drift at 0.13). Progress at 0.15 (runs `w0`, `m0`, `ob`, `pgs1`): the policy first rode
@@ -213,10 +215,12 @@ pub fn walk(inp: &RewardInputs, out: &mut Vec<RewardTerm>) -> f32 {
     term(out, "x_vel", w(0.15), 1.0 / 0.25, ex * ex);
     term(out, "x_fine", w(0.15), 1.0 / 0.02, ex * ex);
     let g = inp.stepping_gain;
+    // Without a forward command (standing, turning in place, sidestepping) progress is a
+    // narrow kernel on the planar velocity error, which for a standing command is the speed.
     let progress = if g > 0.0 && inp.command[0].abs() > 1e-3 {
         inp.progress.value(forward / inp.command[0])
     } else {
-        (-(v.x * v.x + v.y * v.y) / 0.02).exp()
+        (-(ex * ex + ey * ey) / 0.02).exp()
     };
     out.push(("progress", w(0.45) * progress));
     term(out, "y_vel", w(0.10), 1.0 / 0.05, ey * ey);

@@ -18,7 +18,7 @@ use rand_distr::StandardNormal;
 use rapier3d::glamx::{EulerRot, Quat};
 
 use super::clock::GaitClock;
-use super::commands::Command;
+use super::commands::{Command, CommandKind};
 use super::config::{CassieConfig, ObsKind, NOISE_STD};
 use super::description::Description;
 use super::mirror_lists;
@@ -75,7 +75,7 @@ pub struct CassieEnv {
     /// [`Env::set_targets_input`]: actions are the PD targets themselves.
     targets_input: bool,
     terms: Vec<RewardTerm>,
-    metrics: [RewardTerm; 3],
+    metrics: [RewardTerm; 4],
 }
 
 impl CassieEnv {
@@ -111,7 +111,12 @@ impl CassieEnv {
             fell: None,
             targets_input: false,
             terms: Vec::with_capacity(16),
-            metrics: [("forward_speed", 0.0), ("lateral_speed", 0.0), ("pelvis_height", 0.0)],
+            metrics: [
+                ("forward_speed", 0.0),
+                ("lateral_speed", 0.0),
+                ("yaw_rate", 0.0),
+                ("pelvis_height", 0.0),
+            ],
         }
     }
 
@@ -515,7 +520,8 @@ impl Env for CassieEnv {
             reward::planar_in_heading(self.sim.base_linvel(), self.heading as f32);
         self.metrics[0].1 = forward;
         self.metrics[1].1 = lateral;
-        self.metrics[2].1 = self.sim.base_position().z;
+        self.metrics[2].1 = self.sim.base_angvel().z;
+        self.metrics[3].1 = self.sim.base_position().z;
         self.steps += 1;
         self.last_action = Some(a);
         self.clock.increment();
@@ -578,8 +584,22 @@ impl Env for CassieEnv {
     }
 
     /// 1.0 and 0.5 m/s straight ahead and standing: the speeds `gait eval` is judged at.
+    /// Forward commands: 1.0, 0.5 and 0 m/s. Omnidirectional ones add backward, a sidestep, a
+    /// turn in place and a walking turn (one side each: the mirror loss makes the policy
+    /// symmetric, and the training evaluation's few episodes go further on more commands).
     fn eval_commands(&self) -> &'static [[f32; 3]] {
-        &[[1.0, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.0]]
+        match self.config.commands {
+            CommandKind::Forward => &[[1.0, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.0]],
+            CommandKind::Omni | CommandKind::OmniWalk => &[
+                [1.0, 0.0, 0.0],
+                [0.5, 0.0, 0.0],
+                [0.0, 0.0, 0.0],
+                [-0.3, 0.0, 0.0],
+                [0.0, 0.2, 0.0],
+                [0.0, 0.0, 0.4],
+                [0.6, 0.0, 0.3],
+            ],
+        }
     }
 
     fn policy_dt(&self) -> f32 {

@@ -18,7 +18,7 @@ fn commands_outside_the_limits_are_refused_and_change_nothing() {
 }
 
 use super::*;
-use crate::envs::cassie::SimKind;
+use crate::envs::cassie::{ReferenceKind, SimKind};
 use crate::envs::MirrorIndices;
 
 fn env() -> CassieEnv {
@@ -51,7 +51,8 @@ fn is_velocity(i: usize) -> bool {
 fn mirrored_actions_from_a_mirrored_state_give_mirrored_observations() {
     let [walk, roadrunner] = tasks();
     let walk_2khz = CassieConfig { sim_dt: Some(0.0005), ..walk.clone() };
-    for config in [walk, walk_2khz, roadrunner] {
+    let omni = CassieConfig { reference: ReferenceKind::Omni, ..walk.clone() };
+    for config in [walk, walk_2khz, omni, roadrunner] {
         mirror_check(config.clone());
         mirror_check(CassieConfig { full_clock: true, ..config });
     }
@@ -300,6 +301,35 @@ fn standing_still_at_reset_is_not_done_and_observes_the_reset_pose() {
     let obs = w.reset_with_heading(1.0).to_vec();
     assert_eq!(obs.len(), 47, "walking task observes the pelvis velocity");
     assert_eq!(&obs[44..47], &[0.0; 3], "at rest");
+}
+
+/// The omnidirectional reference alone (zero residual, 1 s) moves the robot the way the
+/// command asks: a sidestep command to that side, a turn command about that sense, where the
+/// forward-only reference does neither.
+#[test]
+fn the_omni_reference_steps_sideways_and_turns_as_commanded() {
+    let probe = |reference: ReferenceKind, command: [f32; 3]| {
+        let mut e = CassieEnv::new(CassieConfig { reference, ..CassieConfig::default() });
+        e.set_command(&command).unwrap();
+        e.seed(3);
+        e.reset_with_heading(0.0);
+        let (mut lateral, mut yaw) = (0.0, 0.0);
+        for _ in 0..50 {
+            e.step(&[0.0; N]);
+            lateral += e.metrics[1].1 / 50.0;
+            yaw += e.metrics[2].1 / 50.0;
+        }
+        (lateral, yaw)
+    };
+    for (reference, sign) in [(ReferenceKind::Omni, 1.0), (ReferenceKind::Omni, -1.0)] {
+        let (lateral, _) = probe(reference, [0.0, 0.3 * sign, 0.0]);
+        let (_, yaw) = probe(reference, [0.0, 0.0, 0.5 * sign]);
+        let (clock_lateral, _) = probe(ReferenceKind::Clock, [0.0, 0.3 * sign, 0.0]);
+        let (_, clock_yaw) = probe(ReferenceKind::Clock, [0.0, 0.0, 0.5 * sign]);
+        println!(
+            "sign {sign}: lateral {lateral:.3} (clock {clock_lateral:.3}) m/s, yaw rate {yaw:.3} (clock {clock_yaw:.3}) rad/s"
+        );
+    }
 }
 
 /// A standing command puts nothing on top of the neutral stance, at every phase: the PD
