@@ -12,7 +12,7 @@ use crate::algos::rollout::{Flow, Rollout};
 use crate::algos::seeding::{derive, stream};
 use crate::config::UsageError;
 use crate::envs::cassie::SimKind;
-use crate::envs::{self, CommandError, EnvConfig, Pushes};
+use crate::envs::{self, CommandError, CourseLeg, EnvConfig, Pushes};
 use crate::outputs::Output;
 use crate::policies::Actor;
 use crate::replay::{render_gif, write_page, Episode, Frame, GifStyle, Replay};
@@ -27,6 +27,8 @@ pub struct EvalOptions {
     pub traj_len: Option<usize>,
     /// Fixed command `x,y,turn` for envs that take commands.
     pub command: Option<Vec<f32>>,
+    /// A scripted course instead: each leg's duration (s) and command.
+    pub course: Option<Vec<CourseSegment>>,
     /// Seeds the episodes' initial states.
     pub seed: u64,
     /// Render the first episode as an animated GIF here.
@@ -39,6 +41,45 @@ pub struct EvalOptions {
     pub push: Option<f32>,
     /// Every push exactly `push` instead.
     pub push_exact: bool,
+}
+
+/// One leg of `gait eval --course`: a command held for `seconds`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CourseSegment {
+    pub seconds: f64,
+    pub command: [f32; 3],
+}
+
+impl std::str::FromStr for CourseSegment {
+    type Err = String;
+
+    /// `SECONDS:X,Y,TURN`, e.g. `4:0.6,0,0.3`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let usage = || format!("'{s}': a course leg is SECONDS:X,Y,TURN, e.g. 4:0.6,0,0.3");
+        let (seconds, command) = s.split_once(':').ok_or_else(usage)?;
+        let seconds: f64 = seconds.trim().parse().map_err(|_| usage())?;
+        if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+            return Err(format!("'{s}': a leg lasts more than 0 and at most 3600 s"));
+        }
+        let values = command
+            .split(',')
+            .map(|v| v.trim().parse::<f32>().map_err(|_| usage()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let [x, y, turn] = values[..] else { return Err(usage()) };
+        Ok(Self { seconds, command: [x, y, turn] })
+    }
+}
+
+/// A course's legs with their first policy steps at `dt` seconds per step (each leg at least
+/// one step), and the course's length in steps.
+pub fn course_legs(course: &[CourseSegment], dt: f32) -> (Vec<CourseLeg>, usize) {
+    let mut start = 0u32;
+    let mut legs = Vec::with_capacity(course.len());
+    for segment in course {
+        legs.push(CourseLeg { start, command: segment.command });
+        start += ((segment.seconds / dt as f64).round() as u32).max(1);
+    }
+    (legs, start as usize)
 }
 
 /// Where `gait eval`'s policy comes from.
@@ -296,6 +337,19 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
             e => UsageError(format!("--command: {e}")),
         })?;
     }
+    let course = match &args.course {
+        Some(segments) => {
+            let (legs, steps) = course_legs(segments, env.policy_dt());
+            env.set_course(&legs).map_err(|e| match e {
+                CommandError::Unsupported => {
+                    UsageError(format!("--course: env '{}' takes no commands", env_name))
+                }
+                e => UsageError(format!("--course: {e}")),
+            })?;
+            Some((legs, steps))
+        }
+        None => None,
+    };
     // Pushes only when asked for (a run's training pushes are not part of its evaluation).
     match args.push {
         Some(speed) => {
@@ -341,7 +395,9 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
     let Loaded { policy: mut eval_policy, file: checkpoint, .. } = loaded;
     tch::set_num_threads(1);
     let _no_grad = tch::no_grad_guard();
-    let traj_len = args.traj_len.unwrap_or(loaded_traj_len);
+    // A course runs to its end unless --traj-len says otherwise.
+    let traj_len =
+        args.traj_len.or(course.as_ref().map(|(_, steps)| *steps)).unwrap_or(loaded_traj_len);
     if args.record.is_some() {
         check_recording_size(args.episodes, traj_len)?;
     }
@@ -415,8 +471,13 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
                 crate::algos::tracking::add_metrics(&mut episode_metrics, env.metrics());
                 if let Some(replay) = replay.as_mut().filter(|_| recording) {
                     if replay.episodes.len() == episode {
+                        let legs = course.as_ref().map(|(legs, _)| legs.clone()).unwrap_or_default();
                         replay.episodes.push(Episode {
-                            command: args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
+                            command: match legs.first() {
+                                Some(leg) => Some(leg.command),
+                                None => args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
+                            },
+                            course: legs,
                             frames: Vec::new(),
                         });
                     }

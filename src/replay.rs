@@ -42,9 +42,23 @@ pub struct Replay {
 /// One episode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Episode {
-    /// The fixed command `[x m/s, y m/s, turn rad/s]`, if the episode had one.
+    /// The fixed command `[x m/s, y m/s, turn rad/s]`, if the episode had one (with a course:
+    /// its first leg's).
     pub command: Option<[f32; 3]>,
+    /// `gait eval --course`: each leg's first step and command (empty without one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub course: Vec<crate::envs::CourseLeg>,
     pub frames: Vec<Frame>,
+}
+
+impl Episode {
+    /// The command in force at frame `k`: the course leg's, else the fixed command.
+    pub fn command_at(&self, k: usize) -> Option<[f32; 3]> {
+        match self.course.iter().rev().find(|leg| leg.start as usize <= k) {
+            Some(leg) => Some(leg.command),
+            None => self.command,
+        }
+    }
 }
 
 /// One policy step, after it was taken.
@@ -55,6 +69,9 @@ pub struct Frame {
     /// The env's `forward_speed` / `lateral_speed` metrics (m/s, commanded frame), if it has them.
     pub forward_speed: Option<f32>,
     pub lateral_speed: Option<f32>,
+    /// The env's `yaw_rate` metric (rad/s), if it has it (recordings before it: none).
+    #[serde(default)]
+    pub yaw_rate: Option<f32>,
     pub reward: f32,
     /// The reward's terms, for envs that report them.
     pub terms: BTreeMap<String, f32>,
@@ -94,6 +111,7 @@ impl Frame {
                 .collect(),
             forward_speed: metric("forward_speed"),
             lateral_speed: metric("lateral_speed"),
+            yaw_rate: metric("yaw_rate"),
             reward,
             terms: terms.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
             contacts: touching.iter().enumerate().filter(|(_, &t)| t).map(|(i, _)| i).collect(),
@@ -133,18 +151,77 @@ impl GifStyle {
     }
 }
 
-/// The horizontal direction of the side view: the pelvis's heading at the first frame, so a
-/// robot walking straight moves left to right whatever its yaw.
-fn view_axis(episode: &Episode) -> [f32; 2] {
-    let Some(pelvis) = episode.frames.first().and_then(|f| f.pose(0)) else {
-        return [1.0, 0.0];
-    };
+/// The pelvis's horizontal heading (unit vector) in `frame`, if it has a pelvis.
+fn heading(frame: &Frame) -> Option<[f32; 2]> {
+    let pelvis = frame.pose(0)?;
     let forward = BodyPose { position: [0.0; 3], ..pelvis }.apply([1.0, 0.0, 0.0]);
     let norm = forward[0].hypot(forward[1]);
-    if norm < 1e-6 {
-        [1.0, 0.0]
-    } else {
-        [forward[0] / norm, forward[1] / norm]
+    (norm > 1e-6).then(|| [forward[0] / norm, forward[1] / norm])
+}
+
+/// Seconds of heading the follow camera averages over (each side of a frame): long enough
+/// that the step-to-step yaw sway does not shake the picture, short enough that a 0.5 rad/s
+/// turn stays side-on (the camera lags it by about 0.1 rad).
+const CAMERA_SMOOTHING_S: f32 = 0.5;
+
+/// The horizontal direction of the side view at every frame: the pelvis's heading averaged
+/// over ±[`CAMERA_SMOOTHING_S`], so the camera follows a turning robot and keeps it side-on,
+/// and a robot walking straight moves left to right whatever its yaw.
+fn view_axes(episode: &Episode, dt: f32) -> Vec<[f32; 2]> {
+    let headings: Vec<Option<[f32; 2]>> = episode.frames.iter().map(heading).collect();
+    let half = (CAMERA_SMOOTHING_S / dt.max(1e-6)).round() as usize;
+    (0..headings.len())
+        .map(|k| {
+            let window = &headings[k.saturating_sub(half)..(k + half + 1).min(headings.len())];
+            let sum = window.iter().flatten().fold([0.0f32; 2], |a, h| [a[0] + h[0], a[1] + h[1]]);
+            let norm = sum[0].hypot(sum[1]);
+            if norm < 1e-6 {
+                [1.0, 0.0]
+            } else {
+                [sum[0] / norm, sum[1] / norm]
+            }
+        })
+        .collect()
+}
+
+/// The inset map's square in pixels (top-right corner) and the world square it shows:
+/// the whole episode's pelvis path with a margin, so a course is drawn to scale.
+struct TopView {
+    left: i32,
+    top: i32,
+    size: i32,
+    /// World centre (m) and metres per pixel.
+    centre: [f32; 2],
+    m_per_px: f32,
+}
+
+impl TopView {
+    fn new(episode: &Episode, style: &GifStyle) -> Self {
+        let (mut lo, mut hi) = ([f32::INFINITY; 2], [f32::NEG_INFINITY; 2]);
+        for p in episode.frames.iter().filter_map(|f| f.pose(0)) {
+            for d in 0..2 {
+                lo[d] = lo[d].min(p.position[d]);
+                hi[d] = hi[d].max(p.position[d]);
+            }
+        }
+        let extent = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(1.0) + 0.6;
+        let size = (style.height as f32 * 0.3) as i32;
+        Self {
+            left: style.width as i32 - size - 8,
+            top: 8,
+            size,
+            centre: [(lo[0] + hi[0]) / 2.0, (lo[1] + hi[1]) / 2.0],
+            m_per_px: extent / size as f32,
+        }
+    }
+
+    /// World `x, y` → pixel (north up: world +y is up in the inset).
+    fn px(&self, p: [f32; 2]) -> (i32, i32) {
+        let h = self.size as f32 / 2.0;
+        (
+            self.left + (h + (p[0] - self.centre[0]) / self.m_per_px) as i32,
+            self.top + (h - (p[1] - self.centre[1]) / self.m_per_px) as i32,
+        )
     }
 }
 
@@ -178,10 +255,21 @@ pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize
     anyhow::ensure!(!rec.frames.is_empty(), "nothing to draw: the episode has no steps");
     // Best effort: registering twice (a second picture in one process) is harmless.
     let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, crate::plot::FONT);
-    let axis = view_axis(rec);
     let dt = replay.dt;
-    // World point → (horizontal along the view axis, height), then pixels around the pelvis.
-    let side = |p: [f32; 3]| (p[0] * axis[0] + p[1] * axis[1], p[2]);
+    let axes = view_axes(rec, dt);
+    let map = TopView::new(rec, &style);
+    let yaw_window = ((1.0 / dt.max(1e-6)).round() as usize).max(1);
+    // How far the pelvis has walked along the camera's axis: the ground grid slides by this,
+    // so it moves when the robot walks and stands still when it turns in place.
+    let mut walked = vec![0.0f32; rec.frames.len()];
+    for k in 1..rec.frames.len() {
+        let (Some(a), Some(b)) = (rec.frames[k - 1].pose(0), rec.frames[k].pose(0)) else {
+            walked[k] = walked[k - 1];
+            continue;
+        };
+        let d = [b.position[0] - a.position[0], b.position[1] - a.position[1]];
+        walked[k] = walked[k - 1] + d[0] * axes[k][0] + d[1] * axes[k][1];
+    }
     let (w, h) = (style.width as f32, style.height as f32);
     let scale = w / style.span_m;
     let ground_px = h - 0.12 * h;
@@ -198,7 +286,15 @@ pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize
         let order: Vec<usize> =
             std::iter::once(0).chain((1 + (n - 1) / 2..n).chain(1..1 + (n - 1) / 2)).collect();
         for (k, frame) in rec.frames.iter().enumerate().step_by(style.stride) {
-            let centre = frame.pose(0).map_or(0.0, |p| side(p.position).0);
+            // World point → (horizontal along the view axis, height) relative to the pelvis,
+            // then pixels; the grid lies at multiples of 0.25 m of `walked`.
+            let axis = axes[k];
+            let pelvis = frame.pose(0).map_or([0.0; 3], |p| p.position);
+            let side = |p: [f32; 3]| {
+                let along = (p[0] - pelvis[0]) * axis[0] + (p[1] - pelvis[1]) * axis[1];
+                (walked[k] + along, p[2])
+            };
+            let centre = walked[k];
             let px = |(x, z): (f32, f32)| {
                 (((x - centre) * scale + w / 2.0) as i32, (ground_px - z * scale) as i32)
             };
@@ -266,22 +362,66 @@ pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize
                     }
                 }
             }
+            draw_map(&root, &map, rec, k).map_err(draw_err)?;
             let t = k as f32 * dt;
+            let font = ("sans-serif", 15).into_font().color(&BLACK);
             let mut label = format!("t {t:4.1} s");
             if let Some(v) = frame.forward_speed {
                 label.push_str(&format!("   {v:4.2} m/s"));
             }
-            if let Some([x, _, _]) = rec.command {
-                label.push_str(&format!("   (command {x:.2})"));
+            if let Some(v) = frame.lateral_speed.filter(|_| frame.yaw_rate.is_some()) {
+                label.push_str(&format!(", lateral {v:4.2}"));
             }
-            root.draw(&Text::new(label, (8, 8), ("sans-serif", 16).into_font().color(&BLACK)))
-                .map_err(draw_err)?;
+            root.draw(&Text::new(label, (8, 8), font.clone())).map_err(draw_err)?;
+            let mut second = String::new();
+            if frame.yaw_rate.is_some() {
+                // Over the last second: the pelvis yaws back and forth with every step.
+                let window = &rec.frames[(k + 1).saturating_sub(yaw_window)..=k];
+                let mean = window.iter().filter_map(|f| f.yaw_rate).sum::<f32>()
+                    / window.len() as f32;
+                second.push_str(&format!("yaw rate {mean:5.2} rad/s (1 s)   "));
+            }
+            match rec.command_at(k) {
+                Some([x, 0.0, 0.0]) if frame.yaw_rate.is_none() => {
+                    second.push_str(&format!("(command {x:.2})"))
+                }
+                Some([x, y, turn]) => {
+                    second.push_str(&format!("(command {x:.2}, {y:.2}, {turn:.2})"))
+                }
+                None => {}
+            }
+            root.draw(&Text::new(second, (8, 28), font)).map_err(draw_err)?;
             root.present().map_err(|e| anyhow::anyhow!("writing a GIF frame: {e}"))?;
             frames += 1;
         }
         Ok(())
     })?;
     Ok(frames)
+}
+
+/// The inset map at frame `k`: the pelvis's path so far, and an arrow of its heading.
+fn draw_map<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    map: &TopView,
+    episode: &Episode,
+    k: usize,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let corners = [(map.left, map.top), (map.left + map.size, map.top + map.size)];
+    root.draw(&Rectangle::new(corners, RGBColor(245, 245, 240).filled()))?;
+    root.draw(&Rectangle::new(corners, RGBColor(160, 160, 160)))?;
+    let path: Vec<(i32, i32)> = episode.frames[..=k]
+        .iter()
+        .filter_map(|f| f.pose(0))
+        .map(|p| map.px([p.position[0], p.position[1]]))
+        .collect();
+    root.draw(&PathElement::new(path, RGBColor(40, 90, 200).stroke_width(2)))?;
+    if let (Some(p), Some(h)) = (episode.frames[k].pose(0), heading(&episode.frames[k])) {
+        let at = [p.position[0], p.position[1]];
+        let tip = [at[0] + 0.3 * h[0], at[1] + 0.3 * h[1]];
+        root.draw(&PathElement::new(vec![map.px(at), map.px(tip)], RED.stroke_width(2)))?;
+        root.draw(&Circle::new(map.px(at), 3, RGBColor(90, 90, 90).filled()))?;
+    }
+    Ok(())
 }
 
 /// The page template: `/*GAIT_THREE_JS*/`, `/*GAIT_THREE_LICENSE*/` and `/*GAIT_REPLAY_JSON*/`

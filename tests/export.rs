@@ -122,12 +122,13 @@ fn check_with_libtorch(model: &Path, episodes: &[Vec<Step>], lstm: Option<(i64, 
 /// `gait eval --path` gives: the same lengths, returns within 1e-5 relative. (ONNX Runtime's
 /// and libtorch's matrix products differ by about 1e-6 and contacts amplify it: over 60 steps
 /// the shipped policy of 2026-11-23 drifted 1e-4 absolute, today's 2e-4, on returns of 34.)
-fn eval_onnx_matches_the_run(run: &Path, model: &Path, steps: usize) {
+fn eval_onnx_matches_the_run(run: &Path, model: &Path, steps: usize, command: [f32; 3]) {
     let options = |source| EvalOptions {
         source,
         episodes: 2,
         traj_len: Some(steps),
-        command: Some(vec![1.0, 0.0, 0.0]),
+        command: Some(command.to_vec()),
+        course: None,
         seed: 4,
         gif: None,
         record: None,
@@ -158,7 +159,7 @@ fn a_feed_forward_cassie_policy_leaves_gait_intact() {
     let pt = dir.path().join("walk.pt");
     export(&run, "torchscript", &pt);
     check_with_libtorch(&pt, &episodes, None);
-    eval_onnx_matches_the_run(&run, &onnx, 60);
+    eval_onnx_matches_the_run(&run, &onnx, 60, [1.0, 0.0, 0.0]);
 
     // The sidecar holds the whole controller: names for every input and output, the PD
     // targets' parts, and the run it came from.
@@ -176,6 +177,8 @@ fn a_feed_forward_cassie_policy_leaves_gait_intact() {
     assert_eq!(side["config_sha256"].as_str().unwrap().len(), 64);
 }
 
+/// An LSTM trained on the omnidirectional reference and commands, so the sidecar's roll and
+/// yaw terms are checked against the env.
 #[test]
 fn an_lstm_cassie_policy_carries_its_state_through_both_formats() {
     let dir = tempfile::tempdir().unwrap();
@@ -187,6 +190,10 @@ fn an_lstm_cassie_policy_carries_its_state_through_both_formats() {
         "cassie",
         "--sim",
         "rapier",
+        "--reference",
+        "omni",
+        "--commands",
+        "omni-walk",
         "--arch",
         "lstm",
         "--layers",
@@ -219,7 +226,8 @@ fn an_lstm_cassie_policy_carries_its_state_through_both_formats() {
     let pt = dir.path().join("lstm.pt");
     export(&run, "torchscript", &pt);
     check_with_libtorch(&pt, &episodes, Some((2, 16)));
-    eval_onnx_matches_the_run(&run, &onnx, 60);
+    // A walking turn with a sidestep: the sidecar's hip roll and yaw offsets must be the env's.
+    eval_onnx_matches_the_run(&run, &onnx, 60, [0.6, 0.2, 0.3]);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use crate::bench::{BenchEnvOptions, BenchOptimizeOptions, BENCH_ACT, BENCH_OBS, 
 use crate::config::checks::{non_negative_f32, positive_usize};
 use crate::config::{TrainConfig, UsageError};
 use crate::envs::cassie::SimKind;
-use crate::eval::{EvalOptions, PhysicsOverride, Source};
+use crate::eval::{CourseSegment, EvalOptions, PhysicsOverride, Source};
 use crate::export::{ExportOptions, Format};
 use crate::plot::PlotOptions;
 use crate::policies::Arch;
@@ -32,6 +32,11 @@ pub struct EvalFlags {
     /// Fixed command `x,y,turn` for envs that take commands.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub command: Option<Vec<f32>>,
+    /// A scripted course instead of one command: legs SECONDS:X,Y,TURN run in order, e.g.
+    /// `--course 3:1,0,0 3:0,0,0.4 3:0,0.2,0 2:0,0,0` (episodes last the whole course unless
+    /// --traj-len cuts them).
+    #[arg(long, num_args = 1.., conflicts_with = "command", allow_negative_numbers = true, value_name = "SECONDS:X,Y,TURN")]
+    pub course: Option<Vec<CourseSegment>>,
     /// Use the latest weights instead of the best-eval ones.
     #[arg(long)]
     pub latest: bool,
@@ -76,6 +81,7 @@ impl EvalFlags {
             episodes: self.episodes,
             traj_len: self.traj_len,
             command: self.command,
+            course: self.course,
             seed: self.seed,
             gif: self.gif,
             record: self.record,

@@ -273,6 +273,10 @@ pub struct CassieFlags {
     /// The walking reward's progress term past the command: flat (clip) or falling (peak).
     #[arg(long, value_enum)]
     pub progress: Option<ProgressKind>,
+    /// Training steps over which omnidirectional commands grow from a fifth of all commands to
+    /// all (the rest straight ahead); 0: all from the start.
+    #[arg(long, value_parser = count)]
+    pub omni_ramp: Option<u64>,
 }
 
 /// The `(leaf, value)` pairs a serialized flag struct sets: the options given. A switch is an

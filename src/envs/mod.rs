@@ -65,10 +65,20 @@ pub enum Pushes {
 pub enum CommandError {
     #[error("this env takes no commands")]
     Unsupported,
+    #[error("a course needs at least one leg, the first from step 0, each later one later")]
+    CourseSteps,
     #[error("command {name} = {value} is outside [{min}, {max}] {unit}")]
     OutOfRange { name: &'static str, value: f32, min: f32, max: f32, unit: &'static str },
     #[error("a command takes {expected} values, got {got}")]
     Arity { expected: usize, got: usize },
+}
+
+/// One leg of a scripted course ([`Env::set_course`]): a command held from policy step
+/// `start` of the episode on (the first leg's `start` is 0, later ones strictly increase).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CourseLeg {
+    pub start: u32,
+    pub command: [f32; 3],
 }
 
 /// A continuous-control environment with `f32` observations and actions.
@@ -93,8 +103,14 @@ pub trait Env: Send {
         Err(CommandError::Unsupported)
     }
     /// Returns to drawing commands from the env's own distribution (undoes
-    /// [`Env::set_command`]).
+    /// [`Env::set_command`] and [`Env::set_course`]).
     fn clear_command(&mut self) {}
+    /// Runs every following episode through `course`: each leg's command from its first step
+    /// on, the last one held after the course ends (`gait eval --course`). Refuses (and changes
+    /// nothing) as [`Env::set_command`] does, for an empty course too.
+    fn set_course(&mut self, _course: &[CourseLeg]) -> Result<(), CommandError> {
+        Err(CommandError::Unsupported)
+    }
     /// The pushes of the episodes that follow ([`Pushes`]). Refused by envs that cannot be
     /// pushed.
     fn set_push(&mut self, _pushes: Pushes) -> Result<(), CommandError> {

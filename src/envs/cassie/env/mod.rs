@@ -26,7 +26,7 @@ use super::motor::N;
 use super::physics::{Dynamics, Physics, SimKind, PASSIVE};
 use super::reference;
 use super::reward::{self, RewardInputs, RewardKind};
-use crate::envs::{CommandError, Env, MirrorIndices, Pushes, RewardTerm, Step};
+use crate::envs::{CommandError, CourseLeg, Env, MirrorIndices, Pushes, RewardTerm, Step};
 
 /// Commands `gait eval --command` accepts: `(name, |limit|, unit)` for x, y and turn. Wider
 /// than either training distribution (so out-of-distribution speeds can be probed) but within
@@ -55,6 +55,8 @@ pub struct CassieEnv {
     clock: GaitClock,
     command: Command,
     fixed_command: Option<Command>,
+    /// [`Env::set_course`]: `(first step, command)` per leg, in order; empty without one.
+    course: Vec<(u32, Command)>,
     redraw_every: u32,
     steps: u32,
     /// Commanded heading (rad): random at reset, integrated from the turn command.
@@ -98,6 +100,7 @@ impl CassieEnv {
             clock,
             command: Command { x: 0.0, y: 0.0, turn: 0.0 },
             fixed_command: None,
+            course: Vec::new(),
             redraw_every: 100,
             steps: 0,
             heading: 0.0,
@@ -247,7 +250,18 @@ impl CassieEnv {
     fn new_command(&mut self) {
         self.command = match self.fixed_command {
             Some(c) => c,
-            None => self.config.commands.sample(&mut self.rng),
+            None => {
+                let kind = match (self.config.commands, self.training) {
+                    (CommandKind::Omni | CommandKind::OmniWalk, Some(t))
+                        if self.config.omni_ramp > 0
+                            && self.rng.gen::<f64>() >= self.config.omni_share_at(t) =>
+                    {
+                        CommandKind::Forward
+                    }
+                    (kind, _) => kind,
+                };
+                kind.sample(&mut self.rng)
+            }
         };
     }
 
@@ -467,6 +481,19 @@ impl CassieEnv {
     }
 }
 
+/// A command `gait eval` may give, checked against [`COMMAND_LIMITS`].
+fn checked_command(command: &[f32]) -> Result<Command, CommandError> {
+    let [x, y, turn] = command else {
+        return Err(CommandError::Arity { expected: 3, got: command.len() });
+    };
+    for (&(name, limit, unit), &value) in COMMAND_LIMITS.iter().zip([x, y, turn]) {
+        if !value.is_finite() || value.abs() > limit {
+            return Err(CommandError::OutOfRange { name, value, min: -limit, max: limit, unit });
+        }
+    }
+    Ok(Command { x: *x as f64, y: *y as f64, turn: *turn as f64 })
+}
+
 impl Env for CassieEnv {
     fn observation_size(&self) -> usize {
         self.obs.len()
@@ -525,6 +552,9 @@ impl Env for CassieEnv {
         self.steps += 1;
         self.last_action = Some(a);
         self.clock.increment();
+        if let Some(&(_, leg)) = self.course.iter().rev().find(|(start, _)| *start == self.steps) {
+            self.command = leg;
+        }
         if self.fixed_command.is_none() && self.steps.is_multiple_of(self.redraw_every) {
             self.new_command();
             if self.config.full_gait {
@@ -538,26 +568,29 @@ impl Env for CassieEnv {
     }
 
     fn set_command(&mut self, command: &[f32]) -> Result<(), CommandError> {
-        let [x, y, turn] = command else {
-            return Err(CommandError::Arity { expected: 3, got: command.len() });
+        self.fixed_command = Some(checked_command(command)?);
+        self.course.clear();
+        Ok(())
+    }
+
+    fn set_course(&mut self, course: &[CourseLeg]) -> Result<(), CommandError> {
+        let legs = course
+            .iter()
+            .map(|leg| Ok((leg.start, checked_command(&leg.command)?)))
+            .collect::<Result<Vec<_>, CommandError>>()?;
+        let ordered = legs.windows(2).all(|w| w[0].0 < w[1].0);
+        let first = match legs.first() {
+            Some(&(0, first)) if ordered => first,
+            _ => return Err(CommandError::CourseSteps),
         };
-        for (&(name, limit, unit), &value) in COMMAND_LIMITS.iter().zip([x, y, turn]) {
-            if !value.is_finite() || value.abs() > limit {
-                return Err(CommandError::OutOfRange {
-                    name,
-                    value,
-                    min: -limit,
-                    max: limit,
-                    unit,
-                });
-            }
-        }
-        self.fixed_command = Some(Command { x: *x as f64, y: *y as f64, turn: *turn as f64 });
+        self.fixed_command = Some(first);
+        self.course = legs;
         Ok(())
     }
 
     fn clear_command(&mut self) {
         self.fixed_command = None;
+        self.course.clear();
     }
 
     fn set_training(&mut self, timesteps: Option<u64>) {
