@@ -471,7 +471,8 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
                 crate::algos::tracking::add_metrics(&mut episode_metrics, env.metrics());
                 if let Some(replay) = replay.as_mut().filter(|_| recording) {
                     if replay.episodes.len() == episode {
-                        let legs = course.as_ref().map(|(legs, _)| legs.clone()).unwrap_or_default();
+                        let legs =
+                            course.as_ref().map(|(legs, _)| legs.clone()).unwrap_or_default();
                         replay.episodes.push(Episode {
                             command: match legs.first() {
                                 Some(leg) => Some(leg.command),

@@ -377,8 +377,8 @@ pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize
             if frame.yaw_rate.is_some() {
                 // Over the last second: the pelvis yaws back and forth with every step.
                 let window = &rec.frames[(k + 1).saturating_sub(yaw_window)..=k];
-                let mean = window.iter().filter_map(|f| f.yaw_rate).sum::<f32>()
-                    / window.len() as f32;
+                let mean =
+                    window.iter().filter_map(|f| f.yaw_rate).sum::<f32>() / window.len() as f32;
                 second.push_str(&format!("yaw rate {mean:5.2} rad/s (1 s)   "));
             }
             match rec.command_at(k) {

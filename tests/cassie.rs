@@ -281,3 +281,46 @@ fn cassie_trains_on_mujoco_with_the_same_numbers_for_any_worker_count() {
     );
     assert!(out.contains("trained on rapier and MuJoCo (mixed)"), "the shipped policy: {out}");
 }
+
+/// `gait eval --course`: an episode runs the whole course (1 s + 0.5 s = 75 steps at 50 Hz),
+/// the GIF is drawn for it, and a malformed leg, or one given with --command, is a usage error
+/// (exit 2) that names the leg and writes nothing.
+#[test]
+fn eval_runs_a_scripted_course() {
+    let dir = tempfile::tempdir().unwrap();
+    let walk = common::pretrained_walk();
+    let walk = walk.to_str().unwrap();
+    let gif_path = dir.path().join("course.gif");
+    let gif = gif_path.to_str().unwrap();
+    let o = gait(&[
+        "eval",
+        "--path",
+        walk,
+        "--episodes",
+        "1",
+        "--course",
+        "1:1,0,0",
+        "0.5:0,0,0.4",
+        "--gif",
+        gif,
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("length 75,"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("yaw_rate"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("(25 frames of episode 0)"), "{}", stdout(&o));
+    let bad = dir.path().join("bad.gif");
+    for (args, message) in [
+        (vec!["--course", "1:1,0"], "'1:1,0': a course leg is SECONDS:X,Y,TURN"),
+        (vec!["--course", "0:1,0,0"], "a leg lasts more than 0"),
+        (vec!["--course", "1:0,9,0"], "--course: command y = 9 is outside"),
+        (vec!["--course", "1:1,0,0", "--command", "1,0,0"], "cannot be used with"),
+    ] {
+        let mut all =
+            vec!["eval", "--path", walk, "--episodes", "1", "--gif", bad.to_str().unwrap()];
+        all.extend(args.iter());
+        let o = gait(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(message), "{args:?}: {}", stderr(&o));
+        assert!(!bad.exists(), "{args:?} wrote a GIF");
+    }
+}

@@ -111,6 +111,33 @@ fn a_browser_opens_the_page_offline_and_draws_the_robot() {
         }
     }
     assert!(blue > 300 && red > 300, "robot pixels in the middle: blue {blue}, red {red}");
+
+    // A course (`gait eval --course`): its legs are in the recording and the page runs them
+    // (the command per frame in the speed plot and the HUD) without an error.
+    let course = dir.path().join("course.html");
+    let walk = common::pretrained_walk();
+    let o = gait(&[
+        "eval",
+        "--path",
+        walk.to_str().unwrap(),
+        "--episodes",
+        "1",
+        "--course",
+        "0.4:1,0,0",
+        "0.4:0,0,0.4",
+        "--record",
+        course.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let replay = from_page(&std::fs::read_to_string(&course).unwrap()).unwrap();
+    let legs: Vec<_> = replay.episodes[0].course.iter().map(|l| (l.start, l.command)).collect();
+    assert_eq!(legs, [(0, [1.0, 0.0, 0.0]), (20, [0.0, 0.0, 0.4])]);
+    assert_eq!(replay.episodes[0].command_at(25), Some([0.0, 0.0, 0.4]));
+    assert!(replay.episodes[0].frames.iter().all(|f| f.yaw_rate.is_some()));
+    let dom = chromium(dir.path(), &["--dump-dom"], &course);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let status = dom.split(r#"<div id="status">"#).nth(1).and_then(|s| s.split('<').next());
+    assert_eq!(status, Some("ok"), "the course page's status");
 }
 
 #[test]

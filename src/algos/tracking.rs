@@ -67,10 +67,8 @@ pub fn scalars(episodes: &[EvalEpisode]) -> Vec<(&'static str, f64)> {
         (LATERAL_SPEED, mean(&lateral)),
         (VELOCITY_ERROR, mean(&error)),
     ];
-    let turning: Vec<(f32, f64)> = episodes
-        .iter()
-        .filter_map(|e| Some((e.command?[2], e.metric("yaw_rate")?)))
-        .collect();
+    let turning: Vec<(f32, f64)> =
+        episodes.iter().filter_map(|e| Some((e.command?[2], e.metric("yaw_rate")?))).collect();
     if !turning.is_empty() {
         let top = turning.iter().map(|r| r.0).fold(f32::NEG_INFINITY, f32::max);
         let rate: Vec<f64> = turning.iter().filter(|r| r.0 == top).map(|r| r.1).collect();

@@ -209,7 +209,10 @@ mod tests {
                     offsets(kind, [sl, sr], &c, floor, &mut a);
                     offsets(kind, [sr, sl], &mc, floor, &mut b);
                     mirror.apply(&a, &mut mirrored);
-                    assert_eq!(mirrored, b, "{kind:?}, command {c:?}, phase {phase}, floor {floor}");
+                    assert_eq!(
+                        mirrored, b,
+                        "{kind:?}, command {c:?}, phase {phase}, floor {floor}"
+                    );
                 }
             }
         }

@@ -19,7 +19,7 @@ fn commands_outside_the_limits_are_refused_and_change_nothing() {
 
 use super::*;
 use crate::envs::cassie::{CommandKind, ReferenceKind, SimKind};
-use crate::envs::MirrorIndices;
+use crate::envs::{CourseLeg, MirrorIndices};
 
 fn env() -> CassieEnv {
     CassieEnv::new(CassieConfig::default())
@@ -557,4 +557,50 @@ fn the_omni_ramp_starts_with_a_fifth_of_omnidirectional_commands() {
     let (early, late, eval) = (share(Some(0)), share(Some(1_000_000)), share(None));
     assert!((early - 0.2 * late).abs() < 0.04, "early {early}, late {late}");
     assert!(late > 0.5 && (late - eval).abs() < 0.05, "late {late}, eval {eval}");
+}
+
+/// `gait eval --course`: each leg's command from its first step on (observed and followed by
+/// the reference gait), the last one held; a course that is empty, out of order, not starting
+/// at step 0 or holding a command out of range is refused and changes nothing.
+#[test]
+fn a_course_switches_commands_at_its_legs() {
+    let mut e =
+        CassieEnv::new(CassieConfig { reference: ReferenceKind::Omni, ..Default::default() });
+    let leg = |start, command| CourseLeg { start, command };
+    e.set_course(&[leg(0, [1.0, 0.0, 0.0]), leg(5, [0.0, 0.0, 0.4]), leg(8, [0.0, -0.2, 0.0])])
+        .unwrap();
+    e.seed(1);
+    let obs = e.reset().to_vec();
+    assert_eq!(&obs[35..38], &[1.0, 0.0, 0.0]);
+    let mut seen = Vec::new();
+    for _ in 0..12 {
+        let obs = e.step(&[0.0; N]).obs;
+        seen.push([obs[35], obs[36], obs[37]]);
+    }
+    // After step t (1-based) the observation holds the command of step t.
+    assert_eq!(seen[3], [1.0, 0.0, 0.0]);
+    assert_eq!(seen[4], [0.0, 0.0, 0.4], "{seen:?}");
+    assert_eq!(seen[7], [0.0, -0.2, 0.0], "{seen:?}");
+    assert_eq!(seen[11], [0.0, -0.2, 0.0], "the last leg is held");
+    // A new episode starts the course again.
+    assert_eq!(&e.reset()[35..38], &[1.0, 0.0, 0.0]);
+    for bad in [
+        vec![],
+        vec![leg(1, [1.0, 0.0, 0.0])],
+        vec![leg(0, [1.0, 0.0, 0.0]), leg(0, [0.5, 0.0, 0.0])],
+        vec![leg(0, [1.0, 0.0, 0.0]), leg(4, [0.0, 9.0, 0.0])],
+    ] {
+        assert!(e.set_course(&bad).is_err(), "{bad:?}");
+        assert_eq!(&e.reset()[35..38], &[1.0, 0.0, 0.0], "{bad:?} changed nothing");
+    }
+    e.set_command(&[0.5, 0.0, 0.0]).unwrap();
+    e.reset();
+    for _ in 0..9 {
+        e.step(&[0.0; N]);
+    }
+    assert_eq!(
+        &e.step(&[0.0; N]).obs[35..38],
+        &[0.5, 0.0, 0.0],
+        "a command (from the next episode) ends the course"
+    );
 }
