@@ -82,7 +82,14 @@ fn run_dir_holds_experiment_tensorboard_csv_and_checkpoints() {
         .filter(|t| **t != "Iteration")
         // Cartpole reports no speeds, so the walking scalars stay out of its events.
         .filter(|t| {
-            !["Test/Forward Speed", "Test/Lateral Speed", "Test/Velocity Error"].contains(t)
+            ![
+                "Test/Forward Speed",
+                "Test/Lateral Speed",
+                "Test/Velocity Error",
+                "Test/Yaw Rate",
+                "Test/Yaw Rate Error",
+            ]
+            .contains(t)
         })
         .map(|t| t.to_string())
         .collect();

@@ -250,7 +250,13 @@ mod tests {
             test: test.then(|| TestMetrics {
                 mean_return: 20.0,
                 mean_length: 100.0,
-                tracking: vec![(FORWARD_SPEED, 0.98), (LATERAL_SPEED, 0.1), (VELOCITY_ERROR, 0.2)],
+                tracking: vec![
+                    (FORWARD_SPEED, 0.98),
+                    (LATERAL_SPEED, 0.1),
+                    (VELOCITY_ERROR, 0.2),
+                    (YAW_RATE, 0.38),
+                    (YAW_RATE_ERROR, 0.05),
+                ],
             }),
             update: UpdateMetrics { kl: 0.01, minibatches: 30, ..UpdateMetrics::default() },
             policy_std: Some(0.2),
