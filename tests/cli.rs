@@ -163,6 +163,8 @@ fn eval_and_plot_refuse_bad_values_with_usage_errors() {
         (&["--command", "100,0,0"], "--command: command x = 100 is outside [-4, 4] m/s"),
         (&["--command", "0,0,-9"], "command turn = -9 is outside"),
         (&["--command", "1,0"], "--command takes 3 values x,y,turn, got 2"),
+        (&["--command", "1,x,0"], "'1,x,0': numbers x,y,turn"),
+        (&["--command", "-0.3,0"], "--command takes 3 values x,y,turn, got 2"),
         (&["--traj-len", "0"], "invalid value '0' for '--traj-len"),
         (&["--episodes", "0"], "invalid value '0' for '--episodes"),
     ];

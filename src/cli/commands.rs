@@ -14,6 +14,23 @@ use crate::export::{ExportOptions, Format};
 use crate::plot::PlotOptions;
 use crate::policies::Arch;
 
+/// `--command`'s comma-separated numbers, parsed as one value so that a leading minus
+/// (`-0.3,0,0`) is not taken for a flag; the count is checked with the env.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandValues(pub Vec<f32>);
+
+impl std::str::FromStr for CommandValues {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        s.split(',')
+            .map(|v| v.trim().parse::<f32>())
+            .collect::<Result<Vec<_>, _>>()
+            .map(CommandValues)
+            .map_err(|_| format!("'{s}': numbers x,y,turn, e.g. 0.5,0,0.3"))
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct EvalFlags {
     /// Run directory (holds experiment.json and the checkpoints).
@@ -29,9 +46,10 @@ pub struct EvalFlags {
     /// Maximum episode length (default: the run's --traj-len).
     #[arg(long, value_parser = positive_usize)]
     pub traj_len: Option<usize>,
-    /// Fixed command `x,y,turn` for envs that take commands.
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
-    pub command: Option<Vec<f32>>,
+    /// Fixed command `x,y,turn` for envs that take commands (`--command -0.3,0,0` walks
+    /// backward).
+    #[arg(long, allow_hyphen_values = true, value_name = "X,Y,TURN")]
+    pub command: Option<CommandValues>,
     /// A scripted course instead of one command: legs SECONDS:X,Y,TURN run in order, e.g.
     /// `--course 3:1,0,0 3:0,0,0.4 3:0,0.2,0 2:0,0,0` (episodes last the whole course unless
     /// --traj-len cuts them).
@@ -80,7 +98,7 @@ impl EvalFlags {
             source,
             episodes: self.episodes,
             traj_len: self.traj_len,
-            command: self.command,
+            command: self.command.map(|c| c.0),
             course: self.course,
             seed: self.seed,
             gif: self.gif,
