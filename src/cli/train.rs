@@ -20,7 +20,7 @@ use crate::config::{
     Weights,
 };
 use crate::envs::cassie::{
-    CassieConfig, CommandKind, ObsKind, ProgressKind, ReferenceKind, RewardKind, SimKind,
+    CassieConfig, CommandKind, ObsKind, ProgressKind, ReferenceKind, RewardKind, SimKind, TurnKind,
 };
 use crate::policies::{Arch, Nonlinearity};
 
@@ -277,6 +277,9 @@ pub struct CassieFlags {
     /// all (the rest straight ahead); 0: all from the start.
     #[arg(long, value_parser = count)]
     pub omni_ramp: Option<u64>,
+    /// How the walking reward tracks the turn: the integrated heading, or the yaw rate.
+    #[arg(long, value_enum)]
+    pub turn_reward: Option<TurnKind>,
 }
 
 /// The `(leaf, value)` pairs a serialized flag struct sets: the options given. A switch is an

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::commands::CommandKind;
 use super::physics::SimKind;
 use super::reference::ReferenceKind;
-use super::reward::{ProgressKind, RewardKind};
+use super::reward::{ProgressKind, RewardKind, TurnKind};
 
 /// What the policy observes beyond the reference's layout (`--obs`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
@@ -101,6 +101,10 @@ pub struct CassieConfig {
     /// steps (forward 0.0-0.17 m/s at the 1 m/s eval command).
     #[serde(default)]
     pub omni_ramp: u64,
+    /// How the walking reward tracks the turn command: the integrated heading (roadrunner's,
+    /// runs before the setting existed) or the yaw rate in the robot's own frame.
+    #[serde(default)]
+    pub turn_reward: TurnKind,
 }
 
 /// Observation noise at `obs_noise = 1`: standard deviations of the pelvis orientation (rad,
@@ -143,6 +147,7 @@ impl Default for CassieConfig {
             upright: 0.0,
             progress: ProgressKind::Clip,
             omni_ramp: 0,
+            turn_reward: TurnKind::Heading,
         }
     }
 }

@@ -33,4 +33,4 @@ pub use config::{CassieConfig, ObsKind};
 pub use env::CassieEnv;
 pub use physics::{Physics, SimKind};
 pub use reference::ReferenceKind;
-pub use reward::{ProgressKind, RewardKind};
+pub use reward::{ProgressKind, RewardKind, TurnKind};

@@ -68,6 +68,24 @@ impl ProgressKind {
     }
 }
 
+/// How the walking reward tracks the turn command (`--turn-reward`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum TurnKind {
+    /// roadrunner's: the commanded heading integrates the turn command; the policy observes its
+    /// orientation relative to it and `orientation` pays for facing it.
+    #[default]
+    Heading,
+    /// Isaac Lab's and legged_gym's: the commanded frame is the robot's own heading (so the
+    /// command is in the body frame and no heading error accumulates), and a `yaw_rate` term
+    /// 0.15·exp(−(ω_z − turn)²/0.25) pays for turning at the commanded rate (the reward is
+    /// divided by 1.60 instead of 1.45, so its maximum stays 1).
+    Rate,
+}
+
+/// The raw weight of the `yaw_rate` term of [`TurnKind::Rate`].
+pub const YAW_RATE_WEIGHT: f32 = 0.15;
+
 /// The walking reward's fall penalty (its per-step maximum is 1).
 pub const WALK_FALL_PENALTY: f32 = 5.0;
 
@@ -95,6 +113,9 @@ pub struct RewardInputs {
     pub upright_weight: f32,
     /// The `progress` term's shape (`--progress`).
     pub progress: ProgressKind,
+    /// The commanded turn rate (rad/s) and how it is tracked (`--turn-reward`).
+    pub turn: f32,
+    pub turn_reward: TurnKind,
     /// `linear_clock(0.2)` and `linear_clock(0.7)` [L, R].
     pub linear_clock: [f32; 2],
     pub linear_swing_clock: [f32; 2],
@@ -202,7 +223,11 @@ const WALK_CLEARANCE: f32 = 0.1;
 /// needed 8 s.
 pub fn walk(inp: &RewardInputs, out: &mut Vec<RewardTerm>) -> f32 {
     out.clear();
-    let total = WALK_TOTAL + inp.upright_weight;
+    let yaw_weight = match inp.turn_reward {
+        TurnKind::Heading => 0.0,
+        TurnKind::Rate => YAW_RATE_WEIGHT,
+    };
+    let total = WALK_TOTAL + inp.upright_weight + yaw_weight;
     let w = |x: f32| x / total;
     // Forward and lateral velocity in the commanded heading's frame, the frame the command
     // and `gait eval` speak in. (The reference rewards compare world-x and world-y components
@@ -242,6 +267,10 @@ pub fn walk(inp: &RewardInputs, out: &mut Vec<RewardTerm>) -> f32 {
     term(out, "ctrl_penalty", w(0.05), 8.0, ctrl_change(inp));
     let torque: f32 = inp.torque.iter().zip(inp.torque_limit).map(|(t, l)| t.abs() / l).sum();
     term(out, "trq_penalty", w(0.05), 1.0, torque);
+    if yaw_weight > 0.0 {
+        let e = inp.base_angvel.z - inp.turn;
+        term(out, "yaw_rate", w(yaw_weight), 1.0 / 0.25, e * e);
+    }
     if inp.upright_weight > 0.0 {
         let t = tilt(inp.base_rotation);
         term(out, "upright", w(inp.upright_weight), 1.0 / UPRIGHT_SCALE, t * t);
@@ -322,6 +351,8 @@ mod tests {
             stepping_gain: 1.0,
             upright_weight: 0.0,
             progress: ProgressKind::Clip,
+            turn: 0.0,
+            turn_reward: TurnKind::Heading,
             linear_clock: [0.0; 2],
             linear_swing_clock: [1.0; 2],
             action: [0.0; 10],
@@ -474,6 +505,25 @@ mod tests {
         assert!((over.1 - 0.8).abs() < 1e-5 && (over.1 - under.1).abs() < 1e-5, "{over:?}");
         assert!((progress(ProgressKind::Clip, 1.2, &mut terms).1 - 1.0).abs() < 1e-6);
         assert!(progress(ProgressKind::Peak, 3.5, &mut terms).1 == -1.0, "bounded below");
+    }
+
+    /// `--turn-reward rate`: a `yaw_rate` term, the maximum still 1 at the commanded rate, and
+    /// 0.15·exp(−0.16/0.25) = 0.53 of its weight 0.4 rad/s off; `heading` has no such term.
+    #[test]
+    fn the_yaw_rate_term_pays_for_turning_at_the_command() {
+        let mut terms = Vec::new();
+        let mut turning = inputs();
+        turning.turn = 0.4;
+        turning.turn_reward = TurnKind::Rate;
+        turning.base_angvel = Vec3::new(0.0, 0.0, 0.4);
+        assert!((walk(&turning, &mut terms) - 1.0).abs() < 1e-6);
+        turning.base_angvel = Vec3::ZERO;
+        walk(&turning, &mut terms);
+        let got = terms.iter().find(|t| t.0 == "yaw_rate").expect("the term").1 * 1.60 / 0.15;
+        assert!((got - (-0.16f32 / 0.25).exp()).abs() < 1e-5, "{got}");
+        turning.turn_reward = TurnKind::Heading;
+        walk(&turning, &mut terms);
+        assert!(terms.iter().all(|t| t.0 != "yaw_rate"));
     }
 
     /// The posture term: with it the maximum stays 1; it pays by pelvis tilt alone (roll and

@@ -25,6 +25,7 @@ use super::mirror_lists;
 use super::motor::N;
 use super::physics::{Dynamics, Physics, SimKind, PASSIVE};
 use super::reference;
+use super::reward::TurnKind;
 use super::reward::{self, RewardInputs, RewardKind};
 use crate::envs::{CommandError, CourseLeg, Env, MirrorIndices, Pushes, RewardTerm, Step};
 
@@ -446,6 +447,8 @@ impl CassieEnv {
             ),
             upright_weight: self.config.upright as f32,
             progress: self.config.progress,
+            turn: self.command.turn as f32,
+            turn_reward: self.config.turn_reward,
             linear_clock: [lin[0] as f32, lin[1] as f32],
             linear_swing_clock: [swing[0] as f32, swing[1] as f32],
             action: *action,
@@ -536,6 +539,10 @@ impl Env for CassieEnv {
         let substeps = self.config.substeps(rate);
         self.update_push((substeps as f64 * self.config.sim_dt()) as f32);
         self.sim.step(&targets, substeps);
+        if self.config.turn_reward == TurnKind::Rate {
+            // The commanded frame is the robot's own heading: the command is in the body frame.
+            self.heading = reward::yaw(self.sim.base_rotation()) as f64;
+        }
         let mut reward = self.reward(&a);
         self.fell = self.fall(reward);
         let done = self.fell.is_some();
