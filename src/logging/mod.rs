@@ -11,7 +11,7 @@ pub mod tensorboard;
 pub use experiment::{config_hash_name, load_previous, load_run, Experiment, EXPERIMENT_JSON};
 
 /// The files gait keeps in a run directory (besides `events.out.tfevents.*`): no output of a
-/// command may be written over one of them ([`crate::outputs`]).
+/// command may be written over one of them (checked by `outputs`, for `gait eval --gif` and the other outputs).
 pub const RUN_FILES: [&str; 12] = [
     "actor.safetensors",
     "actor_latest.safetensors",
