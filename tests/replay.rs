@@ -81,14 +81,19 @@ fn chromium(dir: &Path, args: &[&str], page: &Path) -> std::process::Output {
         .expect("chromium is installed by scripts/setup_test.sh (make test runs it)")
 }
 
+/// The page's status line once Chromium has run it: "ok", or the JavaScript error.
+fn page_status(dir: &Path, page: &Path) -> String {
+    let dom = chromium(dir, &["--dump-dom"], page);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let status = dom.split(r#"<div id="status">"#).nth(1).and_then(|s| s.split('<').next());
+    status.unwrap_or("no status line").to_string()
+}
+
 #[test]
 fn a_browser_opens_the_page_offline_and_draws_the_robot() {
     let dir = tempfile::tempdir().unwrap();
     let html = record(dir.path());
-    let dom = chromium(dir.path(), &["--dump-dom"], &html);
-    let dom = String::from_utf8_lossy(&dom.stdout);
-    let status = dom.split(r#"<div id="status">"#).nth(1).and_then(|s| s.split('<').next());
-    assert_eq!(status, Some("ok"), "the page's status (a JavaScript error shows here)");
+    assert_eq!(page_status(dir.path(), &html), "ok", "a JavaScript error shows here");
 
     let shot = dir.path().join("shot.png");
     let arg = format!("--screenshot={}", shot.display());
@@ -134,10 +139,7 @@ fn a_browser_opens_the_page_offline_and_draws_the_robot() {
     assert_eq!(legs, [(0, [1.0, 0.0, 0.0]), (20, [0.0, 0.0, 0.4])]);
     assert_eq!(replay.episodes[0].command_at(25), Some([0.0, 0.0, 0.4]));
     assert!(replay.episodes[0].frames.iter().all(|f| f.yaw_rate.is_some()));
-    let dom = chromium(dir.path(), &["--dump-dom"], &course);
-    let dom = String::from_utf8_lossy(&dom.stdout);
-    let status = dom.split(r#"<div id="status">"#).nth(1).and_then(|s| s.split('<').next());
-    assert_eq!(status, Some("ok"), "the course page's status");
+    assert_eq!(page_status(dir.path(), &course), "ok", "the course page");
 }
 
 #[test]
