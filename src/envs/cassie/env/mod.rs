@@ -25,8 +25,7 @@ use super::mirror_lists;
 use super::motor::N;
 use super::physics::{Dynamics, Physics, SimKind, PASSIVE};
 use super::reference;
-use super::reward::TurnKind;
-use super::reward::{self, RewardInputs, RewardKind};
+use super::reward::{self, RewardInputs, RewardKind, TurnKind};
 use crate::envs::{CommandError, CourseLeg, Env, MirrorIndices, Pushes, RewardTerm, Step};
 
 /// Commands `gait eval --command` accepts: `(name, |limit|, unit)` for x, y and turn. Wider
@@ -559,7 +558,7 @@ impl Env for CassieEnv {
         self.steps += 1;
         self.last_action = Some(a);
         self.clock.increment();
-        if let Some(&(_, leg)) = self.course.iter().rev().find(|(start, _)| *start == self.steps) {
+        if let Some(&(_, leg)) = self.course.iter().find(|(start, _)| *start == self.steps) {
             self.command = leg;
         }
         if self.fixed_command.is_none() && self.steps.is_multiple_of(self.redraw_every) {
