@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::train::{push, sim_dt, typed_leaves, CassieFlags};
+use super::train::{cassie_number, EnvSettings, SettingFlags};
 use crate::bench::{BenchEnvOptions, BenchOptimizeOptions, BENCH_ACT, BENCH_OBS, BENCH_STEPS};
 use crate::config::checks::{non_negative_f32, positive_usize};
 use crate::config::{TrainConfig, UsageError};
@@ -72,7 +72,7 @@ pub struct EvalFlags {
     /// Push the robot every 2-5 s, in a random horizontal direction, by a speed change of up to
     /// this (m/s, uniform; an impulse of 33.3 kg times it), as training's --push does, to
     /// measure robustness (Cassie).
-    #[arg(long, value_parser = push)]
+    #[arg(long, value_parser = cassie_number("push"))]
     pub push: Option<f64>,
     /// Every push exactly --push instead (the harder check).
     #[arg(long, requires = "push")]
@@ -82,7 +82,7 @@ pub struct EvalFlags {
     #[arg(long, value_enum, help_heading = "Physics (Cassie)")]
     pub sim: Option<SimKind>,
     /// Physics timestep (s) [default: the run's, or with another --sim that backend's default].
-    #[arg(long, value_parser = sim_dt, help_heading = "Physics (Cassie)")]
+    #[arg(long, value_parser = cassie_number("sim_dt"), help_heading = "Physics (Cassie)")]
     pub sim_dt: Option<f64>,
 }
 
@@ -176,8 +176,8 @@ pub struct BenchEnvFlags {
     /// instruction counts (`valgrind --tool=callgrind`) compare between builds.
     #[arg(long, value_parser = positive_usize)]
     pub steps: Option<usize>,
-    #[command(flatten, next_help_heading = "Env: cassie")]
-    pub cassie: CassieFlags,
+    #[command(flatten)]
+    pub settings: SettingFlags<EnvSettings>,
 }
 
 impl BenchEnvFlags {
@@ -186,7 +186,7 @@ impl BenchEnvFlags {
     pub fn options(self) -> anyhow::Result<BenchEnvOptions> {
         crate::envs::spec(&self.env).map_err(|e| UsageError(e.to_string()))?;
         let env_config = TrainConfig::default()
-            .with_leaves(&typed_leaves(&self.cassie))
+            .with_leaves(&self.settings.typed)
             .map_err(|e| UsageError(e.to_string()))?
             .env;
         Ok(BenchEnvOptions { env: self.env, env_config, seconds: self.seconds, steps: self.steps })

@@ -12,7 +12,9 @@ use std::ffi::OsString;
 use clap::{CommandFactory, Parser, Subcommand};
 
 pub use commands::{BenchEnvFlags, BenchOptimizeFlags, EvalFlags, ExportFlags, PlotFlags};
-pub use train::{resolve, shown, typed_leaves, CassieFlags, TrainFlags};
+pub use train::{
+    flag_of, resolve, shown, AllSettings, EnvSettings, Scope, SettingFlags, TrainFlags,
+};
 
 use crate::bench::{BenchEnvOptions, BenchOptimizeOptions};
 use crate::config::{presets, TrainConfig, TrainJob};
@@ -99,34 +101,21 @@ pub fn command() -> clap::Command {
         let flags: Vec<String> = presets::changes(spec.name)
             .iter()
             .map(|(k, v)| match v {
-                serde_json::Value::Bool(true) => format!("--{}", k.replace('_', "-")),
-                v => format!("--{} {}", k.replace('_', "-"), shown(v)),
+                serde_json::Value::Bool(true) => format!("--{}", flag_of(k)),
+                v => format!("--{} {}", flag_of(k), shown(v)),
             })
             .collect();
         presets_help.push_str(&format!("\n  {}: {}", spec.name, flags.join(", ")));
     }
-    let defaults = TrainConfig::default().leaves();
     Cli::command().mut_subcommand("train", |train| {
-        train.mut_subcommand("ppo", |mut ppo| {
-            for (key, value) in &defaults {
-                let shown_default = match value {
-                    serde_json::Value::Null => continue,
-                    serde_json::Value::Bool(_) => continue,
-                    v => shown(v),
-                };
-                ppo = ppo.mut_arg(key.as_str(), |a| {
-                    let help = a.get_help().map(ToString::to_string).unwrap_or_default();
-                    a.help(format!("{help} [default: {shown_default}]"))
-                });
-            }
-            ppo.mut_arg("env", |a| {
-                a.help(format!(
-                    "Environment to train on: {} (alias: the reference's --env-name) \
-                     [default: cartpole]",
-                    names.join(", ")
-                ))
-            })
-            .after_help(presets_help)
+        train.mut_subcommand("ppo", |ppo| {
+            let help = format!(
+                "Environment to train on: {} (alias: the reference's --env-name) [default: \
+                 cartpole]",
+                names.join(", ")
+            );
+            ppo.mut_arg("run.env", |a| a.help(help.clone()).long_help(help))
+                .after_help(presets_help)
         })
     })
 }

@@ -2,7 +2,7 @@
 //! ([`super::TrainConfig::validate`]), so a value refused as a flag is refused in a file too.
 
 /// What a numeric setting accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Range {
     /// Finite and > 0.
     Positive,
@@ -19,6 +19,9 @@ pub enum Range {
     PositiveF32,
     /// Finite, >= 0 and at most `f32::MAX`.
     NonNegativeF32,
+    /// Finite and in `[lo, hi]`; `what` names the range in errors ("a push speed in [0, 5]
+    /// m/s").
+    Within { lo: f64, hi: f64, what: &'static str },
 }
 
 impl Range {
@@ -32,6 +35,7 @@ impl Range {
             Range::Natural => v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1e19,
             Range::PositiveF32 => v.is_finite() && v > 0.0 && v <= f32::MAX as f64,
             Range::NonNegativeF32 => v.is_finite() && v >= 0.0 && v <= f32::MAX as f64,
+            Range::Within { lo, hi, .. } => v.is_finite() && (lo..=hi).contains(&v),
         }
     }
 
@@ -45,6 +49,7 @@ impl Range {
             Range::Natural => "a whole number >= 0",
             Range::PositiveF32 => "a positive number up to 3.4e38 (it becomes a 32-bit float)",
             Range::NonNegativeF32 => "a number in [0, 3.4e38] (it becomes a 32-bit float)",
+            Range::Within { what, .. } => what,
         }
     }
 

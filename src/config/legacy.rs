@@ -1,7 +1,8 @@
 //! Runs written before the sectioned config stored their settings flat, as `"args"` in
 //! `experiment.json` (`{"env": .., "kl": .., "env_args": {"cassie": {..}}, "previous": ..}`).
-//! Their leaf names are today's leaf names, so they convert leaf by leaf; keys this gait no
-//! longer knows are ignored, as the old reader did. The shipped `pretrained/cassie-walk` is
+//! Their keys are today's setting names (unique in the sections of that time), so they convert
+//! name by name to today's paths; keys this gait no longer knows are ignored, as the old reader
+//! did. The shipped `pretrained/cassie-walk` is
 //! such a run, and the tests load it.
 
 use std::path::PathBuf;
@@ -19,12 +20,15 @@ pub fn from_legacy_args(args: &Value) -> Result<(TrainConfig, Start), ConfigErro
             reason: "expected an object".into(),
         });
     };
-    let known: Vec<String> = TrainConfig::default().leaves().into_iter().map(|(k, _)| k).collect();
-    let values: Vec<(String, Value)> = map
-        .iter()
-        .filter(|(k, _)| known.contains(k) && k.as_str() != "env_args")
-        .map(|(k, v)| (k.clone(), v.clone()))
+    // The trainer's own sections: the env's come from `env_args` below.
+    let known: Vec<String> = TrainConfig::settings()
+        .into_iter()
+        .map(|d| d.path)
+        .filter(|path| !path.starts_with("env."))
         .collect();
+    let path_of = |name: &str| known.iter().find(|p| p.rsplit('.').next() == Some(name));
+    let values: Vec<(String, Value)> =
+        map.iter().filter_map(|(k, v)| path_of(k).map(|path| (path.clone(), v.clone()))).collect();
     let mut config = TrainConfig::default().with_leaves(&values)?;
     // These runs predate the observation clip: their networks had none.
     if !map.contains_key("obs_clip") {

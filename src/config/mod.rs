@@ -1,5 +1,4 @@
-//! The training configuration: one typed, serializable [`TrainConfig`] with defaults. No flags
-//! here: value enums derive `clap::ValueEnum` only so that help can list their values.
+//! The training configuration: one typed, serializable [`TrainConfig`] with defaults.
 //!
 //! The sections follow what each part of the trainer reads: [`RunConfig`] (what to train, where
 //! to log, for how long), [`SamplerConfig`], [`PpoConfig`], [`NetConfig`], [`EvalConfig`] and
@@ -9,13 +8,18 @@
 //! knows flags: it layers defaults, preset or `--previous` run, `--config FILE.toml`, then the
 //! typed flags.
 //!
-//! Every setting is a *leaf* with a unique name (`kl`, `traj_len`, `sim_dt`): the flag is the
-//! leaf's name with dashes, and `experiment.info` lists leaves. [`TrainConfig::leaves`] and
-//! [`TrainConfig::with_leaves`] are the one walk over them.
+//! Each setting is declared once, as one row of its section's [`settings!`](crate::settings)
+//! table ([`setting`]): its doc, type, default and range. A setting is a *leaf* named by its
+//! path (`ppo.kl`, `env.cassie.sim_dt`), so two sections may hold settings of the same name;
+//! its flag is its name with dashes (`--kl`; [`flag_names`] for names two sections share).
+//! [`TrainConfig::settings`], [`TrainConfig::leaves`] and [`TrainConfig::with_leaves`] are the
+//! walks over them.
 
 pub mod checks;
 mod legacy;
 pub mod presets;
+mod sections;
+pub mod setting;
 mod special;
 
 use std::path::{Path, PathBuf};
@@ -26,10 +30,12 @@ use thiserror::Error;
 
 pub use checks::Range;
 pub use legacy::from_legacy_args;
+pub use sections::{EvalConfig, NetConfig, PpoConfig, RunConfig, SamplerConfig};
+pub use setting::{Kind, Scalar, Section, Setting, SettingType};
 pub use special::{BackpropWorkers, SaveFreq};
 
 use crate::envs::EnvConfig;
-use crate::policies::{Arch, NetSpec, Nonlinearity, StdSpec};
+use crate::policies::{Arch, NetSpec, StdSpec};
 
 /// A bad setting or combination: reported as a usage error (exit code 2).
 #[derive(Debug, Error)]
@@ -100,192 +106,6 @@ impl NetConfig {
     }
 }
 
-/// What to train, how long, and where the run goes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RunConfig {
-    /// Environment to train on.
-    pub env: String,
-    /// Seeds network init, env resets, action noise and minibatch order.
-    pub seed: u64,
-    /// Log root; runs go to LOGDIR/ENV/RUN/TIMESTAMP.
-    pub logdir: PathBuf,
-    /// Run folder name (None: a hash of the settings plus -seedN).
-    pub run_name: Option<String>,
-    /// Stop once this many training steps were collected.
-    pub timesteps: u64,
-    /// Device for the optimizer.
-    pub device: DeviceKind,
-    /// libtorch threads for the optimizer (1 is fastest for small nets on 2 cores; -1:
-    /// measure 1..=cores at start and take the fastest).
-    pub backprop_workers: BackpropWorkers,
-    /// Also save actor_{itr}/critic_{itr} every N iterations (0 or -1: never).
-    pub save_freq: SaveFreq,
-}
-
-impl Default for RunConfig {
-    fn default() -> Self {
-        Self {
-            env: "cartpole".into(),
-            seed: 0,
-            logdir: "logs".into(),
-            run_name: None,
-            timesteps: 100_000_000,
-            device: DeviceKind::Cpu,
-            backprop_workers: BackpropWorkers::ONE,
-            save_freq: SaveFreq::Off,
-        }
-    }
-}
-
-/// How experience is collected.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SamplerConfig {
-    /// Maximum episode length (train and eval).
-    pub traj_len: usize,
-    /// Minimum train steps per iteration (whole episodes, so it overshoots).
-    pub num_steps: usize,
-    /// Sampler actors (None: available cores). Results do not depend on it.
-    pub workers: Option<usize>,
-}
-
-impl Default for SamplerConfig {
-    fn default() -> Self {
-        Self { traj_len: 300, num_steps: 2000, workers: None }
-    }
-}
-
-/// PPO's hyperparameters, GAE's included (the samplers compute advantages per trajectory).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PpoConfig {
-    /// Discount γ.
-    pub discount: f64,
-    /// GAE λ.
-    pub gae_lambda: f64,
-    /// Actor Adam learning rate.
-    pub a_lr: f64,
-    /// Critic Adam learning rate.
-    pub c_lr: f64,
-    /// Adam epsilon (both optimizers).
-    pub eps: f64,
-    /// KL(new‖old) threshold for early stopping the update.
-    pub kl: f64,
-    /// Entropy bonus coefficient.
-    pub entropy_coeff: f64,
-    /// Ratio clip ε.
-    pub clip: f64,
-    /// Max gradient L2 norm, per network.
-    pub grad_clip: f64,
-    /// Minibatch size in states (FF) or the state budget of a trajectory minibatch (LSTM).
-    pub batch_size: usize,
-    /// Passes over the buffer per iteration.
-    pub epochs: usize,
-    /// Mirror-loss coefficient (0 disables). A float, unlike the reference's int flag; default 0
-    /// (the reference's is 1) so envs without mirror lists train as they are.
-    pub mirror: f64,
-    /// Mirror data augmentation: mirrored copies of the states/actions join every minibatch.
-    pub mirror_augment: bool,
-    /// Before training, fill the observation normalizer from `prenormalize_steps` steps of the
-    /// policy with N(0,1) action noise (fresh runs only).
-    pub prenorm: bool,
-    /// Steps for `prenorm`.
-    pub prenormalize_steps: usize,
-    /// Keep updating the normalizer from every iteration's training states (after the update,
-    /// so each update sees the statistics its data was sampled with). The reference's flag of
-    /// this name is dead code.
-    pub update_norm: bool,
-}
-
-impl Default for PpoConfig {
-    fn default() -> Self {
-        Self {
-            discount: 0.99,
-            gae_lambda: 1.0,
-            a_lr: 1e-4,
-            c_lr: 1e-4,
-            eps: 1e-6,
-            kl: 0.02,
-            entropy_coeff: 0.0,
-            clip: 0.2,
-            grad_clip: 0.05,
-            batch_size: 64,
-            epochs: 3,
-            mirror: 0.0,
-            mirror_augment: false,
-            prenorm: false,
-            prenormalize_steps: 100,
-            update_norm: false,
-        }
-    }
-}
-
-impl PpoConfig {
-    /// Whether the networks see mirrored states (mirror loss or augmentation).
-    pub fn uses_mirror(&self) -> bool {
-        self.mirror > 0.0 || self.mirror_augment
-    }
-}
-
-/// The actor and critic networks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NetConfig {
-    pub arch: Arch,
-    /// Hidden layer widths.
-    pub layers: Vec<usize>,
-    /// Actor hidden activation (the critic uses ReLU).
-    pub nonlinearity: Nonlinearity,
-    /// Fixed action standard deviation.
-    pub std: f64,
-    /// One std per action dim; overrides `std`.
-    pub std_array: Option<Vec<f64>>,
-    /// Learn a state-dependent std head instead of a fixed std (the reference's).
-    pub learn_std: bool,
-    /// Learn one state-independent log-std per action, starting at `std` (or `std_array`).
-    #[serde(default)]
-    pub learn_log_std: bool,
-    /// Clip each normalized observation to ±`obs_clip` standard deviations (0: no clip), so one
-    /// input far outside the training distribution cannot drive the actions anywhere. 5 by
-    /// default (see `policies::normalizer`); runs from before the setting load without a clip.
-    #[serde(default)]
-    pub obs_clip: f64,
-}
-
-impl Default for NetConfig {
-    fn default() -> Self {
-        Self {
-            arch: Arch::Ff,
-            layers: vec![256, 256],
-            nonlinearity: Nonlinearity::Relu,
-            std: 0.13,
-            std_array: None,
-            learn_std: false,
-            learn_log_std: false,
-            obs_clip: 5.0,
-        }
-    }
-}
-
-/// The deterministic evaluation during training.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EvalConfig {
-    /// Episodes per evaluating iteration (0: never evaluate).
-    pub num_eval_eps: usize,
-    /// Evaluate every N iterations (also after a new best train return, and at the end).
-    pub eval_freq: usize,
-    /// Evaluate only once the mean train episode length exceeded RATIO * traj_len.
-    pub min_eplen_ratio_eval: f64,
-}
-
-impl Default for EvalConfig {
-    fn default() -> Self {
-        Self { num_eval_eps: 50, eval_freq: 200, min_eplen_ratio_eval: 0.0 }
-    }
-}
-
 /// What `gait train ppo` runs: a config and where it starts.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TrainJob {
@@ -343,25 +163,39 @@ impl TrainConfig {
         config
     }
 
-    /// Every setting as `(leaf name, value)`, in declaration order.
+    /// Every setting with its path (`ppo.kl`) and its section's help heading, sections in
+    /// the order of `--help`.
+    pub fn settings() -> Vec<Declared> {
+        let mut out = Vec::new();
+        Declared::section::<RunConfig>("run", &mut out);
+        Declared::section::<SamplerConfig>("sampler", &mut out);
+        Declared::section::<PpoConfig>("ppo", &mut out);
+        Declared::section::<NetConfig>("net", &mut out);
+        Declared::section::<EvalConfig>("eval", &mut out);
+        EnvConfig::settings("env", &mut out);
+        out
+    }
+
+    /// Every setting as `(path, value)`, in serialization order.
     pub fn leaves(&self) -> Vec<(String, Value)> {
-        fn walk(map: &serde_json::Map<String, Value>, out: &mut Vec<(String, Value)>) {
+        fn walk(map: &serde_json::Map<String, Value>, path: &str, out: &mut Vec<(String, Value)>) {
             for (key, value) in map {
+                let full = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
                 match value {
-                    Value::Object(inner) => walk(inner, out),
-                    other => out.push((key.clone(), other.clone())),
+                    Value::Object(inner) => walk(inner, &full, out),
+                    other => out.push((full, other.clone())),
                 }
             }
         }
         let mut out = Vec::new();
         if let Ok(Value::Object(map)) = serde_json::to_value(self) {
-            walk(&map, &mut out);
+            walk(&map, "", &mut out);
         }
         out
     }
 
-    /// This config with the named leaves replaced. Unknown names and values of the wrong type
-    /// are refused, naming the leaf; nothing is changed on error.
+    /// This config with the leaves at the given paths replaced. Unknown paths and values of the
+    /// wrong type are refused, naming the path; nothing is changed on error.
     pub fn with_leaves(&self, values: &[(String, Value)]) -> Result<Self, ConfigError> {
         let mut tree = serde_json::to_value(self).expect("a config serializes");
         for (key, value) in values {
@@ -415,45 +249,18 @@ impl TrainConfig {
     }
 
     fn check(&self, registered: bool) -> Result<(), UsageError> {
-        let bad = |key: &str, v: f64, range: Range| {
-            UsageError(format!("--{} {v}: not {}", key.replace('_', "-"), range.phrase()))
-        };
-        let (s, p, n, e, r) = (&self.sampler, &self.ppo, &self.net, &self.eval, &self.run);
-        let checks: [(&str, f64, Range); 22] = [
-            ("timesteps", r.timesteps as f64, Range::Count),
-            ("num_steps", s.num_steps as f64, Range::Count),
-            ("traj_len", s.traj_len as f64, Range::Count),
-            ("workers", s.workers.unwrap_or(1) as f64, Range::Count),
-            ("discount", p.discount, Range::Unit),
-            ("gae_lambda", p.gae_lambda, Range::Unit),
-            ("a_lr", p.a_lr, Range::Positive),
-            ("c_lr", p.c_lr, Range::Positive),
-            ("eps", p.eps, Range::Positive),
-            ("kl", p.kl, Range::Positive),
-            ("entropy_coeff", p.entropy_coeff, Range::NonNegativeF32),
-            ("clip", p.clip, Range::PositiveF32),
-            ("grad_clip", p.grad_clip, Range::PositiveF32),
-            ("batch_size", p.batch_size as f64, Range::Count),
-            ("epochs", p.epochs as f64, Range::Count),
-            ("mirror", p.mirror, Range::NonNegativeF32),
-            ("prenormalize_steps", p.prenormalize_steps as f64, Range::Count),
-            ("std", n.std, Range::PositiveF32),
-            ("obs_clip", n.obs_clip, Range::NonNegativeF32),
-            ("eval_freq", e.eval_freq as f64, Range::Count),
-            ("min_eplen_ratio_eval", e.min_eplen_ratio_eval, Range::Unit),
-            ("num_eval_eps", e.num_eval_eps as f64, Range::Natural),
-        ];
-        for (key, v, range) in checks {
-            if !range.holds(v) {
-                return Err(bad(key, v, range));
+        let (s, p, n, r) = (&self.sampler, &self.ppo, &self.net, &self.run);
+        let tree = serde_json::to_value(self).expect("a config serializes");
+        let declared = Self::settings();
+        let flags = flag_names(&declared);
+        for (d, flag) in declared.iter().zip(&flags) {
+            let value = d.path.split('.').try_fold(&tree, |v, key| v.get(key));
+            if let Some(value) = value {
+                d.setting.check(value).map_err(|e| UsageError(format!("--{flag} {e}")))?;
             }
         }
-        if n.layers.is_empty() || n.layers.contains(&0) {
-            return Err(UsageError("--layers: every width must be a positive whole number".into()));
-        }
-        if let Some(bad_std) = n.std_array.iter().flatten().find(|v| !Range::PositiveF32.holds(**v))
-        {
-            return Err(bad("std_array", *bad_std, Range::PositiveF32));
+        if n.layers.is_empty() {
+            return Err(UsageError("--layers: give at least one width".into()));
         }
         if n.learn_std && n.learn_log_std {
             return Err(UsageError("--learn-std and --learn-log-std exclude each other".into()));
@@ -496,13 +303,59 @@ impl TrainConfig {
 /// The longest `--run-name`, in bytes.
 pub const MAX_RUN_NAME: usize = 200;
 
-/// The slot of leaf `key` in a serialized config.
-fn find_leaf<'a>(tree: &'a mut Value, key: &str) -> Option<&'a mut Value> {
-    let Value::Object(map) = tree else { return None };
-    if map.get(key).is_some_and(|v| !v.is_object()) {
-        return map.get_mut(key);
+/// The slot of the leaf at `path` (`ppo.kl`) in a serialized config.
+fn find_leaf<'a>(tree: &'a mut Value, path: &str) -> Option<&'a mut Value> {
+    let slot = path.split('.').try_fold(tree, |v, key| v.as_object_mut()?.get_mut(key))?;
+    (!slot.is_object()).then_some(slot)
+}
+
+/// A setting as the config declares it: where it lives and its section's help heading.
+#[derive(Debug, Clone)]
+pub struct Declared {
+    /// Its path: `ppo.kl`, `env.cassie.sim_dt`.
+    pub path: String,
+    /// The section's heading in `--help`.
+    pub heading: &'static str,
+    pub setting: &'static Setting,
+}
+
+impl Declared {
+    /// Appends section `S`'s settings under `path`.
+    pub fn section<S: Section>(path: &str, out: &mut Vec<Declared>) {
+        out.extend(S::SETTINGS.iter().map(|setting| Declared {
+            path: format!("{path}.{}", setting.name),
+            heading: S::HEADING,
+            setting,
+        }));
     }
-    map.values_mut().find_map(|v| if v.is_object() { find_leaf(v, key) } else { None })
+}
+
+/// The flag of each setting, without the dashes: its name with dashes (`batch-size`), unless
+/// two sections declare that name; then each of those is qualified by its section
+/// (`cassie-sim-dt`, its path's second-to-last part), so no flag is ambiguous. The first one
+/// declared also keeps the plain name as an alias ([`plain_alias`]), so a command typed before
+/// the second section existed still means what it meant.
+pub fn flag_names(declared: &[Declared]) -> Vec<String> {
+    declared
+        .iter()
+        .map(|d| {
+            let name = d.setting.name.replace('_', "-");
+            if declared.iter().filter(|o| o.setting.name == d.setting.name).count() == 1 {
+                return name;
+            }
+            let section = d.path.rsplit('.').nth(1).unwrap_or_default();
+            format!("{section}-{name}")
+        })
+        .collect()
+}
+
+/// For a setting whose flag [`flag_names`] qualified: its plain name, when it is the first
+/// declared of that name.
+pub fn plain_alias(declared: &[Declared], index: usize) -> Option<String> {
+    let name = declared[index].setting.name;
+    let first = declared.iter().position(|d| d.setting.name == name)?;
+    let shared = declared.iter().filter(|d| d.setting.name == name).count() > 1;
+    (shared && first == index).then(|| name.replace('_', "-"))
 }
 
 /// The leaves a (partial) document sets, checked against the config's shape.
@@ -575,7 +428,7 @@ fn collect_overrides(
                     reason: "is a value, not a table".into(),
                 })
             }
-            Some(_) => out.push((key.clone(), value.clone())),
+            Some(_) => out.push((full, value.clone())),
         }
     }
     Ok(())
@@ -586,13 +439,43 @@ mod tests {
     use super::*;
 
     #[test]
-    fn leaf_names_are_unique() {
-        let leaves = TrainConfig::default().leaves();
-        let mut names: Vec<&str> = leaves.iter().map(|(k, _)| k.as_str()).collect();
-        names.sort_unstable();
-        let before = names.len();
-        names.dedup();
-        assert_eq!(before, names.len(), "two settings share a name: {names:?}");
+    fn every_leaf_is_declared_once_and_flags_are_unique() {
+        let declared = TrainConfig::settings();
+        let mut paths: Vec<String> = declared.iter().map(|d| d.path.clone()).collect();
+        let mut leaves: Vec<String> =
+            TrainConfig::default().leaves().into_iter().map(|(k, _)| k).collect();
+        paths.sort_unstable();
+        leaves.sort_unstable();
+        assert_eq!(paths, leaves, "each field of the config is one declared setting");
+        let mut flags = flag_names(&declared);
+        flags.sort_unstable();
+        let before = flags.len();
+        flags.dedup();
+        assert_eq!(before, flags.len(), "two settings share a flag: {flags:?}");
+    }
+
+    /// Two sections may declare settings of the same name: their keys differ by section, and
+    /// their flags are qualified (the first keeping the plain name as an alias).
+    #[test]
+    fn a_name_two_sections_share_gets_qualified_flags() {
+        crate::settings! {
+            /// A second robot's section.
+            #[serde(deny_unknown_fields)]
+            pub struct Other("Env: other") {
+                /// Its own timestep.
+                sim_dt: Option<f64> = None;
+            }
+        }
+        let mut declared = TrainConfig::settings();
+        Declared::section::<Other>("env.other", &mut declared);
+        let flags = flag_names(&declared);
+        let at = |path: &str| declared.iter().position(|d| d.path == path).unwrap();
+        let (cassie, other) = (at("env.cassie.sim_dt"), at("env.other.sim_dt"));
+        assert_eq!((&*flags[cassie], &*flags[other]), ("cassie-sim-dt", "other-sim-dt"));
+        assert_eq!(plain_alias(&declared, cassie).as_deref(), Some("sim-dt"));
+        assert_eq!(plain_alias(&declared, other), None);
+        assert_eq!(flags[at("ppo.kl")], "kl");
+        assert_eq!(plain_alias(&declared, at("ppo.kl")), None);
     }
 
     #[test]
@@ -613,7 +496,7 @@ mod tests {
         let err = base.merged_with_toml("[ppo]\nkll = 0.01\n").unwrap_err().to_string();
         assert!(err.contains("ppo.kll"), "{err}");
         let err = base.merged_with_toml("[ppo]\nkl = \"big\"\n").unwrap_err().to_string();
-        assert!(err.starts_with("kl:"), "{err}");
+        assert!(err.starts_with("ppo.kl:"), "{err}");
         let err = base.merged_with_toml("ppo = 3\n").unwrap_err().to_string();
         assert!(err.contains("ppo"), "{err}");
         assert!(base.merged_with_toml("[ppo\n").is_err());

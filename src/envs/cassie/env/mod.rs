@@ -39,7 +39,9 @@ const MIN_HEIGHT: f32 = 0.65;
 /// The lab model's total mass (kg): a push of speed change `v` is an impulse of `ROBOT_MASS·v`.
 const ROBOT_MASS: f32 = 33.312;
 
-/// Seconds between pushes: U(2, 5).
+/// Seconds between pushes at evaluation (`gait eval --push`, training's evaluations): U(2, 5),
+/// whatever a run trained with, so every run is measured alike. Training pushes come every
+/// U(`push_every`, 2.5 `push_every`) s.
 const PUSH_EVERY: std::ops::Range<f64> = 2.0..5.0;
 const MAX_TILT: f32 = 20.0 * std::f32::consts::PI / 180.0;
 
@@ -217,8 +219,12 @@ impl CassieEnv {
 
     /// The policy step of the next push after `now` (none without pushes).
     fn schedule_push(&mut self, now: u32) {
+        let every = match self.pushes {
+            Pushes::Own => self.config.push_every..2.5 * self.config.push_every,
+            Pushes::Full | Pushes::UpTo(_) | Pushes::Exactly(_) => PUSH_EVERY,
+        };
         self.next_push = if self.push_speed() > 0.0 {
-            now + (self.rng.gen_range(PUSH_EVERY) * self.config.policy_rate).round() as u32
+            now + (self.rng.gen_range(every) * self.config.policy_rate).round().max(1.0) as u32
         } else {
             u32::MAX
         };
@@ -608,8 +614,9 @@ impl Env for CassieEnv {
             Pushes::Own | Pushes::Full => 0.0,
             Pushes::UpTo(v) | Pushes::Exactly(v) => v,
         };
-        // The range of `--push` (CassieConfig::check_push), one definition for both.
-        if CassieConfig::check_push(speed as f64).is_err() {
+        // The range of `--push` (its row in CassieConfig), one definition for both.
+        let push = <CassieConfig as crate::config::Section>::setting("push");
+        if push.check(&serde_json::Value::from(speed as f64)).is_err() {
             return Err(CommandError::OutOfRange {
                 name: "push",
                 value: speed,

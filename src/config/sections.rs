@@ -1,0 +1,141 @@
+//! The trainer's sections, one [`settings!`](crate::settings) row per setting: what to train
+//! ([`RunConfig`]), [`SamplerConfig`], [`PpoConfig`], [`NetConfig`], [`EvalConfig`]. Defaults
+//! follow roadrunner (`train.py`, `algo/ppo.py:add_algo_args`, `nn_factory.add_nn_parser`),
+//! deviations documented on each row.
+
+use std::path::PathBuf;
+
+use super::checks::Range;
+use super::{BackpropWorkers, DeviceKind, SaveFreq};
+use crate::policies::{Arch, Nonlinearity};
+
+crate::settings! {
+    /// What to train, how long, and where the run goes.
+    #[serde(deny_unknown_fields)]
+    pub struct RunConfig("Run") {
+        /// Environment to train on.
+        env: String = "cartpole".into();
+        /// Seeds network init, env resets, action noise and minibatch order.
+        seed: u64 = 0;
+        /// Log root; runs go to LOGDIR/ENV/RUN/TIMESTAMP.
+        logdir: PathBuf = "logs".into();
+        /// Run folder name (unset: a hash of the settings plus -seedN).
+        run_name: Option<String> = None;
+        /// Stop once this many training steps were collected.
+        timesteps: u64 = 100_000_000, Range::Count;
+        /// Device for the optimizer; samplers always run on CPU.
+        device: DeviceKind = DeviceKind::Cpu;
+        /// libtorch threads for the optimizer (1 is fastest for small nets on 2 cores; -1: time
+        /// 1..=cores threads at start and use the fastest).
+        backprop_workers: BackpropWorkers = BackpropWorkers::ONE;
+        /// Also save actor_{itr}/critic_{itr} every N iterations (0 or -1: never).
+        save_freq: SaveFreq = SaveFreq::Off;
+    }
+}
+
+crate::settings! {
+    /// How experience is collected.
+    #[serde(deny_unknown_fields)]
+    pub struct SamplerConfig("Sampler") {
+        /// Maximum episode length (train and eval).
+        traj_len: usize = 300, Range::Count;
+        /// Minimum train steps per iteration (whole episodes, so it overshoots).
+        num_steps: usize = 2000, Range::Count;
+        /// Sampler actors (unset: available cores). Results do not depend on it.
+        workers: Option<usize> = None, Range::Count;
+    }
+}
+
+crate::settings! {
+    /// PPO's hyperparameters, GAE's included (the samplers compute advantages per trajectory).
+    #[serde(deny_unknown_fields)]
+    pub struct PpoConfig("PPO") {
+        /// Discount γ.
+        discount: f64 = 0.99, Range::Unit;
+        /// GAE λ.
+        gae_lambda: f64 = 1.0, Range::Unit;
+        /// Actor Adam learning rate.
+        a_lr: f64 = 1e-4, Range::Positive;
+        /// Critic Adam learning rate.
+        c_lr: f64 = 1e-4, Range::Positive;
+        /// Adam epsilon (both optimizers).
+        eps: f64 = 1e-6, Range::Positive;
+        /// KL(new‖old) threshold for early stopping the update.
+        kl: f64 = 0.02, Range::Positive;
+        /// Entropy bonus coefficient.
+        entropy_coeff: f64 = 0.0, Range::NonNegativeF32;
+        /// Ratio clip ε.
+        clip: f64 = 0.2, Range::PositiveF32;
+        /// Max gradient L2 norm, per network.
+        grad_clip: f64 = 0.05, Range::PositiveF32;
+        /// Minibatch size in states (FF) or the state budget of a trajectory minibatch (LSTM).
+        batch_size: usize = 64, Range::Count;
+        /// Passes over the buffer per iteration.
+        epochs: usize = 3, Range::Count;
+        /// Mirror-loss coefficient (0 disables). A float, unlike the reference's int flag;
+        /// default 0 (the reference's is 1) so envs without mirror lists train as they are.
+        mirror: f64 = 0.0, Range::NonNegativeF32;
+        /// Mirror data augmentation: mirrored copies of the states/actions join every minibatch
+        /// (needs the env's mirror lists; combinable with --mirror).
+        mirror_augment: bool = false;
+        /// Before training, fill the observation normalizer from --prenormalize-steps steps of
+        /// the policy with N(0,1) action noise (fresh runs only; skipped with --previous).
+        prenorm: bool = false;
+        /// Steps for --prenorm.
+        prenormalize_steps: usize = 100, Range::Count;
+        /// Keep updating the normalizer from every iteration's training states. It is updated
+        /// after the update, so each update sees the statistics its data was sampled with. The
+        /// reference's flag of this name is dead code.
+        update_norm: bool = false;
+    }
+}
+
+impl PpoConfig {
+    /// Whether the networks see mirrored states (mirror loss or augmentation).
+    pub fn uses_mirror(&self) -> bool {
+        self.mirror > 0.0 || self.mirror_augment
+    }
+}
+
+crate::settings! {
+    /// The actor and critic networks.
+    #[serde(deny_unknown_fields)]
+    pub struct NetConfig("Network") {
+        /// Network architecture.
+        arch: Arch = Arch::Ff;
+        /// Hidden layer widths, comma-separated.
+        layers: Vec<usize> = vec![256, 256], Range::Count;
+        /// Actor hidden activation (the critic uses ReLU).
+        nonlinearity: Nonlinearity = Nonlinearity::Relu;
+        /// Fixed action standard deviation.
+        std: f64 = 0.13, Range::PositiveF32;
+        /// One std per action dim, comma-separated; overrides --std.
+        std_array: Option<Vec<f64>> = None, Range::PositiveF32;
+        /// Learn a state-dependent std head instead of a fixed std (the reference's).
+        learn_std: bool = false;
+        /// Learn one state-independent log-std per action, starting at --std (or --std-array);
+        /// saved and resumed with the weights, logged as Policy/Std.
+        #[serde(default)]
+        learn_log_std: bool = false;
+        /// Clip normalized observations to ±N standard deviations (0: no clip), so one input
+        /// far outside the training distribution cannot drive the actions anywhere. 5 by default
+        /// (see `policies::normalizer`); runs from before the setting load without a clip.
+        #[serde(default)]
+        obs_clip: f64 = 5.0, Range::NonNegativeF32;
+    }
+}
+
+crate::settings! {
+    /// The deterministic evaluation during training.
+    #[serde(deny_unknown_fields)]
+    pub struct EvalConfig("Eval") {
+        /// Deterministic evaluation episodes per evaluating iteration (0: never evaluate).
+        num_eval_eps: usize = 50, Range::Natural;
+        /// Evaluate every N iterations (also after a new best train return, and at the end).
+        eval_freq: usize = 200, Range::Count;
+        /// Evaluate only once the mean train episode length exceeded RATIO * traj-len.
+        min_eplen_ratio_eval: f64 = 0.0, Range::Unit;
+    }
+}
+
+crate::choice_settings!(DeviceKind, Arch, Nonlinearity);
