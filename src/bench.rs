@@ -17,7 +17,9 @@ use crate::policies::{Arch, NetSpec};
 /// What `gait bench env` runs (flags: `crate::cli::BenchEnvFlags`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchEnvOptions {
+    /// Env to step.
     pub env: String,
+    /// Its settings.
     pub env_config: EnvConfig,
     /// How long to run.
     pub seconds: f64,
@@ -86,6 +88,7 @@ pub fn bench_env(args: &BenchEnvOptions) -> Result<f64> {
 /// What `gait bench optimize` runs (flags: `crate::cli::BenchOptimizeFlags`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchOptimizeOptions {
+    /// Network architecture.
     pub arch: Arch,
     /// Hidden layer widths.
     pub layers: Vec<usize>,
@@ -99,7 +102,9 @@ pub struct BenchOptimizeOptions {
 /// sizes.
 pub const BENCH_STEPS: usize = 50_000;
 const BENCH_TRAJ: usize = 300;
+/// Observation size of the synthetic buffer (Cassie's).
 pub const BENCH_OBS: usize = 44;
+/// Action size of the synthetic buffer (Cassie's).
 pub const BENCH_ACT: usize = 10;
 
 /// Times 3 epochs of PPO updates over a synthetic 50k-step buffer (trajectories of 300,

@@ -22,6 +22,7 @@ use crate::replay::{render_gif, write_page, Episode, Frame, GifStyle, Replay};
 pub struct EvalOptions {
     /// The policy: a run's checkpoint, or an exported ONNX file.
     pub source: Source,
+    /// Episodes to run.
     pub episodes: usize,
     /// Maximum episode length (None: the run's `traj_len`).
     pub traj_len: Option<usize>,
@@ -46,7 +47,9 @@ pub struct EvalOptions {
 /// One leg of `gait eval --course`: a command held for `seconds`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CourseSegment {
+    /// How long the command holds (s).
     pub seconds: f64,
+    /// The command `[x, y, turn]`.
     pub command: [f32; 3],
 }
 
@@ -86,7 +89,12 @@ pub fn course_legs(course: &[CourseSegment], dt: f32) -> (Vec<CourseLeg>, usize)
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
     /// A run directory (`--path`): its best-eval actor, or the latest with `latest`.
-    Run { path: PathBuf, latest: bool },
+    Run {
+        /// The run directory.
+        path: PathBuf,
+        /// Its latest weights instead of the best-eval ones.
+        latest: bool,
+    },
     /// An exported ONNX file (`--onnx`), run by ONNX Runtime, its PD targets built from its
     /// sidecar alone (the proof that the sidecar is complete).
     Onnx(PathBuf),
@@ -255,8 +263,11 @@ impl PhysicsOverride {
 /// What `gait eval` measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalSummary {
+    /// The weights evaluated.
     pub checkpoint: PathBuf,
+    /// Each episode's return.
     pub returns: Vec<f64>,
+    /// Each episode's length (steps).
     pub lengths: Vec<usize>,
     /// Mean per step of each reward term.
     pub terms: BTreeMap<String, f64>,
@@ -267,10 +278,12 @@ pub struct EvalSummary {
 }
 
 impl EvalSummary {
+    /// Mean return.
     pub fn mean_return(&self) -> f64 {
         self.returns.iter().sum::<f64>() / self.returns.len().max(1) as f64
     }
 
+    /// Mean episode length.
     pub fn mean_length(&self) -> f64 {
         self.lengths.iter().sum::<usize>() as f64 / self.lengths.len().max(1) as f64
     }

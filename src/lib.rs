@@ -11,6 +11,8 @@
 //!   tables;
 //! * [`eval`], [`replay`], [`plot`], [`bench`](mod@bench): the other commands.
 
+#![warn(missing_docs)]
+
 pub mod algos;
 pub mod bench;
 pub mod cli;

@@ -12,21 +12,21 @@ fn main() -> ExitCode {
     // Under an MPI launcher (`--features mpi`): MPI lives as long as `main`, ranks above 0 of a
     // training serve sampler jobs, and rank 0 releases them however it ends.
     #[cfg(feature = "mpi")]
-    let _universe = gait::algos::sampler::mpi::init();
+    let _universe = gait::algos::mpi::init();
     #[cfg(feature = "mpi")]
     if _universe.is_some() {
-        let (rank, size) = gait::algos::sampler::mpi::rank_and_size();
+        let (rank, size) = gait::algos::mpi::rank_and_size();
         if rank > 0 && std::env::args().nth(1).as_deref() == Some("train") {
             // Rank 0 answers Ctrl-C for the job; a serving rank waits for its stop message.
             install_signal_handler("stopping: rank 0 saves the run");
-            return match gait::algos::sampler::mpi::serve() {
+            return match gait::algos::mpi::serve() {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => report(e.context(format!("MPI rank {rank}"))),
             };
         }
         if rank == 0 && size > 1 {
             let code = run();
-            gait::algos::sampler::mpi::release_servers();
+            gait::algos::mpi::release_servers();
             return code;
         }
     }

@@ -31,11 +31,13 @@ pub struct Replay {
     pub format: String,
     /// [`REPLAY_VERSION`].
     pub version: u32,
+    /// The env's name.
     pub env: String,
     /// Simulated seconds per frame (one policy step).
     pub dt: f32,
     /// The bodies, in the order of every frame's `poses`.
     pub bodies: Vec<BodyShape>,
+    /// The episodes.
     pub episodes: Vec<Episode>,
 }
 
@@ -48,6 +50,7 @@ pub struct Episode {
     /// `gait eval --course`: each leg's first step and command (empty without one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub course: Vec<crate::envs::CourseLeg>,
+    /// One frame per policy step.
     pub frames: Vec<Frame>,
 }
 
@@ -68,10 +71,12 @@ pub struct Frame {
     pub poses: Vec<[f32; 7]>,
     /// The env's `forward_speed` / `lateral_speed` metrics (m/s, commanded frame), if it has them.
     pub forward_speed: Option<f32>,
+    /// See `forward_speed`.
     pub lateral_speed: Option<f32>,
     /// The env's `yaw_rate` metric (rad/s), if it has it (recordings before it: none).
     #[serde(default)]
     pub yaw_rate: Option<f32>,
+    /// The step's reward.
     pub reward: f32,
     /// The reward's terms, for envs that report them.
     pub terms: BTreeMap<String, f32>,
@@ -80,6 +85,7 @@ pub struct Frame {
 }
 
 impl Replay {
+    /// An empty replay of `env` with frames `dt` s apart and these bodies.
     pub fn new(env: &str, dt: f32, bodies: Vec<BodyShape>) -> Self {
         Self {
             format: REPLAY_FORMAT.to_string(),
@@ -128,7 +134,9 @@ impl Frame {
 /// GIF geometry and pacing.
 #[derive(Debug, Clone, Copy)]
 pub struct GifStyle {
+    /// Width (px).
     pub width: u32,
+    /// Height (px).
     pub height: u32,
     /// Every `stride`-th policy step becomes a frame.
     pub stride: usize,

@@ -6,8 +6,8 @@ mod common;
 use std::collections::BTreeSet;
 
 use gait::algos::train::{train_ppo, Quiet, PROGRESS_COLUMNS, TIMING_COLUMNS};
-use gait::logging::tensorboard::{EventWhat, ValueKind};
 use gait::logging::{read_events, Experiment};
+use gait::logging::{EventWhat, ValueKind};
 use gait::policies::{load_checkpoint, Actor, CheckpointError, Critic};
 use tch::Device;
 

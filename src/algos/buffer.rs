@@ -10,15 +10,20 @@
 use rand::seq::SliceRandom;
 use rand::Rng;
 
+/// The trajectories of one iteration, flat, with `traj_idx` marking where each starts; returns and advantages are computed per finished trajectory.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Buffer {
     obs_dim: usize,
     act_dim: usize,
     discount: f64,
     gae_lambda: f64,
+    /// Observations, `obs_dim` per step.
     pub states: Vec<f32>,
+    /// Actions taken, `act_dim` per step.
     pub actions: Vec<f32>,
+    /// Rewards, one per step.
     pub rewards: Vec<f32>,
+    /// The critic's value of each state (train data; 0 in evaluations).
     pub values: Vec<f32>,
     /// Filled per trajectory by `end_trajectory`.
     pub returns: Vec<f32>,
@@ -26,10 +31,12 @@ pub struct Buffer {
     pub traj_idx: Vec<usize>,
     /// Undiscounted return of each finished trajectory.
     pub ep_returns: Vec<f64>,
+    /// Length of each finished trajectory, in steps.
     pub ep_lens: Vec<usize>,
 }
 
 impl Buffer {
+    /// An empty buffer for `obs_dim` observations and `act_dim` actions, with GAE's γ and λ.
     pub fn new(obs_dim: usize, act_dim: usize, discount: f64, gae_lambda: f64) -> Self {
         Self {
             obs_dim,
@@ -47,10 +54,12 @@ impl Buffer {
         }
     }
 
+    /// Observation size.
     pub fn obs_dim(&self) -> usize {
         self.obs_dim
     }
 
+    /// Action size.
     pub fn act_dim(&self) -> usize {
         self.act_dim
     }
@@ -60,6 +69,7 @@ impl Buffer {
         self.rewards.len()
     }
 
+    /// Whether it holds no step.
     pub fn is_empty(&self) -> bool {
         self.rewards.is_empty()
     }
@@ -178,10 +188,12 @@ impl Buffer {
         out
     }
 
+    /// Mean undiscounted return of the finished trajectories (None: none finished).
     pub fn mean_ep_return(&self) -> Option<f64> {
         mean(self.ep_returns.iter().copied())
     }
 
+    /// Mean length of the finished trajectories (None: none finished).
     pub fn mean_ep_len(&self) -> Option<f64> {
         mean(self.ep_lens.iter().map(|&l| l as f64))
     }

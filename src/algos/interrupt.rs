@@ -9,6 +9,7 @@ use thiserror::Error;
 /// Set once a stop was requested.
 pub static STOP: AtomicBool = AtomicBool::new(false);
 
+/// Whether a stop (Ctrl-C, SIGTERM) was requested.
 pub fn requested() -> bool {
     STOP.load(Ordering::Relaxed)
 }

@@ -3,20 +3,22 @@
 mod adam;
 mod autotune;
 mod buffer;
-pub mod checkpoint;
+pub(crate) mod checkpoint;
 pub mod interrupt;
 mod ppo;
-pub mod prenorm;
-pub mod resources;
-pub mod rollout;
+pub(crate) mod prenorm;
+pub(crate) mod resources;
+pub(crate) mod rollout;
 pub mod runner;
-pub mod sampler;
-pub mod seeding;
-pub mod symmetry;
-pub mod tracking;
+pub(crate) mod sampler;
+pub(crate) mod seeding;
+pub(crate) mod symmetry;
+pub(crate) mod tracking;
 pub mod train;
 
 pub use buffer::Buffer;
 pub use ppo::{Batch, Losses, OptimStats, PpoOptim};
+#[cfg(feature = "mpi")]
+pub use sampler::mpi;
 pub use sampler::{AlgoSampler, CollectRequest, Collected, PolicySnapshot, SamplerPool};
 pub use tracking::EvalEpisode;

@@ -34,7 +34,9 @@ pub struct Transition<'a> {
     pub obs: &'a [f32],
     pub action: &'a [f32],
     pub reward: f32,
-    /// The env terminated (not a time-limit cut).
+    /// The env terminated (not a time-limit cut); the visitors so far read the episode's end
+    /// from [`EpisodeEnd`], the rollout test from here.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub done: bool,
     pub next_obs: &'a [f32],
     pub info: &'a [RewardTerm],

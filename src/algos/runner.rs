@@ -158,7 +158,7 @@ impl SetupEvents for () {}
 
 impl Runner {
     /// A fresh run (prenormalized when configured) or the continuation of the run in `start`'s
-    /// directory (see [`checkpoint::restore`]), as `start` says, with local sampler actors. The
+    /// directory (see `checkpoint::restore`), as `start` says, with local sampler actors. The
     /// run dir is created last, after every check has passed; `config.sampler.workers` of
     /// `None` means one worker per core.
     pub fn start(
@@ -333,10 +333,12 @@ impl Runner {
         })
     }
 
+    /// The run directory.
     pub fn run_dir(&self) -> &Path {
         &self.run_dir
     }
 
+    /// The run's effective config.
     pub fn config(&self) -> &TrainConfig {
         &self.config
     }

@@ -20,7 +20,9 @@
 /// processes).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EvalEpisode {
+    /// The command the episode ran (envs with commands).
     pub command: Option<[f32; 3]>,
+    /// The env's metrics, averaged over the episode.
     pub metrics: Vec<(String, f64)>,
 }
 

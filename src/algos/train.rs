@@ -9,7 +9,7 @@
 //!   rows as an uninterrupted one;
 //! * `Time/Timesteps per Second (FULL)` uses the steps actually collected;
 //! * wall-clock scalars go to `timing.csv`, everything else to `progress.csv`
-//!   ([`crate::logging::metrics`]).
+//!   (`logging::metrics`).
 
 use std::path::PathBuf;
 
@@ -23,14 +23,20 @@ use crate::logging::{self, RunStatus, RunSummary};
 
 pub use crate::logging::metrics::{PROGRESS_COLUMNS, TIMING_COLUMNS};
 
+/// What a finished `train_ppo` reports.
 #[derive(Debug, Clone)]
 pub struct TrainOutcome {
+    /// The run directory.
     pub run_dir: PathBuf,
+    /// Iterations completed.
     pub iterations: u64,
+    /// Train steps collected in all.
     pub total_timesteps: u64,
+    /// Best `Test/Return` of the training evaluations.
     pub best_test_return: Option<f64>,
     /// Mean return of the deterministic evaluation of the final weights.
     pub final_test_return: Option<f64>,
+    /// Mean episode length of that evaluation.
     pub final_test_len: Option<f64>,
     /// That evaluation in full (also in `summary.json`).
     pub final_eval: Option<FinalEval>,

@@ -31,6 +31,7 @@ impl std::str::FromStr for CommandValues {
     }
 }
 
+/// Flags of `gait eval`.
 #[derive(Debug, Clone, Args)]
 pub struct EvalFlags {
     /// Run directory (holds experiment.json and the checkpoints).
@@ -87,6 +88,7 @@ pub struct EvalFlags {
 }
 
 impl EvalFlags {
+    /// The typed options.
     pub fn options(self) -> EvalOptions {
         let source = match (self.path, self.onnx) {
             (_, Some(model)) => Source::Onnx(model),
@@ -110,6 +112,7 @@ impl EvalFlags {
     }
 }
 
+/// Flags of `gait export`.
 #[derive(Debug, Clone, Args)]
 pub struct ExportFlags {
     /// Run directory (holds experiment.json and the checkpoints).
@@ -134,6 +137,7 @@ pub struct ExportFlags {
 }
 
 impl ExportFlags {
+    /// The typed options.
     pub fn options(self) -> ExportOptions {
         ExportOptions {
             path: self.path,
@@ -145,6 +149,7 @@ impl ExportFlags {
     }
 }
 
+/// Flags of `gait plot`.
 #[derive(Debug, Clone, Args)]
 pub struct PlotFlags {
     /// Run directories, in training order (a run, then its --previous continuations).
@@ -159,11 +164,13 @@ pub struct PlotFlags {
 }
 
 impl PlotFlags {
+    /// The typed options.
     pub fn options(self) -> PlotOptions {
         PlotOptions { paths: self.paths, out: self.out, overlay: self.overlay }
     }
 }
 
+/// Flags of `gait bench env`.
 #[derive(Debug, Clone, Args)]
 pub struct BenchEnvFlags {
     /// Environment to step.
@@ -176,6 +183,7 @@ pub struct BenchEnvFlags {
     /// instruction counts (`valgrind --tool=callgrind`) compare between builds.
     #[arg(long, value_parser = positive_usize)]
     pub steps: Option<usize>,
+    /// The env sections' settings, as in `gait train ppo`.
     #[command(flatten)]
     pub settings: SettingFlags<EnvSettings>,
 }
@@ -193,8 +201,10 @@ impl BenchEnvFlags {
     }
 }
 
+/// Flags of `gait bench optimize`.
 #[derive(Debug, Clone, Args)]
 pub struct BenchOptimizeFlags {
+    /// Network architecture.
     #[arg(long, value_enum, default_value_t = Arch::Ff)]
     pub arch: Arch,
     /// Hidden layer widths, e.g. 256,256.

@@ -29,11 +29,14 @@ use crate::plot::PlotOptions;
     version,
     about = "Train legged robots to walk with reinforcement learning"
 )]
+/// `gait`'s command line.
 pub struct Cli {
+    /// The subcommand.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// `gait`'s subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Train a policy.
@@ -51,6 +54,7 @@ pub enum Command {
     Plot(PlotFlags),
 }
 
+/// `gait train`'s algorithms.
 #[derive(Debug, Subcommand)]
 pub enum TrainCommand {
     /// Proximal Policy Optimization.
@@ -58,6 +62,7 @@ pub enum TrainCommand {
     Ppo(Box<TrainFlags>),
 }
 
+/// `gait bench`'s benchmarks.
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Env steps per second on one core with random actions, resets included.
@@ -69,13 +74,19 @@ pub enum BenchCommand {
 /// What the command line asks for, settings resolved.
 #[derive(Debug)]
 pub enum Action {
+    /// `train ppo`: train this job.
     Train(Box<TrainJob>),
     /// `train ppo --print-config`: print this config as TOML and exit.
     PrintConfig(Box<TrainConfig>),
+    /// `eval`.
     Eval(EvalOptions),
+    /// `export`.
     Export(ExportOptions),
+    /// `bench env`.
     BenchEnv(BenchEnvOptions),
+    /// `bench optimize`.
     BenchOptimize(BenchOptimizeOptions),
+    /// `plot`.
     Plot(PlotOptions),
 }
 
@@ -83,7 +94,9 @@ pub enum Action {
 /// from a `--previous` run).
 #[derive(Debug)]
 pub struct Parsed {
+    /// What to run.
     pub action: Action,
+    /// Lines to print before running it.
     pub notes: Vec<String>,
 }
 

@@ -43,12 +43,14 @@ pub struct TrainFlags {
     /// Adam state, instead of its latest state.
     #[arg(long, requires = "previous", help_heading = "Run")]
     pub previous_best: bool,
+    /// One flag per declared setting.
     #[command(flatten)]
     pub settings: SettingFlags<AllSettings>,
 }
 
 /// Which declared settings a command takes as flags.
 pub trait Scope {
+    /// Whether the setting at `path` is one of them.
     fn includes(path: &str) -> bool;
 }
 
@@ -73,10 +75,11 @@ impl Scope for EnvSettings {
 }
 
 /// The settings typed on the command line, as `(path, value)`: one flag per declared setting
-/// ([`crate::config::setting`]), its name, help, default and parser derived from the setting's
+/// ([`crate::config::Setting`]), its name, help, default and parser derived from the setting's
 /// row. A value is checked by the setting's own check, the one config files get.
 #[derive(Debug, Clone, Default)]
 pub struct SettingFlags<S> {
+    /// The settings typed, as `(path, value)`.
     pub typed: Vec<(String, Value)>,
     scope: PhantomData<S>,
 }

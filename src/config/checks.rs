@@ -21,7 +21,14 @@ pub enum Range {
     NonNegativeF32,
     /// Finite and in `[lo, hi]`; `what` names the range in errors ("a push speed in [0, 5]
     /// m/s").
-    Within { lo: f64, hi: f64, what: &'static str },
+    Within {
+        /// The least accepted.
+        lo: f64,
+        /// The largest accepted.
+        hi: f64,
+        /// The range in words, for errors.
+        what: &'static str,
+    },
 }
 
 impl Range {
@@ -62,24 +69,9 @@ impl Range {
     }
 }
 
-pub fn positive_f64(s: &str) -> Result<f64, String> {
-    Range::Positive.parse(s)
-}
-
-pub fn non_negative_f64(s: &str) -> Result<f64, String> {
-    Range::NonNegative.parse(s)
-}
-
-pub fn positive_f32(s: &str) -> Result<f64, String> {
-    Range::PositiveF32.parse(s)
-}
-
+/// `s` as a [`Range::NonNegativeF32`] number.
 pub fn non_negative_f32(s: &str) -> Result<f64, String> {
     Range::NonNegativeF32.parse(s)
-}
-
-pub fn unit_interval(s: &str) -> Result<f64, String> {
-    Range::Unit.parse(s)
 }
 
 /// Positive integers, in plain or scientific notation (`10000`, `1e4`).
@@ -91,22 +83,18 @@ pub fn positive_usize(s: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("'{s}' is not {}", Range::Count.phrase()))
 }
 
-/// Counts like `1e8` or `100000`.
-pub fn count(s: &str) -> Result<u64, String> {
-    Range::Count.parse(s).map(|v| v as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn ranges_accept_and_refuse_what_they_say() {
-        assert_eq!(count("1e4"), Ok(10_000));
+        let count = |s| Range::Count.parse(s);
+        assert_eq!(count("1e4"), Ok(10_000.0));
         assert!(count("1.5").is_err() && count("0").is_err() && count("nan").is_err());
-        assert!(positive_f64("0").is_err() && positive_f64("inf").is_err());
-        assert_eq!(non_negative_f64("0"), Ok(0.0));
-        assert!(unit_interval("1.5").is_err() && unit_interval("nan").is_err());
+        assert!(Range::Positive.parse("0").is_err() && Range::Positive.parse("inf").is_err());
+        assert_eq!(Range::NonNegative.parse("0"), Ok(0.0));
+        assert!(Range::Unit.parse("1.5").is_err() && Range::Unit.parse("nan").is_err());
         assert!(positive_usize("18446744073709551616").is_err());
         assert!(Range::Natural.holds(0.0) && !Range::Natural.holds(-1.0));
     }

@@ -9,17 +9,17 @@
 //! typed flags.
 //!
 //! Each setting is declared once, as one row of its section's [`settings!`](crate::settings)
-//! table ([`setting`]): its doc, type, default and range. A setting is a *leaf* named by its
+//! table (`setting.rs`): its doc, type, default and range. A setting is a *leaf* named by its
 //! path (`ppo.kl`, `env.cassie.sim_dt`), so two sections may hold settings of the same name;
 //! its flag is its name with dashes (`--kl`; [`flag_names`] for names two sections share).
 //! [`TrainConfig::settings`], [`TrainConfig::leaves`] and [`TrainConfig::with_leaves`] are the
 //! walks over them.
 
-pub mod checks;
+pub(crate) mod checks;
 mod legacy;
 pub mod presets;
 mod sections;
-pub mod setting;
+pub(crate) mod setting;
 mod special;
 
 use std::path::{Path, PathBuf};
@@ -32,6 +32,9 @@ pub use checks::Range;
 pub use legacy::from_legacy_args;
 pub use sections::{EvalConfig, NetConfig, PpoConfig, RunConfig, SamplerConfig};
 pub use setting::{Kind, Scalar, Section, Setting, SettingType};
+// For the `settings!` and `choice_settings!` expansions.
+#[doc(hidden)]
+pub use setting::{choices, deserializes};
 pub use special::{BackpropWorkers, SaveFreq};
 
 use crate::envs::EnvConfig;
@@ -46,7 +49,9 @@ pub struct UsageError(pub String);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum DeviceKind {
+    /// The CPU.
     Cpu,
+    /// The first CUDA device.
     Cuda,
 }
 
@@ -54,11 +59,17 @@ pub enum DeviceKind {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrainConfig {
+    /// `[sampler]`.
     pub sampler: SamplerConfig,
+    /// `[ppo]`.
     pub ppo: PpoConfig,
+    /// `[net]`.
     pub net: NetConfig,
+    /// `[eval]`.
     pub eval: EvalConfig,
+    /// `[run]`.
     pub run: RunConfig,
+    /// `[env.NAME]`, one section per env with settings.
     pub env: EnvConfig,
 }
 
@@ -109,7 +120,9 @@ impl NetConfig {
 /// What `gait train ppo` runs: a config and where it starts.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TrainJob {
+    /// The settings.
     pub config: TrainConfig,
+    /// Fresh, or continuing a run.
     pub start: Start,
 }
 
@@ -121,7 +134,12 @@ pub enum Start {
     #[default]
     Fresh,
     /// Continue the run in `dir`: networks, normalizer, Adam states, iteration and counters.
-    Continue { dir: PathBuf, weights: Weights },
+    Continue {
+        /// The run directory.
+        dir: PathBuf,
+        /// Which of its weights.
+        weights: Weights,
+    },
 }
 
 /// Which weights a continued run starts from.
@@ -147,10 +165,17 @@ impl Start {
 /// Why a config file or a set of leaf values was refused.
 #[derive(Debug, Error)]
 pub enum ConfigError {
+    /// A key the config does not have (its dotted path).
     #[error("unknown setting '{0}'")]
     UnknownKey(String),
+    /// A value of the wrong type or out of range.
     #[error("{key}: {reason}")]
-    BadValue { key: String, reason: String },
+    BadValue {
+        /// The setting's path.
+        key: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl TrainConfig {
@@ -316,6 +341,7 @@ pub struct Declared {
     pub path: String,
     /// The section's heading in `--help`.
     pub heading: &'static str,
+    /// The setting's description.
     pub setting: &'static Setting,
 }
 

@@ -36,6 +36,7 @@ pub struct Setting {
 /// The shape of a setting's values, from its Rust type ([`SettingType`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Kind {
+    /// The kind of one value.
     pub scalar: Scalar,
     /// `Vec<T>`: comma-separated on the command line.
     pub list: bool,
@@ -62,6 +63,7 @@ pub enum Scalar {
 
 /// A type a setting can have.
 pub trait SettingType: DeserializeOwned {
+    /// How values of this type read.
     const KIND: Kind;
 }
 
@@ -107,7 +109,7 @@ macro_rules! choice_settings {
     ($($ty:ty),* $(,)?) => {
         $(impl $crate::config::SettingType for $ty {
             const KIND: $crate::config::Kind = $crate::config::Kind {
-                scalar: $crate::config::Scalar::Choice($crate::config::setting::choices::<$ty>),
+                scalar: $crate::config::Scalar::Choice($crate::config::choices::<$ty>),
                 list: false,
                 optional: false,
             };
@@ -308,7 +310,7 @@ macro_rules! settings {
                     doc: concat!($($doc, "\n",)*),
                     kind: <$ty as $crate::config::SettingType>::KIND,
                     range: $crate::__setting_range!($($range)?),
-                    check_type: $crate::config::setting::deserializes::<$ty>,
+                    check_type: $crate::config::deserializes::<$ty>,
                 },
             )*];
         }

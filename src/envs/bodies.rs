@@ -8,20 +8,29 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Primitive {
+    /// A ball.
     Sphere {
+        /// Its centre.
         center: [f32; 3],
+        /// Its radius.
         radius: f32,
     },
     /// A segment `a`-`b` swept by a sphere of `radius`.
     Capsule {
+        /// One end of the segment.
         a: [f32; 3],
+        /// The other end.
         b: [f32; 3],
+        /// The swept sphere's radius.
         radius: f32,
     },
     /// A box with half extents `half` along the columns of `axes`, centred at `center`.
     Cuboid {
+        /// Its centre.
         center: [f32; 3],
+        /// Half its extent along each axis.
         half: [f32; 3],
+        /// Its axes (unit columns).
         axes: [[f32; 3]; 3],
     },
 }
@@ -29,14 +38,18 @@ pub enum Primitive {
 /// One rigid body: a name and the primitives that make up its shape.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BodyShape {
+    /// The body's name.
     pub name: String,
+    /// Its shapes, in its own frame.
     pub primitives: Vec<Primitive>,
 }
 
 /// A body's world pose: position (m) and orientation as a unit quaternion `[x, y, z, w]`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BodyPose {
+    /// World position (m).
     pub position: [f32; 3],
+    /// World rotation, quaternion `[w, x, y, z]`.
     pub rotation: [f32; 4],
 }
 

@@ -22,6 +22,7 @@ const TAU: f32 = 0.02;
 const X_LIMIT: f32 = 2.4;
 const THETA_LIMIT: f32 = 12.0 * std::f32::consts::PI / 180.0;
 
+/// The classic cart-pole balance task (Barto, Sutton and Anderson; gym's `CartPole`).
 #[derive(Debug)]
 pub struct CartPole {
     state: [f32; 4],
@@ -35,6 +36,7 @@ impl Default for CartPole {
 }
 
 impl CartPole {
+    /// A cart-pole at rest.
     pub fn new() -> Self {
         Self { state: [0.0; 4], rng: ChaCha8Rng::seed_from_u64(0) }
     }

@@ -28,6 +28,7 @@ pub struct PdTargets {
     pub neutral: Vec<f32>,
     /// Joint-side stiffness (N·m/rad) and damping (N·m·s/rad), action order.
     pub kp: Vec<f32>,
+    /// Joint-side damping (N·m·s/rad), action order.
     pub kd: Vec<f32>,
     /// Joint-side torque limit (N·m) at low speed, action order.
     pub torque_limit: Vec<f32>,
@@ -45,6 +46,7 @@ pub struct PdTargets {
 pub struct ReferenceGait {
     /// The formula, in words.
     pub formula: String,
+    /// Hip pitch per m/s of forward command (rad).
     pub hip_pitch_per_speed: f32,
     /// Sidecars written before omnidirectional walking mean 0 (no roll offset).
     #[serde(default)]
@@ -52,7 +54,9 @@ pub struct ReferenceGait {
     /// Sidecars written before omnidirectional walking mean 0 (no yaw offset).
     #[serde(default)]
     pub hip_yaw_per_turn: f32,
+    /// Knee fold at the swing peak (rad).
     pub knee_fold: f32,
+    /// Speed (m/s) from which the full step is taken.
     pub full_step_speed: f32,
     /// The stepping gain's floor: 0 stands still at a standing command, 1 steps in place.
     /// Sidecars written before it existed mean 0.
@@ -62,9 +66,12 @@ pub struct ReferenceGait {
     /// (roll and yaw: Cassie's, for sidecars written before they were recorded).
     #[serde(default = "cassie_hip_roll")]
     pub hip_roll: [usize; 2],
+    /// Action indices of the hip yaw joints [left, right].
     #[serde(default = "cassie_hip_yaw")]
     pub hip_yaw: [usize; 2],
+    /// Action indices of the hip pitch joints [left, right].
     pub hip_pitch: [usize; 2],
+    /// Action indices of the knee joints [left, right].
     pub knee: [usize; 2],
     /// Observation indices of the command `x, y, turn`.
     pub command: [usize; 3],

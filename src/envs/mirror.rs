@@ -7,16 +7,39 @@
 
 use thiserror::Error;
 
+/// Why mirror lists were refused.
 #[derive(Debug, Error, PartialEq)]
 pub enum MirrorError {
     #[error("mirror list has {got} entries but the vector has {expected}")]
-    WrongLength { expected: usize, got: usize },
+    /// The list's length is not the vector's.
+    WrongLength {
+        /// The vector's size.
+        expected: usize,
+        /// The list's length.
+        got: usize,
+    },
     #[error("mirror list entry {pos} is {value}: not a finite index below {len}")]
-    OutOfRange { pos: usize, value: f64, len: usize },
+    /// An entry is not an index of the vector.
+    OutOfRange {
+        /// The entry's position.
+        pos: usize,
+        /// Its value.
+        value: f64,
+        /// The vector's size.
+        len: usize,
+    },
     #[error("mirror list is not a permutation: index {index} appears more than once")]
-    NotPermutation { index: usize },
+    /// An index appears twice.
+    NotPermutation {
+        /// The index.
+        index: usize,
+    },
     #[error("mirror list is not an involution: mirroring twice changes entry {pos}")]
-    NotInvolution { pos: usize },
+    /// Mirroring twice is not the identity.
+    NotInvolution {
+        /// The entry that changes.
+        pos: usize,
+    },
 }
 
 /// A validated signed permutation that is its own inverse.
@@ -64,10 +87,12 @@ impl MirrorIndices {
         Self::new(list)
     }
 
+    /// Entries (the vector size it mirrors).
     pub fn len(&self) -> usize {
         self.source.len()
     }
 
+    /// Whether it mirrors nothing.
     pub fn is_empty(&self) -> bool {
         self.source.is_empty()
     }

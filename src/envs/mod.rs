@@ -4,11 +4,11 @@
 //! An `Env` owns its observation buffer and hands out borrowed slices, so the sampler's hot
 //! loop does not allocate per step.
 
-pub mod bodies;
+pub(crate) mod bodies;
 mod cartpole;
 pub mod cassie;
-pub mod controller;
-pub mod mirror;
+pub(crate) mod controller;
+pub(crate) mod mirror;
 mod mountaincar;
 mod pendulum;
 mod registry;
@@ -35,6 +35,7 @@ pub type RewardTerm = (&'static str, f32);
 pub struct Step<'a> {
     /// The observation after the step.
     pub obs: &'a [f32],
+    /// The reward of the step.
     pub reward: f32,
     /// True when the episode terminated (fell, failed). A trajectory cut by the time limit is
     /// *not* done: the sampler bootstraps it with the critic's value.
@@ -63,21 +64,43 @@ pub enum Pushes {
 /// Why [`Env::set_command`] refused a command.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CommandError {
+    /// The env takes no commands.
     #[error("this env takes no commands")]
     Unsupported,
+    /// A course's legs do not start at 0 and increase.
     #[error("a course needs at least one leg, the first from step 0, each later one later")]
     CourseSteps,
     #[error("command {name} = {value} is outside [{min}, {max}] {unit}")]
-    OutOfRange { name: &'static str, value: f32, min: f32, max: f32, unit: &'static str },
+    /// A command component outside the env's range.
+    OutOfRange {
+        /// The component (`x`, `push`).
+        name: &'static str,
+        /// The value given.
+        value: f32,
+        /// The least accepted.
+        min: f32,
+        /// The largest accepted.
+        max: f32,
+        /// Its unit.
+        unit: &'static str,
+    },
     #[error("a command takes {expected} values, got {got}")]
-    Arity { expected: usize, got: usize },
+    /// The wrong number of command values.
+    Arity {
+        /// The env's command size.
+        expected: usize,
+        /// Values given.
+        got: usize,
+    },
 }
 
 /// One leg of a scripted course ([`Env::set_course`]): a command held from policy step
 /// `start` of the episode on (the first leg's `start` is 0, later ones strictly increase).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CourseLeg {
+    /// The policy step the leg starts at.
     pub start: u32,
+    /// Its command `[x, y, turn]` (m/s, m/s, rad/s).
     pub command: [f32; 3],
 }
 
@@ -90,11 +113,15 @@ pub struct CourseLeg {
 /// * Actions are unbounded `f32`s as a Gaussian policy emits them; each env clips or scales them
 ///   to its actuator range and documents how.
 pub trait Env: Send {
+    /// Observation size.
     fn observation_size(&self) -> usize;
+    /// Action size.
     fn action_size(&self) -> usize;
     /// Re-seeds the env's random generator.
     fn seed(&mut self, seed: u64);
+    /// Starts an episode and returns its first observation.
     fn reset(&mut self) -> &[f32];
+    /// Applies one action.
     fn step(&mut self, action: &[f32]) -> Step<'_>;
     /// Sets the task command (e.g. x velocity, y velocity, turn rate) for `gait eval --command`.
     /// Refuses (and changes nothing) for envs without commands and for values the env cannot

@@ -16,6 +16,7 @@ const MAX_SPEED: f32 = 0.07;
 const GOAL_POSITION: f32 = 0.45;
 const POWER: f32 = 0.0015;
 
+/// The continuous mountain car (Moore; gym's `MountainCarContinuous`).
 #[derive(Debug)]
 pub struct MountainCar {
     state: [f32; 2],
@@ -29,6 +30,7 @@ impl Default for MountainCar {
 }
 
 impl MountainCar {
+    /// A car at the valley's bottom.
     pub fn new() -> Self {
         Self { state: [-0.5, 0.0], rng: ChaCha8Rng::seed_from_u64(0) }
     }

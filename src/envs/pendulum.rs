@@ -19,6 +19,7 @@ const G: f32 = 10.0;
 const M: f32 = 1.0;
 const L: f32 = 1.0;
 
+/// The inverted pendulum swing-up (gym's `Pendulum`).
 #[derive(Debug)]
 pub struct Pendulum {
     theta: f32,
@@ -38,6 +39,7 @@ fn wrap_angle(x: f32) -> f32 {
 }
 
 impl Pendulum {
+    /// A pendulum hanging at rest.
     pub fn new() -> Self {
         Self { theta: 0.0, theta_dot: 0.0, obs: [1.0, 0.0, 0.0], rng: ChaCha8Rng::seed_from_u64(0) }
     }

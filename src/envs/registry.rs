@@ -14,6 +14,7 @@ use super::{CartPole, Env, EnvFactory, MountainCar, Pendulum};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EnvConfig {
+    /// `[env.cassie]`.
     #[serde(default)]
     pub cassie: CassieConfig,
 }
@@ -44,8 +45,11 @@ impl EnvConfig {
 
 /// One registered environment.
 pub struct EnvSpec {
+    /// The `--env` name.
     pub name: &'static str,
+    /// One line for help.
     pub about: &'static str,
+    /// Builds the env from the config's env sections.
     pub make: fn(&EnvConfig) -> anyhow::Result<Box<dyn Env>>,
 }
 
@@ -79,9 +83,11 @@ pub static ENVS: &[EnvSpec] = &[
     },
 ];
 
+/// `--env` named no registered env.
 #[derive(Debug, Error)]
 #[error("unknown env '{name}'; available: {}", available().join(", "))]
 pub struct UnknownEnv {
+    /// The name given.
     pub name: String,
 }
 

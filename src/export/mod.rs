@@ -1,8 +1,8 @@
 //! `gait export`: a trained policy as a file other runtimes load, with its controller.
 //!
-//! * [`onnx`]: the primary format (TorchScript is deprecated upstream since PyTorch 2.11): the
+//! * `onnx`: the primary format (TorchScript is deprecated upstream since PyTorch 2.11): the
 //!   graph written with hand-written protobuf messages, normalizer and clip inside.
-//! * [`torchscript`]: traced with libtorch (`CModule::create_by_tracing`), for C++ and Python
+//! * `torchscript`: traced with libtorch (`CModule::create_by_tracing`), for C++ and Python
 //!   users of `torch.jit.load`.
 //! * The sidecar `FILE.onnx.json` / `FILE.pt.json` ([`Sidecar`]): the inputs and outputs, the LSTM state convention,
 //!   the env and its controller (observation and action names, rate, PD targets and gains),
@@ -11,9 +11,9 @@
 //! Nothing is written unless everything was built: the model and the sidecar are made in
 //! memory, then each is written atomically; an existing file is replaced only with `force`.
 
-pub mod onnx;
-pub mod runtime;
-pub mod torchscript;
+pub(crate) mod onnx;
+pub(crate) mod runtime;
+pub(crate) mod torchscript;
 
 use std::path::{Path, PathBuf};
 
@@ -52,10 +52,13 @@ impl Format {
 /// What `gait export` does (flags: `crate::cli::ExportFlags`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExportOptions {
+    /// The run directory.
     pub path: PathBuf,
     /// The latest weights instead of the best-eval ones.
     pub latest: bool,
+    /// ONNX or TorchScript.
     pub format: Format,
+    /// The model file to write.
     pub out: PathBuf,
     /// Replace an existing `out` (and its sidecar).
     pub force: bool,
@@ -64,10 +67,13 @@ pub struct ExportOptions {
 /// The sidecar `FILE.onnx.json` (`FILE.pt.json`): everything around the network a controller needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sidecar {
+    /// The model's format.
     pub format: Format,
     /// The model file's name (beside this file).
     pub model: String,
+    /// gait's version.
     pub gait_version: String,
+    /// The git commit gait was built from, if known.
     #[serde(default)]
     pub git_commit: Option<String>,
     /// SHA-256 of the run's config as JSON (the full settings the policy trained with).
@@ -76,16 +82,20 @@ pub struct Sidecar {
     pub checkpoint: String,
     /// The network's inputs and outputs, in order, with shapes.
     pub inputs: Vec<TensorInfo>,
+    /// The network's outputs, in order.
     pub outputs: Vec<TensorInfo>,
     /// How to run the model step by step (the recurrent state's reset, the TorchScript LSTM's
     /// output layout).
     pub usage: String,
+    /// The network's shape.
     pub net: NetSpec,
     /// The env name and its settings (what `gait eval --onnx` rebuilds).
     pub env: String,
+    /// The env's settings the policy trained with.
     pub env_config: EnvConfig,
     /// The run's training episode length (policy steps): `gait eval --onnx`'s default.
     pub episode_length: usize,
+    /// The controller around the network (layouts, rate, PD targets and gains).
     pub controller: ControllerSpec,
 }
 
@@ -115,9 +125,11 @@ pub fn read_sidecar(model: &Path) -> Result<Sidecar> {
 /// One input or output of the exported graph.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TensorInfo {
+    /// The graph's name for it.
     pub name: String,
     /// Sizes; `"batch"` is any size (feed-forward only).
     pub shape: Vec<serde_json::Value>,
+    /// What it holds, in words.
     pub meaning: String,
 }
 

@@ -12,13 +12,16 @@ use crate::config::{from_legacy_args, Start, TrainConfig, UsageError};
 use crate::fsutil::write_atomic;
 use crate::policies::NetSpec;
 
+/// The run's settings and start, as gait reads them back.
 pub const EXPERIMENT_JSON: &str = "experiment.json";
 pub const EXPERIMENT_INFO: &str = "experiment.info";
 pub const CONFIG_TOML: &str = "config.toml";
 
+/// A run's `experiment.json`: its config, start, network and provenance.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "ExperimentFile")]
 pub struct Experiment {
+    /// The gait version that wrote it.
     pub gait_version: String,
     /// The git commit gait was built from (absent for builds outside a git checkout and in
     /// runs written before it was recorded).
@@ -33,6 +36,7 @@ pub struct Experiment {
     pub config: TrainConfig,
     /// Where the run started (a continuation names the run it continued).
     pub start: Start,
+    /// The network the config built.
     pub net: NetSpec,
     /// Sampler workers per MPI rank, rank 0 first (runs sampled over MPI ranks only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -113,6 +117,7 @@ impl Experiment {
         write_atomic(&dir.join(EXPERIMENT_INFO), self.info().as_bytes())
     }
 
+    /// Reads `experiment.json` from `dir`.
     pub fn load(dir: &Path) -> Result<Self> {
         let path = dir.join(EXPERIMENT_JSON);
         let text = crate::fsutil::read_text(&path)
@@ -179,7 +184,7 @@ pub fn load_run_dir(dir: &Path, flag: &'static str) -> Result<Experiment, RunDir
     })
 }
 
-/// [`load_run_dir`] for a flag naming a run (`--previous`, `gait eval --path`): a missing path,
+/// `load_run_dir` for a flag naming a run (`--previous`, `gait eval --path`): a missing path,
 /// a file, or a directory that is not a run is a usage error (exit 2); a damaged
 /// `experiment.json` is a runtime error (exit 1).
 pub fn load_run(dir: &Path, flag: &'static str) -> Result<Experiment> {

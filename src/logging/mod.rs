@@ -1,12 +1,12 @@
 //! Run directories and everything written into them: experiment files, TensorBoard events,
 //! CSV scalar tables. Checkpoints are written by `policies::save_checkpoint`.
 
-pub mod experiment;
-pub mod metrics;
+pub(crate) mod experiment;
+pub(crate) mod metrics;
 mod run_dir;
-pub mod summary;
+pub(crate) mod summary;
 mod table;
-pub mod tensorboard;
+pub(crate) mod tensorboard;
 
 pub use experiment::{config_hash_name, load_previous, load_run, Experiment, EXPERIMENT_JSON};
 
@@ -29,4 +29,4 @@ pub const RUN_FILES: [&str; 12] = [
 pub use run_dir::{create_continuation_dir, create_run_dir};
 pub use summary::{RunStatus, RunSummary};
 pub use table::ScalarTable;
-pub use tensorboard::{read_events, EventWriter};
+pub use tensorboard::{read_events, EventWhat, EventWriter, ValueKind};

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::fsutil::write_atomic;
@@ -29,11 +29,15 @@ pub enum RunStatus {
 /// The contents of `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
+    /// How the run ended.
     pub status: RunStatus,
     /// Iterations completed and saved.
     pub iterations: u64,
+    /// Train steps collected.
     pub total_timesteps: u64,
+    /// Wall-clock seconds.
     pub elapsed_s: f64,
+    /// Best `Test/Return` of the training evaluations.
     pub best_test_return: Option<f64>,
     /// Deterministic evaluation of the final weights (completed runs with `--num-eval-eps`).
     pub final_eval: Option<FinalEval>,
@@ -52,6 +56,7 @@ pub struct FinalEval {
 }
 
 impl RunSummary {
+    /// Writes it to `dir/summary.json`, atomically.
     pub fn save(&self, dir: &Path) -> Result<()> {
         // serde_json writes NaN as null; every float here is finite or None anyway.
         let json = serde_json::to_string_pretty(self)?;
@@ -73,12 +78,4 @@ impl RunSummary {
             _ => String::new(),
         }
     }
-}
-
-/// Reads a summary for tests and tools, with errors.
-pub fn read(dir: &Path) -> Result<RunSummary> {
-    let path = dir.join(SUMMARY_JSON);
-    let text =
-        crate::fsutil::read_text(&path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+/// A CSV file of scalar columns, one row per iteration, flushed per row.
 #[derive(Debug)]
 pub struct ScalarTable {
     writer: csv::Writer<File>,

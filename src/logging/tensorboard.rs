@@ -27,10 +27,13 @@ pub struct Event {
     pub what: Option<EventWhat>,
 }
 
+/// What an event holds.
 #[derive(Clone, PartialEq, prost::Oneof)]
 pub enum EventWhat {
+    /// The file's version record.
     #[prost(string, tag = "3")]
     FileVersion(String),
+    /// Scalars.
     #[prost(message, tag = "5")]
     Summary(Summary),
 }
@@ -51,10 +54,13 @@ pub struct SummaryValue {
     pub value: Option<ValueKind>,
 }
 
+/// How a scalar is stored.
 #[derive(Clone, PartialEq, prost::Oneof)]
 pub enum ValueKind {
+    /// A `simple_value`.
     #[prost(float, tag = "2")]
     SimpleValue(f32),
+    /// A tensor.
     #[prost(message, tag = "8")]
     Tensor(TensorProto),
 }
@@ -145,6 +151,7 @@ impl EventWriter {
         }
     }
 
+    /// The event file's path.
     pub fn path(&self) -> &Path {
         &self.path
     }

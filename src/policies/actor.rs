@@ -40,6 +40,7 @@ pub struct Actor {
 }
 
 impl Actor {
+    /// A fresh actor for `spec` on `device`.
     pub fn new(spec: &NetSpec, device: Device) -> Self {
         let vs = nn::VarStore::new(device);
         let root = vs.root();
@@ -62,26 +63,32 @@ impl Actor {
         Self { vs, spec: spec.clone(), norm, base, means, std }
     }
 
+    /// Its network's shape.
     pub fn spec(&self) -> &NetSpec {
         &self.spec
     }
 
+    /// Its variables.
     pub fn var_store(&self) -> &nn::VarStore {
         &self.vs
     }
 
+    /// Its variables, mutably.
     pub fn var_store_mut(&mut self) -> &mut nn::VarStore {
         &mut self.vs
     }
 
+    /// Its observation normalizer.
     pub fn normalizer(&self) -> &Normalizer {
         &self.norm
     }
 
+    /// Its observation normalizer, mutably.
     pub fn normalizer_mut(&mut self) -> &mut Normalizer {
         &mut self.norm
     }
 
+    /// Whether it is an LSTM.
     pub fn is_recurrent(&self) -> bool {
         self.base.is_recurrent()
     }

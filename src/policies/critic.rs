@@ -6,6 +6,7 @@ use super::base::{Base, Hidden};
 use super::layers::linear;
 use super::{NetSpec, Nonlinearity, Normalizer};
 
+/// The value network, with its own observation normalizer.
 #[derive(Debug)]
 pub struct Critic {
     vs: nn::VarStore,
@@ -15,6 +16,7 @@ pub struct Critic {
 }
 
 impl Critic {
+    /// A fresh critic for `spec` on `device`.
     pub fn new(spec: &NetSpec, device: Device) -> Self {
         let vs = nn::VarStore::new(device);
         let root = vs.root();
@@ -25,14 +27,17 @@ impl Critic {
         Self { vs, norm, base, last }
     }
 
+    /// Its variables.
     pub fn var_store(&self) -> &nn::VarStore {
         &self.vs
     }
 
+    /// Its variables, mutably.
     pub fn var_store_mut(&mut self) -> &mut nn::VarStore {
         &mut self.vs
     }
 
+    /// Its observation normalizer, mutably.
     pub fn normalizer_mut(&mut self) -> &mut Normalizer {
         &mut self.norm
     }

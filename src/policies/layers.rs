@@ -17,13 +17,18 @@ pub enum Arch {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Nonlinearity {
+    /// max(0, x).
     Relu,
+    /// tanh(x).
     Tanh,
+    /// ELU (α = 1).
     Elu,
+    /// The logistic function.
     Sigmoid,
 }
 
 impl Nonlinearity {
+    /// Applies it elementwise.
     pub fn apply(self, x: &Tensor) -> Tensor {
         match self {
             Nonlinearity::Relu => x.relu(),

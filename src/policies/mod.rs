@@ -5,7 +5,7 @@ mod actor;
 mod base;
 mod critic;
 mod layers;
-pub mod normalizer;
+pub(crate) mod normalizer;
 mod params;
 
 pub use actor::{Actor, StdSpec};
@@ -23,13 +23,17 @@ use serde::{Deserialize, Serialize};
 /// Everything needed to rebuild an actor/critic pair with the same parameter shapes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NetSpec {
+    /// Observation size.
     pub obs_dim: usize,
+    /// Action size.
     pub act_dim: usize,
+    /// Feed-forward or LSTM.
     pub arch: Arch,
     /// Hidden layer widths.
     pub layers: Vec<usize>,
     /// Hidden activation of the actor (the critic always uses ReLU, as the reference does).
     pub nonlinearity: Nonlinearity,
+    /// The action standard deviation.
     pub std: StdSpec,
     /// Normalized observations are clipped to ±this (None: not clipped; runs from before the
     /// clip load as None).

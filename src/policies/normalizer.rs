@@ -25,13 +25,16 @@ pub const STD_FLOOR: f64 = 1e-3;
 /// Plain-data running statistics (what prenormalization and `--update-norm` compute).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunningStats {
+    /// Per-input mean.
     pub mean: Vec<f64>,
     /// Population variance.
     pub var: Vec<f64>,
+    /// Samples seen.
     pub count: f64,
 }
 
 impl RunningStats {
+    /// Empty statistics for `dim` inputs.
     pub fn new(dim: usize) -> Self {
         Self { mean: vec![0.0; dim], var: vec![1.0; dim], count: 0.0 }
     }
@@ -81,6 +84,7 @@ pub struct Normalizer {
 }
 
 impl Normalizer {
+    /// A normalizer of `dim` inputs under `path` (mean 0, std 1 until filled), clipping at ±`clip`.
     pub fn new(path: &nn::Path, dim: usize, clip: Option<f32>) -> Self {
         let p = path.sub("obs_norm");
         let dim = dim as i64;
@@ -99,6 +103,7 @@ impl Normalizer {
         }
     }
 
+    /// Its statistics.
     pub fn stats(&self) -> RunningStats {
         let mean: Vec<f64> = to_f64_vec(&self.mean);
         let var = to_f64_vec(&self.std).iter().map(|s| s * s).collect();
@@ -106,6 +111,7 @@ impl Normalizer {
         RunningStats { mean, var, count }
     }
 
+    /// Sets its statistics (refused when sizes differ or a value is not finite).
     pub fn set_stats(&mut self, stats: &RunningStats) -> Result<()> {
         let dim = self.mean.size()[0] as usize;
         ensure!(

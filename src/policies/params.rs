@@ -17,10 +17,12 @@ use crate::fsutil::write_atomic_with;
 /// A copy of every variable of a `VarStore` (parameters and buffers), sorted by name.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ParamSnapshot {
+    /// `(name, shape, values)` per variable.
     pub tensors: Vec<(String, Vec<i64>, Vec<f64>)>,
 }
 
 impl ParamSnapshot {
+    /// Copies every variable of `vs`.
     pub fn of(vs: &VarStore) -> Self {
         let vars: BTreeMap<String, Tensor> = vs.variables().into_iter().collect();
         let tensors = vars
@@ -54,29 +56,54 @@ impl ParamSnapshot {
     }
 }
 
+/// Why a checkpoint was refused.
 #[derive(Debug, Error)]
 pub enum CheckpointError {
     #[error(
         "cannot read checkpoint {path}: {reason} (file missing, truncated or not safetensors)"
     )]
-    Unreadable { path: String, reason: String },
+    /// The file cannot be read as safetensors.
+    Unreadable {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
     #[error(
         "checkpoint {path} does not fit this network: {detail}; checkpoint shapes [{found}], \
          network shapes [{expected}]"
     )]
-    Mismatch { path: String, detail: String, found: String, expected: String },
+    /// Its tensors do not fit the network.
+    Mismatch {
+        /// The file.
+        path: String,
+        /// The first difference.
+        detail: String,
+        /// The checkpoint's shapes.
+        found: String,
+        /// The network's shapes.
+        expected: String,
+    },
     #[error(
         "checkpoint {path}: tensor '{tensor}' holds a NaN or infinity; a policy with a \
          non-finite value is never loaded (the run that wrote it diverged)"
     )]
-    NonFinite { path: String, tensor: String },
+    /// A tensor holds a NaN or an infinity.
+    NonFinite {
+        /// The file.
+        path: String,
+        /// The tensor.
+        tensor: String,
+    },
 }
 
 /// Refusal to write a policy with a non-finite value (see [`save_checkpoint`]).
 #[derive(Debug, Error)]
 #[error("refusing to write {path}: tensor '{tensor}' holds a NaN or infinity")]
 pub struct NonFiniteSave {
+    /// The file refused.
     pub path: String,
+    /// The tensor holding the value.
     pub tensor: String,
 }
 

@@ -25,9 +25,13 @@ use crate::policies::{strip_prefix, Actor, Critic, NetSpec};
 pub struct OptimStats {
     /// Surrogate loss including the entropy term (as the reference logs it).
     pub actor_loss: f64,
+    /// Mean critic (value) loss.
     pub critic_loss: f64,
+    /// Mean mirror loss (0 without `--mirror`).
     pub mirror_loss: f64,
+    /// KL(new‖old) of the last minibatch.
     pub kl: f64,
+    /// Minibatches the update ran.
     pub minibatches: usize,
     /// Real (unpadded) steps passed through the update, summed over minibatches.
     pub samples: usize,
@@ -38,14 +42,23 @@ pub struct OptimStats {
 /// One batch of training data: `[B, dim]` (feed-forward) or time-major `[T, B, dim]`
 /// (recurrent, zero-padded), with a `[.., 1]` mask that is 1 on real steps.
 pub struct Batch {
+    /// Observations.
     pub states: Tensor,
+    /// Actions taken.
     pub actions: Tensor,
+    /// Discounted returns (the critic's targets).
     pub returns: Tensor,
+    /// Advantages (normalized per batch).
     pub advantages: Tensor,
+    /// Log-probabilities of the actions under the sampling policy.
     pub old_logp: Tensor,
+    /// The sampling policy's action means (for KL).
     pub old_mean: Tensor,
+    /// The sampling policy's standard deviations (for KL).
     pub old_std: Tensor,
+    /// The mirrored observations, when the mirror loss or augmentation is on.
     pub mirror_states: Option<Tensor>,
+    /// 1 on real steps, 0 on padding.
     pub mask: Tensor,
 }
 
@@ -83,13 +96,19 @@ impl Batch {
 pub struct Losses {
     /// Clipped surrogate loss.
     pub actor: Tensor,
+    /// Entropy penalty (−coefficient × entropy).
     pub entropy_pen: Tensor,
+    /// Mirror loss (0 without it).
     pub mirror: Tensor,
+    /// Critic loss.
     pub critic: Tensor,
+    /// KL(new‖old) over the batch.
     pub kl: f64,
+    /// Per-step log-probabilities under the new policy.
     pub logp: Tensor,
 }
 
+/// PPO's optimizer: the actor and critic with their Adam states, the clipped surrogate, KL early stop and the mirror loss.
 pub struct PpoOptim {
     actor: Actor,
     critic: Critic,
@@ -134,14 +153,17 @@ impl PpoOptim {
         Ok(Self { actor, critic, actor_opt, critic_opt, hp, device, mirror, dump_dir: None })
     }
 
+    /// Where a diverged update dumps its batch (`training_error.safetensors`).
     pub fn set_dump_dir(&mut self, dir: PathBuf) {
         self.dump_dir = Some(dir);
     }
 
+    /// The actor being trained.
     pub fn actor(&self) -> &Actor {
         &self.actor
     }
 
+    /// The critic being trained.
     pub fn critic(&self) -> &Critic {
         &self.critic
     }
@@ -174,10 +196,12 @@ impl PpoOptim {
             .context("critic optimizer state")
     }
 
+    /// The actor, mutably (restoring a checkpoint, prenormalization).
     pub fn actor_mut(&mut self) -> &mut Actor {
         &mut self.actor
     }
 
+    /// The critic, mutably.
     pub fn critic_mut(&mut self) -> &mut Critic {
         &mut self.critic
     }

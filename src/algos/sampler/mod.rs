@@ -40,8 +40,11 @@ use crate::policies::{Actor, Critic, Hidden, NetSpec, ParamSnapshot};
 /// Parameters broadcast to the workers once per iteration.
 #[derive(Debug)]
 pub struct PolicySnapshot {
+    /// Which iteration's parameters these are.
     pub version: u64,
+    /// The actor's parameters and normalizer.
     pub actor: ParamSnapshot,
+    /// The critic's parameters and normalizer.
     pub critic: ParamSnapshot,
 }
 
@@ -56,6 +59,7 @@ impl PolicySnapshot {
     }
 }
 
+/// What a sampler job collects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum JobKind {
     /// Stochastic actions, values recorded, truncated trajectories bootstrapped.
@@ -116,19 +120,26 @@ struct Trajectory {
 /// What one iteration's collection asks for.
 #[derive(Debug, Clone)]
 pub struct CollectRequest {
+    /// The iteration collecting.
     pub iteration: u64,
     /// Train steps collected before this iteration (what [`Env::set_training`] is told).
     pub timesteps: u64,
+    /// The run's seed (each trajectory's stream derives from it).
     pub seed: u64,
+    /// Minimum train steps (whole trajectories).
     pub num_steps: usize,
+    /// Maximum trajectory length.
     pub traj_len: usize,
+    /// Deterministic evaluation episodes.
     pub num_eval: usize,
 }
 
 /// One iteration's data.
 #[derive(Debug)]
 pub struct Collected {
+    /// Train trajectories.
     pub train: Buffer,
+    /// Evaluation episodes.
     pub eval: Buffer,
     /// One entry per eval episode, in job order.
     pub eval_episodes: Vec<EvalEpisode>,
@@ -375,6 +386,7 @@ impl SamplerPool {
         })
     }
 
+    /// Sampler actors in the pool.
     pub fn num_workers(&self) -> usize {
         self.workers.len()
     }

@@ -71,9 +71,13 @@ pub fn rank_and_size() -> (i32, i32) {
 /// What must agree across ranks for their numbers to be the same.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fingerprint {
+    /// gait's version.
     pub gait_version: String,
+    /// The commit gait was built from.
     pub git_commit: String,
+    /// SHA-256 of the run's config.
     pub config_sha256: String,
+    /// The env's name.
     pub env: String,
     /// SHA-256 of a short seeded rollout of the env (observations and rewards as bits): the
     /// same binary on a CPU that computes other floats shows here.

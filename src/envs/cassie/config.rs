@@ -87,7 +87,7 @@ crate::settings! {
         #[serde(default)]
         robust_ramp: u64 = 0, Range::Natural;
         /// Gaussian noise on training observations, in multiples of gait's noise levels
-        /// ([`NOISE_STD`], docs/cassie.md "Sim-to-sim"; 0: none). Evaluations never add it.
+        /// (`NOISE_STD`, docs/cassie.md "Sim-to-sim"; 0: none). Evaluations never add it.
         #[serde(default)]
         obs_noise: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 10.0, what: "a noise scale in [0, 10]" };

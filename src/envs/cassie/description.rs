@@ -466,6 +466,7 @@ impl Description {
     }
 
     /// Total mass (kg).
+    #[cfg(test)]
     pub fn mass(&self) -> f32 {
         self.base.mass + self.legs.iter().flatten().map(|l| l.mass).sum::<f32>()
     }

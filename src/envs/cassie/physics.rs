@@ -52,6 +52,7 @@ impl SimKind {
         }
     }
 
+    /// The `--sim` value.
     pub fn name(self) -> &'static str {
         match self {
             SimKind::Rapier => "rapier",
@@ -155,6 +156,7 @@ pub trait Physics: Send {
     /// World position of the pelvis origin (the lab's `qpos[0:3]`).
     fn base_position(&self) -> Vec3;
 
+    /// Pelvis orientation (world frame).
     fn base_rotation(&self) -> Quat;
 
     /// World-frame linear velocity of the pelvis origin (the lab's `qvel[0:3]`).
@@ -170,11 +172,13 @@ pub trait Physics: Send {
     /// Motor angles as the encoders read them (true − noise), policy order.
     fn motor_positions(&self, out: &mut [f32]);
 
+    /// Motor velocities (rad/s), action order, into `out`.
     fn motor_velocities(&self, out: &mut [f32]);
 
     /// [L shin, L tarsus, R shin, R tarsus] angles as measured (true − noise).
     fn passive_positions(&self, out: &mut [f32]);
 
+    /// Passive joint velocities (rad/s) into `out`.
     fn passive_velocities(&self, out: &mut [f32]);
 
     /// Joint-side torques applied during the last substep (after delay and efficiency).

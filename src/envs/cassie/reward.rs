@@ -23,7 +23,7 @@ use crate::envs::RewardTerm;
 #[serde(rename_all = "kebab-case")]
 pub enum RewardKind {
     /// Velocity tracking with far-reaching slope, straight-line and heading terms, swing-foot
-    /// clearance, the clock terms gated by the command, and a fall penalty ([`walk`]).
+    /// clearance, the clock terms gated by the command, and a fall penalty (`walk`).
     #[default]
     Walk,
     /// `locomotion_vonmises_clock_reward`: feet forces/speeds gated by a von Mises swing clock.
@@ -95,7 +95,6 @@ pub struct RewardInputs {
     /// Commanded `[x, y]` velocity (m/s, heading frame) and the commanded heading.
     pub command: [f32; 2],
     pub target_heading: f32,
-    pub base_position: Vec3,
     pub base_rotation: Quat,
     pub base_linvel: Vec3,
     pub base_angvel: Vec3,
@@ -338,7 +337,6 @@ mod tests {
         RewardInputs {
             command: [1.0, 0.0],
             target_heading: 0.0,
-            base_position: Vec3::new(0.0, 0.0, 1.0),
             base_rotation: Quat::IDENTITY,
             base_linvel: Vec3::new(1.0, 0.0, 0.0),
             base_angvel: Vec3::ZERO,

@@ -45,6 +45,7 @@ const ROBOT_MASS: f32 = 33.312;
 const PUSH_EVERY: std::ops::Range<f64> = 2.0..5.0;
 const MAX_TILT: f32 = 20.0 * std::f32::consts::PI / 180.0;
 
+/// Cassie's walking task over one physics backend: observation, commands, clock, reference gait, reward, termination, perturbations.
 pub struct CassieEnv {
     config: CassieConfig,
     offset: [f32; N],
@@ -83,6 +84,7 @@ pub struct CassieEnv {
 }
 
 impl CassieEnv {
+    /// The task with these settings.
     pub fn new(config: CassieConfig) -> Self {
         let desc = Description::cassie();
         let offset = desc.neutral_stance();
@@ -131,6 +133,7 @@ impl CassieEnv {
         base + if config.obs == ObsKind::Velocity { 3 } else { 0 }
     }
 
+    /// Its settings.
     pub fn config(&self) -> &CassieConfig {
         &self.config
     }
@@ -436,7 +439,6 @@ impl CassieEnv {
         let inputs = RewardInputs {
             command: [self.command.x as f32, self.command.y as f32],
             target_heading: self.heading as f32,
-            base_position: sim.base_position(),
             base_rotation: sim.base_rotation(),
             base_linvel: sim.base_linvel(),
             base_angvel: sim.base_angvel(),

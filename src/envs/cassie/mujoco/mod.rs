@@ -22,7 +22,7 @@ use rapier3d::glamx::{Quat, Vec3};
 use super::motor::{Drive, N};
 use super::physics::{Dynamics, Physics, SimKind, PASSIVE};
 use crate::envs::{BodyPose, BodyShape, Primitive};
-pub use model::{patched_xml, CASSIE_FAST_XML};
+pub use model::patched_xml;
 
 /// Joint addresses, in `qpos` and `qvel`.
 #[derive(Debug, Clone, Copy)]
@@ -213,14 +213,6 @@ impl MujocoCassie {
 
     fn contact_involves(&self, geom: usize) -> bool {
         self.data.contact().iter().any(|c| c.geom[0] as usize == geom || c.geom[1] as usize == geom)
-    }
-
-    /// The [shin, heel-spring] deflections of a leg (rad), for tests and diagnostics.
-    pub fn spring_deflections(&self, side: usize) -> [f32; 2] {
-        let q = self.data.qpos();
-        let shin = self.passive[2 * side].qpos;
-        // The heel spring follows the tarsus in the lab's qpos layout.
-        [q[shin] as f32, q[self.passive[2 * side + 1].qpos + 1] as f32]
     }
 }
 

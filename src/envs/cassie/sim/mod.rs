@@ -15,7 +15,7 @@ use super::description::{Collider as ColliderDesc, Description, Shape};
 use super::motor::{Drive, N};
 use super::physics::{Physics, SimKind};
 
-pub use super::physics::{Dynamics, LEG_LINKS, PASSIVE};
+pub use super::physics::{Dynamics, LEG_LINKS};
 
 const GROUND: Group = Group::GROUP_1;
 const LEFT: Group = Group::GROUP_2;
@@ -131,11 +131,13 @@ impl CassieSim {
     /// Every body's pose and velocity, flattened (for determinism and mirror tests).
     /// Forward kinematics afresh before every substep (the vendored rapier skips it when its
     /// inputs are unchanged). For the test that shows the skip changes nothing.
-    #[doc(hidden)]
+    #[cfg(test)]
     pub fn set_fresh_kinematics(&mut self, on: bool) {
         self.fresh_kinematics = on;
     }
 
+    /// Every body's position and rotation, flat (the tests compare runs bit for bit).
+    #[cfg(test)]
     pub fn body_states(&self) -> Vec<f32> {
         let mut out = Vec::new();
         for (_, rb) in self.world.bodies.iter() {
