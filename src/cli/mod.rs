@@ -382,8 +382,9 @@ mod tests {
     fn random_config_files_bench_flags_and_output_paths_never_panic() {
         use rand::{seq::SliceRandom, Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        // The settings' names as a file's section holds them (`kl` under `[ppo]`).
         let mut keys: Vec<String> =
-            TrainConfig::default().leaves().into_iter().map(|(k, _)| k).collect();
+            TrainConfig::settings().into_iter().map(|d| d.setting.name.to_string()).collect();
         keys.extend(["nope", "env", "cassie", "x y", "\"q\""].map(String::from));
         let sections = ["run", "sampler", "ppo", "net", "eval", "env.cassie", "env", "bogus", ""];
         let values = [

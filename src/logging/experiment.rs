@@ -204,12 +204,43 @@ pub fn load_previous(dir: &Path) -> Result<Experiment> {
 /// canonical JSON of the sorted leaves, so it is stable across platforms and versions (the
 /// reference hashes a Python repr).
 pub fn config_hash_name(config: &TrainConfig) -> String {
-    let leaves: serde_json::Map<String, serde_json::Value> = config
-        .leaves()
-        .into_iter()
-        .filter(|(k, _)| !["run_name", "seed", "logdir", "workers"].contains(&k.as_str()))
+    const NOT_HASHED: [&str; 4] = ["run.run_name", "run.seed", "run.logdir", "sampler.workers"];
+    let leaves = config.leaves();
+    // Keyed by the setting's name, as before settings had paths (so a config hashes as it did),
+    // or by its path where two sections share the name.
+    let name = |path: &str| path.rsplit('.').next().unwrap_or(path).to_string();
+    let shared = |path: &str| leaves.iter().filter(|(k, _)| name(k) == name(path)).count() > 1;
+    let leaves: serde_json::Map<String, serde_json::Value> = leaves
+        .iter()
+        .filter(|(k, _)| !NOT_HASHED.contains(&k.as_str()))
+        .map(|(k, v)| (if shared(k) { k.clone() } else { name(k) }, v.clone()))
         .collect();
     let digest = Sha256::digest(serde_json::Value::Object(leaves).to_string().as_bytes());
     let hex: String = digest.iter().take(3).map(|b| format!("{b:02x}")).collect();
     format!("{hex}-seed{}", config.run.seed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The folder of a nameless run ignores where and how it runs (name, logdir, workers) and
+    /// the seed (which it names separately), and changes with any setting of the experiment.
+    #[test]
+    fn the_hash_name_covers_the_experiment_only() {
+        let base = TrainConfig::for_env("cartpole");
+        let mut elsewhere = base.clone();
+        elsewhere.run.logdir = "/tmp/other".into();
+        elsewhere.run.run_name = Some("x".into());
+        elsewhere.sampler.workers = Some(7);
+        assert_eq!(config_hash_name(&base), config_hash_name(&elsewhere));
+        let mut seeded = base.clone();
+        seeded.run.seed = 4;
+        let (a, b) = (config_hash_name(&base), config_hash_name(&seeded));
+        assert_eq!(a.split('-').next(), b.split('-').next());
+        assert!(b.ends_with("-seed4"), "{b}");
+        let mut changed = base.clone();
+        changed.ppo.kl = 0.5;
+        assert_ne!(config_hash_name(&base), config_hash_name(&changed));
+    }
 }
