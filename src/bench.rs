@@ -9,7 +9,7 @@ use rand_chacha::ChaCha8Rng;
 use tch::Device;
 
 use crate::algos::rollout::{Flow, Rollout};
-use crate::algos::{Buffer, PpoOptim};
+use crate::algos::{Buffer, PpoOptim, Symmetry};
 use crate::config::PpoConfig;
 use crate::envs::{self, EnvConfig, MirrorIndices};
 use crate::policies::{Arch, NetSpec};
@@ -138,7 +138,8 @@ pub fn bench_optimize(args: &BenchOptimizeOptions) -> Result<f64> {
         MirrorIndices::new(&list)
     };
     let (obs_m, act_m) = (swap(BENCH_OBS)?, swap(BENCH_ACT)?);
-    let mut optim = PpoOptim::new(&spec, hp, Device::Cpu, Some((&obs_m, &act_m)))?;
+    let symmetry = Symmetry::new(obs_m, act_m);
+    let mut optim = PpoOptim::new(&spec, hp, Device::Cpu, Some(&symmetry))?;
     let start = Instant::now();
     let stats = optim.optimize(&buffer, &mut rng)?;
     let secs = start.elapsed().as_secs_f64();

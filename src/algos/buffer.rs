@@ -15,10 +15,16 @@ use rand::Rng;
 pub struct Buffer {
     obs_dim: usize,
     act_dim: usize,
+    /// Values per critic observation; 0: the critic reads `states`.
+    #[serde(default)]
+    critic_dim: usize,
     discount: f64,
     gae_lambda: f64,
     /// Observations, `obs_dim` per step.
     pub states: Vec<f32>,
+    /// The critic's own observations, `critic_dim` per step (empty without them).
+    #[serde(default)]
+    pub critic_states: Vec<f32>,
     /// Actions taken, `act_dim` per step.
     pub actions: Vec<f32>,
     /// Rewards, one per step.
@@ -41,9 +47,11 @@ impl Buffer {
         Self {
             obs_dim,
             act_dim,
+            critic_dim: 0,
             discount,
             gae_lambda,
             states: Vec::new(),
+            critic_states: Vec::new(),
             actions: Vec::new(),
             rewards: Vec::new(),
             values: Vec::new(),
@@ -54,9 +62,29 @@ impl Buffer {
         }
     }
 
+    /// The same buffer with the critic's own observations, `critic_dim` values per step
+    /// ([`Buffer::push_critic_state`]; 0: the critic reads the policy's observations).
+    pub fn with_critic_dim(mut self, critic_dim: usize) -> Self {
+        self.critic_dim = critic_dim;
+        self
+    }
+
     /// Observation size.
     pub fn obs_dim(&self) -> usize {
         self.obs_dim
+    }
+
+    /// Whether the critic has observations of its own here ([`Buffer::with_critic_dim`]).
+    pub fn has_critic_states(&self) -> bool {
+        self.critic_dim > 0
+    }
+
+    /// What the critic reads: its own observations and their size, or the policy's.
+    pub fn critic_view(&self) -> (&[f32], usize) {
+        match self.critic_dim {
+            0 => (&self.states, self.obs_dim),
+            n => (&self.critic_states, n),
+        }
     }
 
     /// Action size.
@@ -89,6 +117,13 @@ impl Buffer {
         self.values.push(value);
     }
 
+    /// Appends the critic's observation of the step [`Buffer::push`] stores (buffers with a
+    /// critic dimension only; one per step).
+    pub fn push_critic_state(&mut self, state: &[f32]) {
+        debug_assert_eq!(state.len(), self.critic_dim);
+        self.critic_states.extend_from_slice(state);
+    }
+
     /// Closes the current trajectory, computing its returns. No-op for an empty trajectory.
     pub fn end_trajectory(&mut self, terminal_value: f32) {
         let start = *self.traj_idx.last().expect("traj_idx starts non-empty");
@@ -115,11 +150,16 @@ impl Buffer {
 
     /// Appends all finished trajectories of `other` (the reference's `buffer + buffer`).
     pub fn append(&mut self, other: &Buffer) {
-        assert_eq!((self.obs_dim, self.act_dim), (other.obs_dim, other.act_dim), "buffer dims");
+        assert_eq!(
+            (self.obs_dim, self.act_dim, self.critic_dim),
+            (other.obs_dim, other.act_dim, other.critic_dim),
+            "buffer dims"
+        );
         assert_eq!(self.len(), *self.traj_idx.last().unwrap(), "append after an open trajectory");
         let n = *other.traj_idx.last().unwrap();
         let offset = self.len();
         self.states.extend_from_slice(&other.states[..n * other.obs_dim]);
+        self.critic_states.extend_from_slice(&other.critic_states[..n * other.critic_dim]);
         self.actions.extend_from_slice(&other.actions[..n * other.act_dim]);
         self.rewards.extend_from_slice(&other.rewards[..n]);
         self.values.extend_from_slice(&other.values[..n]);
@@ -273,6 +313,28 @@ mod tests {
         let m: f32 = adv.iter().sum::<f32>() / 4.0;
         let var: f32 = adv.iter().map(|x| (x - m).powi(2)).sum::<f32>() / 3.0;
         assert!(m.abs() < 1e-5 && (var.sqrt() - 1.0).abs() < 1e-3, "{adv:?}");
+    }
+
+    /// The critic's own observations travel with their steps through `append`, and the critic
+    /// reads them instead of the policy's.
+    #[test]
+    fn critic_states_are_appended_with_their_steps() {
+        let mut a = Buffer::new(1, 1, 0.99, 0.95).with_critic_dim(2);
+        assert_eq!(a.critic_view(), (&[][..], 2));
+        let mut b = a.clone();
+        let step = |buf: &mut Buffer, x: f32| {
+            buf.push(&[x], &[0.0], 0.0, 0.0);
+            buf.push_critic_state(&[x, -x]);
+            buf.end_trajectory(0.0);
+        };
+        step(&mut a, 1.0);
+        step(&mut b, 2.0);
+        step(&mut b, 3.0);
+        a.append(&b);
+        assert_eq!(a.states, vec![1.0, 2.0, 3.0]);
+        assert_eq!(a.critic_view(), (&[1.0, -1.0, 2.0, -2.0, 3.0, -3.0][..], 2));
+        let plain = Buffer::new(1, 1, 0.99, 0.95);
+        assert_eq!(plain.critic_view().1, 1, "without its own: the policy's observations");
     }
 
     /// Three trajectories of lengths 2, 3, 1 padded into time-major batches, by hand.

@@ -21,4 +21,5 @@ pub use ppo::{Batch, Losses, OptimStats, PpoOptim};
 #[cfg(feature = "mpi")]
 pub use sampler::mpi;
 pub use sampler::{AlgoSampler, CollectRequest, Collected, PolicySnapshot, SamplerPool};
+pub use symmetry::Symmetry;
 pub use tracking::EvalEpisode;

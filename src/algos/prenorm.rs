@@ -2,7 +2,8 @@
 //! training, run the policy's deterministic action plus N(0, 1) noise per dimension for N steps
 //! (episodes capped at `--traj-len`, recurrent state reset per episode), and use the visited
 //! states' mean and variance as the observation normalizer of both actor and critic. The
-//! reset state of every episode counts; the final next-state does not.
+//! reset state of every episode counts; the final next-state does not. An env whose critic
+//! has its own observation gets that one's statistics from the same states, for the critic.
 //!
 //! Deviation, on purpose: the reference updates the normalizer while it runs, so its policy
 //! sees changing inputs during the rollout; here the rollout runs with the policy as it is and
@@ -18,6 +19,15 @@ use super::seeding::{derive, stream};
 use crate::envs::Env;
 use crate::policies::{Actor, RunningStats};
 
+/// The statistics prenormalization gathers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prenormalized {
+    /// Of the policy's observations.
+    pub actor: RunningStats,
+    /// Of the critic's own observations, for envs that give it one.
+    pub critic: Option<RunningStats>,
+}
+
 /// Runs the noisy policy for `steps` steps and returns the visited states' statistics;
 /// `on_steps(n)` is called after each episode with the steps visited so far.
 pub fn prenormalize(
@@ -27,10 +37,12 @@ pub fn prenormalize(
     traj_len: usize,
     seed: u64,
     on_steps: &mut dyn FnMut(usize),
-) -> anyhow::Result<RunningStats> {
+) -> anyhow::Result<Prenormalized> {
     let _no_grad = tch::no_grad_guard();
     let (obs_dim, act_dim) = (env.observation_size(), env.action_size());
     let mut stats = RunningStats::new(obs_dim);
+    let critic_dim = env.critic_observation_size();
+    let mut critic = (critic_dim > 0).then(|| RunningStats::new(critic_dim));
     let mut noise = ChaCha8Rng::seed_from_u64(derive(seed, &[stream::PRENORM]));
     let mut visited = 0usize;
     let mut episode = 0u64;
@@ -61,11 +73,16 @@ pub fn prenormalize(
                 }
                 Ok(Flow::Continue)
             },
-            &mut |_, _| Ok(Flow::Continue),
+            &mut |tr, _| {
+                if let Some(c) = &mut critic {
+                    c.update(tr.critic_obs);
+                }
+                Ok(Flow::Continue)
+            },
         )?;
         on_steps(visited);
     }
-    Ok(stats)
+    Ok(Prenormalized { actor: stats, critic })
 }
 
 #[cfg(test)]
@@ -86,6 +103,8 @@ mod tests {
         tch::manual_seed(0);
         let actor = Actor::new(&spec, tch::Device::Cpu);
         let stats = prenormalize(&mut CartPole::new(), &actor, 300, 50, 9, &mut |_| {}).unwrap();
+        assert_eq!(stats.critic, None, "cartpole's critic reads the policy's observation");
+        let stats = stats.actor;
         assert_eq!(stats.count, 300.0);
 
         let mut env = CartPole::new();

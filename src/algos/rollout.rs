@@ -32,6 +32,9 @@ pub struct Transition<'a> {
     pub t: usize,
     /// The observation the action was chosen from.
     pub obs: &'a [f32],
+    /// The critic's observation of the same state: the env's own
+    /// ([`Env::critic_observation`]), or `obs` for envs without one.
+    pub critic_obs: &'a [f32],
     pub action: &'a [f32],
     pub reward: f32,
     /// The env terminated (not a time-limit cut); the visitors so far read the episode's end
@@ -58,6 +61,9 @@ pub struct EpisodeEnd {
 pub struct Rollout {
     obs: Vec<f32>,
     next: Vec<f32>,
+    /// The critic's observations of `obs` and `next` (empty for envs without one).
+    critic: Vec<f32>,
+    critic_next: Vec<f32>,
     action: Vec<f32>,
     info: Vec<RewardTerm>,
 }
@@ -67,10 +73,14 @@ impl Rollout {
         Self::default()
     }
 
-    /// The observation the next action is chosen from (the last one after an episode: for
-    /// bootstrapping a cut trajectory).
-    pub fn obs(&self) -> &[f32] {
-        &self.obs
+    /// The critic's observation ([`Transition::critic_obs`]) of the state the next action is
+    /// chosen from: after an episode, of its last state, for bootstrapping a cut trajectory.
+    pub fn critic_obs(&self) -> &[f32] {
+        if self.critic.is_empty() {
+            &self.obs
+        } else {
+            &self.critic
+        }
     }
 
     /// Runs one episode from `env.reset()`, for at most `max_len` steps.
@@ -91,6 +101,11 @@ impl Rollout {
         self.action.resize(env.action_size(), 0.0);
         self.obs.clear();
         self.obs.extend_from_slice(env.reset());
+        let own_critic = env.critic_observation_size() > 0;
+        self.critic.clear();
+        if own_critic {
+            self.critic.extend_from_slice(env.critic_observation());
+        }
         let mut end = EpisodeEnd { steps: 0, done: false, stopped: false };
         if start(&self.obs)? == Flow::Stop {
             end.stopped = true;
@@ -107,10 +122,15 @@ impl Rollout {
             self.next.extend_from_slice(step.obs);
             self.info.clear();
             self.info.extend_from_slice(step.info);
+            self.critic_next.clear();
+            if own_critic {
+                self.critic_next.extend_from_slice(env.critic_observation());
+            }
             end.steps = t + 1;
             let transition = Transition {
                 t,
                 obs: &self.obs,
+                critic_obs: if own_critic { &self.critic } else { &self.obs },
                 action: &self.action,
                 reward,
                 done,
@@ -119,6 +139,7 @@ impl Rollout {
             };
             let flow = visit(&transition, &*env)?;
             std::mem::swap(&mut self.obs, &mut self.next);
+            std::mem::swap(&mut self.critic, &mut self.critic_next);
             if done {
                 end.done = true;
                 return Ok(end);

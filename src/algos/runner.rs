@@ -191,8 +191,9 @@ impl Runner {
         let config = &config;
         let device = resolve_device(config.run.device)?;
         let mut probe = env()?;
-        let spec =
+        let mut spec =
             config.net.spec(&config.run.env, probe.observation_size(), probe.action_size())?;
+        spec.critic_obs_dim = Some(probe.critic_observation_size()).filter(|&n| n > 0);
         let symmetry = Symmetry::for_env(probe.as_ref(), &config.ppo, &config.run.env)?;
         // Before any allocation: a network too large for the machine is refused with numbers.
         let cores = available_cores();
@@ -228,12 +229,7 @@ impl Runner {
             // trainings share a process (the integration tests run them on parallel threads).
             let _init = INIT_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             tch::manual_seed(derive(config.run.seed, &[stream::INIT]) as i64);
-            PpoOptim::new(
-                &spec,
-                config.ppo.clone(),
-                device,
-                symmetry.as_ref().map(Symmetry::lists),
-            )?
+            PpoOptim::new(&spec, config.ppo.clone(), device, symmetry.as_ref())?
         };
         let (state, run_dir) = match start {
             Start::Continue { dir, weights } => {
@@ -266,8 +262,10 @@ impl Runner {
                         config.run.seed,
                         &mut |n| events.prenorm(n, steps),
                     )?;
-                    let stats = Symmetry::symmetrize(symmetry.as_ref(), stats);
-                    optim.set_normalizer(&stats).context("prenormalization")?;
+                    let actor = Symmetry::symmetrize(symmetry.as_ref(), stats.actor);
+                    let critic =
+                        stats.critic.map(|c| Symmetry::symmetrize_critic(symmetry.as_ref(), c));
+                    optim.set_normalizers(&actor, critic.as_ref()).context("prenormalization")?;
                 }
                 let run = config
                     .run
@@ -454,9 +452,16 @@ impl Runner {
             .optimize(&collected.train, &mut ChaCha8Rng::seed_from_u64(seed))
             .with_context(|| format!("iteration {itr}"))?;
         if self.config.ppo.update_norm {
+            let symmetry = self.symmetry.as_ref();
             let mut norm = self.optim.actor().normalizer().stats();
             norm.update(&collected.train.states);
-            self.optim.set_normalizer(&Symmetry::symmetrize(self.symmetry.as_ref(), norm))?;
+            let actor = Symmetry::symmetrize(symmetry, norm);
+            let critic = collected.train.has_critic_states().then(|| {
+                let mut norm = self.optim.critic().normalizer().stats();
+                norm.update(collected.train.critic_view().0);
+                Symmetry::symmetrize_critic(symmetry, norm)
+            });
+            self.optim.set_normalizers(&actor, critic.as_ref())?;
         }
         Ok(UpdateMetrics {
             actor_loss: stats.actor_loss,

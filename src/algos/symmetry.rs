@@ -9,33 +9,66 @@ use crate::config::{PpoConfig, UsageError};
 use crate::envs::{Env, MirrorIndices};
 use crate::policies::{Actor, RunningStats};
 
-/// The mirror lists of a run that uses them (mirror loss or augmentation).
+/// The mirror lists of a run that uses them (mirror loss or augmentation): observations,
+/// actions and, for an env whose critic has its own observation, that one's.
 #[derive(Debug, Clone)]
 pub struct Symmetry {
     obs: MirrorIndices,
     act: MirrorIndices,
+    critic: Option<MirrorIndices>,
 }
 
 impl Symmetry {
+    /// The lists of an env whose critic reads the policy's observation.
+    pub fn new(obs: MirrorIndices, act: MirrorIndices) -> Self {
+        Self { obs, act, critic: None }
+    }
+
+    /// The same, with the mirror list of the critic's own observation.
+    pub fn with_critic(self, critic: MirrorIndices) -> Self {
+        Self { critic: Some(critic), ..self }
+    }
+
     /// The env's lists when `ppo` uses them; a mirror setting with an env that has no lists is
-    /// a usage error.
+    /// a usage error, and so is mirror augmentation for an env whose critic observation has
+    /// none.
     pub fn for_env(env: &dyn Env, ppo: &PpoConfig, name: &str) -> Result<Option<Self>, UsageError> {
-        match (env.observation_mirror_indices(), env.action_mirror_indices()) {
-            (Some(obs), Some(act)) if ppo.uses_mirror() => Ok(Some(Self { obs, act })),
-            (Some(_), Some(_)) => Ok(None),
-            _ if ppo.mirror > 0.0 => Err(UsageError(format!(
-                "--mirror {} needs mirror lists, and env '{name}' has none (use --mirror 0)",
-                ppo.mirror
-            ))),
-            _ if ppo.mirror_augment => Err(UsageError(format!(
-                "--mirror-augment needs mirror lists, and env '{name}' has none"
-            ))),
-            _ => Ok(None),
+        let symmetry = match (env.observation_mirror_indices(), env.action_mirror_indices()) {
+            (Some(obs), Some(act)) if ppo.uses_mirror() => Self::new(obs, act),
+            (Some(_), Some(_)) => return Ok(None),
+            _ if ppo.mirror > 0.0 => {
+                return Err(UsageError(format!(
+                    "--mirror {} needs mirror lists, and env '{name}' has none (use --mirror 0)",
+                    ppo.mirror
+                )))
+            }
+            _ if ppo.mirror_augment => {
+                return Err(UsageError(format!(
+                    "--mirror-augment needs mirror lists, and env '{name}' has none"
+                )))
+            }
+            _ => return Ok(None),
+        };
+        match env.critic_observation_mirror_indices() {
+            Some(critic) => Ok(Some(symmetry.with_critic(critic))),
+            None if ppo.mirror_augment && env.critic_observation_size() > 0 => {
+                Err(UsageError(format!(
+                    "--mirror-augment needs a mirror list for the critic's observation, and \
+                     env '{name}' has none"
+                )))
+            }
+            None => Ok(Some(symmetry)),
         }
     }
 
+    /// The observation and action lists.
     pub fn lists(&self) -> (&MirrorIndices, &MirrorIndices) {
         (&self.obs, &self.act)
+    }
+
+    /// The critic observation's list, when the critic has its own observation.
+    pub fn critic(&self) -> Option<&MirrorIndices> {
+        self.critic.as_ref()
     }
 
     /// With a symmetry, the networks see mirrored states, so the normalizer's statistics are
@@ -43,6 +76,15 @@ impl Symmetry {
     pub fn symmetrize(symmetry: Option<&Self>, stats: RunningStats) -> RunningStats {
         match symmetry {
             Some(s) => symmetrized(&stats, &s.obs),
+            None => stats,
+        }
+    }
+
+    /// [`Symmetry::symmetrize`] for the statistics of the critic's own observation (passed
+    /// through without its list).
+    pub fn symmetrize_critic(symmetry: Option<&Self>, stats: RunningStats) -> RunningStats {
+        match symmetry.and_then(Self::critic) {
+            Some(list) => symmetrized(&stats, list),
             None => stats,
         }
     }
@@ -75,10 +117,12 @@ pub struct MirrorTensors {
     obs_sign: Tensor,
     act_src: Tensor,
     act_sign: Tensor,
+    /// The critic observation's list, when it has its own.
+    critic: Option<(Tensor, Tensor)>,
 }
 
 impl MirrorTensors {
-    pub fn new(obs: &MirrorIndices, act: &MirrorIndices, device: Device) -> Self {
+    pub fn new(symmetry: &Symmetry, device: Device) -> Self {
         let idx = |m: &MirrorIndices| {
             let v: Vec<i64> = m.source().iter().map(|&i| i as i64).collect();
             (
@@ -86,8 +130,18 @@ impl MirrorTensors {
                 Tensor::from_slice(m.sign()).to_device(device),
             )
         };
-        let ((obs_src, obs_sign), (act_src, act_sign)) = (idx(obs), idx(act));
-        Self { obs_src, obs_sign, act_src, act_sign }
+        let ((obs_src, obs_sign), (act_src, act_sign)) = (idx(&symmetry.obs), idx(&symmetry.act));
+        let critic = symmetry.critic.as_ref().map(idx);
+        Self { obs_src, obs_sign, act_src, act_sign, critic }
+    }
+
+    /// Mirrored critic observations: with the critic's own list, or the observation list when
+    /// the critic reads the policy's observation.
+    pub fn critic_obs(&self, x: &Tensor) -> Tensor {
+        match &self.critic {
+            Some((src, sign)) => x.index_select(-1, src) * sign,
+            None => self.obs(x),
+        }
     }
 
     /// Mirrored observations (last dimension).
@@ -122,6 +176,11 @@ impl MirrorTensors {
             cat(&adv, adv.shallow_clone()),
             cat(&mask, mask.shallow_clone()),
         ]
+    }
+
+    /// [`MirrorTensors::augment`] for the critic's own observations.
+    pub fn augment_critic(&self, c: Tensor, recurrent: bool) -> Tensor {
+        Tensor::cat(&[&c, &self.critic_obs(&c)], if recurrent { 1 } else { 0 })
     }
 }
 

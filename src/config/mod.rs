@@ -113,6 +113,7 @@ impl NetConfig {
             nonlinearity: net.nonlinearity,
             std,
             obs_clip: (net.obs_clip > 0.0).then_some(net.obs_clip as f32),
+            critic_obs_dim: None,
         })
     }
 }

@@ -177,6 +177,25 @@ pub trait Env: Send {
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
         None
     }
+    /// Values in the critic's own observation; 0 (the default): the critic reads the policy's
+    /// observation. An env that knows more than a robot can sense (its true state, the
+    /// randomized model, the pushes) gives it to the critic alone: the critic exists only in
+    /// training, so the policy stays deployable, and a critic that knows what perturbed the
+    /// robot predicts returns better (an asymmetric actor-critic, rsl_rl's `critic`
+    /// observation group).
+    fn critic_observation_size(&self) -> usize {
+        0
+    }
+    /// The critic's observation of the state the last [`Env::reset`] or [`Env::step`]
+    /// returned (`critic_observation_size` values).
+    fn critic_observation(&self) -> &[f32] {
+        &[]
+    }
+    /// Signed-permutation mirror list for the critic's own observation, if the env has one
+    /// (mirror augmentation needs it).
+    fn critic_observation_mirror_indices(&self) -> Option<MirrorIndices> {
+        None
+    }
     /// Signed-permutation mirror list for actions, if the env has one.
     fn action_mirror_indices(&self) -> Option<MirrorIndices> {
         None

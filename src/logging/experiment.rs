@@ -140,6 +140,9 @@ impl Experiment {
             lines.push(format!("previous: {}", previous.display()));
         }
         lines.push(format!("obs_dim: {}", self.net.obs_dim));
+        if let Some(critic) = self.net.critic_obs_dim {
+            lines.push(format!("critic_obs_dim: {critic}"));
+        }
         lines.push(format!("action_dim: {}", self.net.act_dim));
         lines.push(format!("gait_version: {}", self.gait_version));
         if let Some(commit) = &self.git_commit {

@@ -45,7 +45,7 @@ impl Actor {
         let vs = nn::VarStore::new(device);
         let root = vs.root();
         let norm = Normalizer::new(&root, spec.obs_dim, spec.obs_clip);
-        let base = Base::new(&root, spec, spec.nonlinearity);
+        let base = Base::new(&root, spec, spec.obs_dim, spec.nonlinearity);
         let latent = spec.layers.last().copied().unwrap_or(spec.obs_dim);
         let means = linear(&root / "means", latent, spec.act_dim);
         let std = match &spec.std {

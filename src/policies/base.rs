@@ -26,11 +26,11 @@ pub enum Base {
 }
 
 impl Base {
-    /// `act` is the hidden activation for feed-forward stacks (unused by the LSTM, which, as in
-    /// the reference, has no activation after it).
-    pub fn new(path: &nn::Path, spec: &NetSpec, act: Nonlinearity) -> Self {
+    /// `inputs` values in; `act` is the hidden activation for feed-forward stacks (unused by
+    /// the LSTM, which, as in the reference, has no activation after it).
+    pub fn new(path: &nn::Path, spec: &NetSpec, inputs: usize, act: Nonlinearity) -> Self {
         match spec.arch {
-            Arch::Ff => Base::Ff { layers: hidden_stack(path, spec.obs_dim, &spec.layers), act },
+            Arch::Ff => Base::Ff { layers: hidden_stack(path, inputs, &spec.layers), act },
             Arch::Lstm => {
                 let hidden = spec.layers[0] as i64;
                 // PyTorch's nn.LSTM default init: every weight and both biases U(±1/√hidden).
@@ -48,7 +48,7 @@ impl Base {
                     b_ih_init: Some(init),
                     b_hh_init: Some(init),
                 };
-                let lstm = nn::lstm(path / "lstm", spec.obs_dim as i64, hidden, cfg);
+                let lstm = nn::lstm(path / "lstm", inputs as i64, hidden, cfg);
                 let lp = path / "lstm";
                 let var = |name: String| {
                     lp.get(&name).unwrap_or_else(|| panic!("nn::lstm registered {name}"))

@@ -1,4 +1,6 @@
-//! Value critic: `V = critic_last_layer(relu-MLP(normalize(s)))`.
+//! Value critic: `V = critic_last_layer(relu-MLP(normalize(s)))`, where `s` is the policy's
+//! observation or, with an asymmetric critic, the env's critic observation
+//! ([`NetSpec::critic_dim`]).
 
 use tch::{nn, nn::Module, Device, Tensor};
 
@@ -20,9 +22,10 @@ impl Critic {
     pub fn new(spec: &NetSpec, device: Device) -> Self {
         let vs = nn::VarStore::new(device);
         let root = vs.root();
-        let norm = Normalizer::new(&root, spec.obs_dim, spec.obs_clip);
-        let base = Base::new(&root, spec, Nonlinearity::Relu);
-        let latent = spec.layers.last().copied().unwrap_or(spec.obs_dim);
+        let inputs = spec.critic_dim();
+        let norm = Normalizer::new(&root, inputs, spec.obs_clip);
+        let base = Base::new(&root, spec, inputs, Nonlinearity::Relu);
+        let latent = spec.layers.last().copied().unwrap_or(inputs);
         let last = linear(&root / "critic_last_layer", latent, 1);
         Self { vs, norm, base, last }
     }
@@ -35,6 +38,11 @@ impl Critic {
     /// Its variables, mutably.
     pub fn var_store_mut(&mut self) -> &mut nn::VarStore {
         &mut self.vs
+    }
+
+    /// Its observation normalizer.
+    pub fn normalizer(&self) -> &Normalizer {
+        &self.norm
     }
 
     /// Its observation normalizer, mutably.

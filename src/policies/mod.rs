@@ -39,6 +39,11 @@ pub struct NetSpec {
     /// clip load as None).
     #[serde(default)]
     pub obs_clip: Option<f32>,
+    /// The critic's own observation size, when the env gives the critic more than the policy
+    /// sees (an asymmetric critic, [`crate::envs::Env::critic_observation_size`]); None: the
+    /// critic reads the policy's observation (every run before the setting existed).
+    #[serde(default)]
+    pub critic_obs_dim: Option<usize>,
 }
 
 impl NetSpec {
@@ -53,15 +58,21 @@ impl NetSpec {
             nonlinearity: Nonlinearity::Relu,
             std: StdSpec::Fixed(vec![0.13; act_dim]),
             obs_clip: None,
+            critic_obs_dim: None,
         }
+    }
+
+    /// The critic's input size: its own observation's, or the policy's.
+    pub fn critic_dim(&self) -> usize {
+        self.critic_obs_dim.unwrap_or(self.obs_dim)
     }
 
     /// Parameters of the actor plus the critic (weights and biases; an LSTM layer counts its
     /// four gates). Computed from the widths, before anything is allocated, so a network too
     /// large for the machine is refused with numbers instead of dying in libtorch.
     pub fn num_params(&self) -> u128 {
-        let widths = |out: usize| {
-            let mut w: Vec<u128> = vec![self.obs_dim as u128];
+        let widths = |inputs: usize, out: usize| {
+            let mut w: Vec<u128> = vec![inputs as u128];
             w.extend(self.layers.iter().map(|&l| l as u128));
             w.push(out as u128);
             w
@@ -79,7 +90,9 @@ impl NetSpec {
                 })
                 .sum()
         };
-        count(&widths(self.act_dim)) + count(&widths(1)) + self.act_dim as u128
+        count(&widths(self.obs_dim, self.act_dim))
+            + count(&widths(self.critic_dim(), 1))
+            + self.act_dim as u128
     }
 }
 
@@ -95,6 +108,10 @@ impl std::fmt::Display for NetSpec {
             layers.join("x"),
             self.nonlinearity,
             self.std
-        )
+        )?;
+        match self.critic_obs_dim {
+            Some(n) => write!(f, ", critic obs {n}"),
+            None => Ok(()),
+        }
     }
 }

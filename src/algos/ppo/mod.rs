@@ -14,10 +14,9 @@ use rand::Rng;
 use tch::{Device, Kind, Tensor};
 
 use super::adam::Adam;
-use super::symmetry::MirrorTensors;
+use super::symmetry::{MirrorTensors, Symmetry};
 use super::Buffer;
 use crate::config::PpoConfig;
-use crate::envs::MirrorIndices;
 use crate::policies::{strip_prefix, Actor, Critic, NetSpec};
 
 /// Means over the minibatches actually run.
@@ -44,6 +43,8 @@ pub struct OptimStats {
 pub struct Batch {
     /// Observations.
     pub states: Tensor,
+    /// The critic's own observations (None: it reads `states`).
+    pub critic_states: Option<Tensor>,
     /// Actions taken.
     pub actions: Tensor,
     /// Discounted returns (the critic's targets).
@@ -65,21 +66,24 @@ pub struct Batch {
 impl Batch {
     /// The training inputs by name: what a non-finite check inspects and a diagnostic dump
     /// holds.
-    fn inputs(&self) -> [(&'static str, &Tensor); 6] {
-        [
-            ("states", &self.states),
+    fn inputs(&self) -> Vec<(&'static str, &Tensor)> {
+        let mut inputs = vec![("states", &self.states)];
+        inputs.extend(self.critic_states.as_ref().map(|c| ("critic_states", c)));
+        inputs.extend([
             ("actions", &self.actions),
             ("returns", &self.returns),
             ("advantages", &self.advantages),
             ("old_log_probs", &self.old_logp),
             ("mask", &self.mask),
-        ]
+        ]);
+        inputs
     }
 
     /// The same selection applied to every field.
     fn select(&self, f: impl Fn(&Tensor) -> Tensor) -> Batch {
         Batch {
             states: f(&self.states),
+            critic_states: self.critic_states.as_ref().map(&f),
             actions: f(&self.actions),
             returns: f(&self.returns),
             advantages: f(&self.advantages),
@@ -132,12 +136,13 @@ fn is_finite(t: &Tensor) -> bool {
 }
 
 impl PpoOptim {
-    /// `mirror` is required when `hp.mirror > 0`.
+    /// `mirror` is required when `hp.mirror > 0` or `hp.mirror_augment`; augmentation with a
+    /// critic observation of its own (`spec.critic_obs_dim`) needs that one's list too.
     pub fn new(
         spec: &NetSpec,
         hp: PpoConfig,
         device: Device,
-        mirror: Option<(&MirrorIndices, &MirrorIndices)>,
+        mirror: Option<&Symmetry>,
     ) -> Result<Self> {
         let actor = Actor::new(spec, device);
         let critic = Critic::new(spec, device);
@@ -145,7 +150,13 @@ impl PpoOptim {
         let critic_opt = Adam::new(critic.var_store(), hp.c_lr, hp.eps);
         let mirror = match (hp.uses_mirror(), mirror) {
             (false, _) => None,
-            (true, Some((obs, act))) => Some(MirrorTensors::new(obs, act, device)),
+            (true, Some(symmetry)) => {
+                if hp.mirror_augment && spec.critic_obs_dim.is_some() && symmetry.critic().is_none()
+                {
+                    bail!("--mirror-augment needs a mirror list for the critic's own observation");
+                }
+                Some(MirrorTensors::new(symmetry, device))
+            }
             (true, None) => {
                 bail!("--mirror {} needs observation and action mirror lists", hp.mirror)
             }
@@ -168,10 +179,16 @@ impl PpoOptim {
         &self.critic
     }
 
-    /// Sets the observation normalizer of both actor and critic.
-    pub fn set_normalizer(&mut self, stats: &crate::policies::RunningStats) -> Result<()> {
-        self.actor.normalizer_mut().set_stats(stats)?;
-        self.critic.normalizer_mut().set_stats(stats)
+    /// Sets the observation normalizers: the actor's to `actor`, the critic's to `critic`
+    /// (the statistics of its own observation) or, when the critic reads the policy's
+    /// observation (`None`), to `actor` too.
+    pub fn set_normalizers(
+        &mut self,
+        actor: &crate::policies::RunningStats,
+        critic: Option<&crate::policies::RunningStats>,
+    ) -> Result<()> {
+        self.actor.normalizer_mut().set_stats(actor)?;
+        self.critic.normalizer_mut().set_stats(critic.unwrap_or(actor))
     }
 
     /// Both Adam states, named `actor_adam/...` and `critic_adam/...`.
@@ -249,7 +266,7 @@ impl PpoOptim {
                     losses.mirror.double_value(&[]),
                 ];
                 if values.iter().any(|l| !l.is_finite()) {
-                    let mut tensors = batch.inputs().to_vec();
+                    let mut tensors = batch.inputs();
                     tensors.extend([
                         ("log_probs", &losses.logp),
                         ("actor_loss", &losses.actor),
@@ -326,6 +343,10 @@ impl PpoOptim {
             Tensor::from_slice(&data).view(shape.as_slice()).to_device(dev)
         };
         let states = tensor(&buffer.states, obs_dim);
+        let critic_states = buffer.has_critic_states().then(|| {
+            let (field, dim) = buffer.critic_view();
+            tensor(field, dim)
+        });
         let actions = tensor(&buffer.actions, act_dim);
         let returns = tensor(&buffer.returns, 1);
         let advantages = tensor(&adv, 1);
@@ -336,11 +357,13 @@ impl PpoOptim {
         } else {
             Tensor::ones([n as i64, 1], (Kind::Float, dev))
         };
-        let [states, actions, returns, advantages, mask] = match &self.mirror {
-            Some(m) if self.hp.mirror_augment => {
-                m.augment([states, actions, returns, advantages, mask], recurrent)
-            }
-            _ => [states, actions, returns, advantages, mask],
+        let fields = [states, actions, returns, advantages, mask];
+        let ([states, actions, returns, advantages, mask], critic_states) = match &self.mirror {
+            Some(m) if self.hp.mirror_augment => (
+                m.augment(fields, recurrent),
+                critic_states.map(|c| m.augment_critic(c, recurrent)),
+            ),
+            _ => (fields, critic_states),
         };
         let (old_mean, old_std, old_logp) = tch::no_grad(|| {
             let (m, s) = self.actor.distribution(&states);
@@ -352,6 +375,7 @@ impl PpoOptim {
             self.mirror.as_ref().filter(|_| self.hp.mirror > 0.0).map(|m| m.obs(&states));
         Batch {
             states,
+            critic_states,
             actions,
             returns,
             advantages,
@@ -388,7 +412,7 @@ impl PpoOptim {
             }
             _ => Tensor::zeros([], (Kind::Float, self.device)),
         };
-        let values = self.critic.value(&b.states);
+        let values = self.critic.value(b.critic_states.as_ref().unwrap_or(&b.states));
         let critic = 0.5 * masked_mean(&(&b.returns - values).square());
         let kl = tch::no_grad(|| {
             let (m, sd) = (mean.detach(), std.detach());

@@ -1,4 +1,5 @@
 use super::*;
+use crate::envs::MirrorIndices;
 use crate::policies::{Arch, Nonlinearity, StdSpec};
 
 fn lstm_spec() -> NetSpec {
@@ -45,7 +46,7 @@ fn mirror_lists() -> (MirrorIndices, MirrorIndices) {
 fn optim(mirror: f64) -> PpoOptim {
     tch::manual_seed(7);
     let (o, a) = mirror_lists();
-    PpoOptim::new(&lstm_spec(), hyper(mirror), Device::Cpu, Some((&o, &a))).unwrap()
+    PpoOptim::new(&lstm_spec(), hyper(mirror), Device::Cpu, Some(&Symmetry::new(o, a))).unwrap()
 }
 
 fn perturb_params(optim: &PpoOptim) {
@@ -146,7 +147,8 @@ fn mirror_loss_vanishes_for_a_symmetric_policy() {
     }
     b.end_trajectory(0.0);
     tch::manual_seed(3);
-    let optim = PpoOptim::new(&spec, hyper(1.0), Device::Cpu, Some((&obs, &act))).unwrap();
+    let optim =
+        PpoOptim::new(&spec, hyper(1.0), Device::Cpu, Some(&Symmetry::new(obs, act))).unwrap();
     let asymmetric = optim.losses(&optim.full_batch(&b)).mirror.double_value(&[]);
     tch::no_grad(|| {
         for (name, mut p) in optim.actor().var_store().variables() {
@@ -167,7 +169,8 @@ fn mirror_augmentation_adds_mirrored_trajectories() {
     let mut hp = hyper(0.0);
     hp.mirror_augment = true;
     tch::manual_seed(7);
-    let mut optim = PpoOptim::new(&lstm_spec(), hp, Device::Cpu, Some((&o, &a))).unwrap();
+    let mut optim =
+        PpoOptim::new(&lstm_spec(), hp, Device::Cpu, Some(&Symmetry::new(o, a))).unwrap();
     let full = optim.full_batch(&b);
     assert_eq!(full.states.size(), vec![5, 6, 3], "3 trajectories + 3 mirrored");
     let original = full.states.narrow(1, 0, 3);

@@ -1,4 +1,5 @@
 use super::*;
+use crate::envs::MirrorIndices;
 use crate::policies::{Nonlinearity, StdSpec};
 use rand::SeedableRng;
 
@@ -70,4 +71,49 @@ fn mirror_without_lists_is_refused() {
     hp.mirror = 1.0;
     let err = PpoOptim::new(&spec(), hp, Device::Cpu, None).err().unwrap().to_string();
     assert!(err.contains("needs observation and action mirror lists"), "{err}");
+}
+
+/// With a critic observation of its own, the critic loss is computed on it (exactly
+/// 0.5·mean((R − V(critic state))²)), and mirror augmentation mirrors it with its own list.
+#[test]
+fn the_critic_learns_from_its_own_observation() {
+    let spec = NetSpec { critic_obs_dim: Some(3), ..spec() };
+    let mut b = Buffer::new(2, 1, 0.99, 0.95).with_critic_dim(3);
+    for t in 0..16 {
+        let x = t as f32 / 16.0;
+        b.push(&[x, -x], &[x - 0.5], x, 0.0);
+        b.push_critic_state(&[x, -x, 10.0 * x]);
+    }
+    b.end_trajectory(0.0);
+    tch::manual_seed(0);
+    let optim = PpoOptim::new(&spec, hyper(0.02), Device::Cpu, None).unwrap();
+    let full = optim.full_batch(&b);
+    let critic_states = full.critic_states.as_ref().expect("its own observations");
+    assert_eq!(critic_states.size(), vec![16, 3]);
+    let expected = tch::no_grad(|| {
+        let v: Tensor = optim.critic().value(critic_states);
+        let loss: Tensor = 0.5 * (&full.returns - v).square().mean(Kind::Float);
+        loss.double_value(&[])
+    });
+    let got = optim.losses(&full).critic.double_value(&[]);
+    assert!((got - expected).abs() < 1e-6, "critic loss {got} vs {expected}");
+
+    let obs = MirrorIndices::new(&[-0.1, -1.0]).unwrap();
+    let act = MirrorIndices::new(&[-0.1]).unwrap();
+    let critic = MirrorIndices::new(&[-0.1, -1.0, 2.0]).unwrap();
+    let mut hp = hyper(0.02);
+    hp.mirror_augment = true;
+    let plain = Symmetry::new(obs.clone(), act.clone());
+    let refused = PpoOptim::new(&spec, hp.clone(), Device::Cpu, Some(&plain)).err().unwrap();
+    assert!(refused.to_string().contains("critic's own observation"), "{refused}");
+    let symmetry = plain.with_critic(critic);
+    let optim = PpoOptim::new(&spec, hp, Device::Cpu, Some(&symmetry)).unwrap();
+    let full = optim.full_batch(&b);
+    let c = full.critic_states.unwrap();
+    assert_eq!(c.size(), vec![32, 3], "16 states and their mirror images");
+    let mirrored = c.narrow(0, 16, 16);
+    let original = c.narrow(0, 0, 16);
+    let back =
+        Tensor::stack(&[-original.select(1, 0), -original.select(1, 1), original.select(1, 2)], 1);
+    assert_eq!(f64::try_from((mirrored - back).abs().max()).unwrap(), 0.0);
 }

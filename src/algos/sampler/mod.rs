@@ -194,7 +194,10 @@ impl AlgoSampler {
         let (obs_dim, act_dim) = (self.env.observation_size(), self.env.action_size());
         let train = job.kind == JobKind::Train;
         let mut noise = ChaCha8Rng::seed_from_u64(derive(job.seed, &[stream::ACTION_NOISE]));
-        let mut buffer = Buffer::new(obs_dim, act_dim, self.discount, self.gae_lambda);
+        let critic_dim = self.env.critic_observation_size();
+        let own_critic = critic_dim > 0;
+        let mut buffer = Buffer::new(obs_dim, act_dim, self.discount, self.gae_lambda)
+            .with_critic_dim(critic_dim);
         self.env.seed(job.seed);
         // Eval episode `i` runs the env's eval command `i % n`; every other job (train jobs,
         // and all jobs of an env without eval commands) the env's own draws, whatever the
@@ -218,7 +221,6 @@ impl AlgoSampler {
         let mut metric_sums: Vec<(&'static str, f64)> = Vec::new();
         // Recurrent state starts at zero with every episode and is carried step by step.
         let (mut actor_h, mut critic_h): (Hidden, Hidden) = (None, None);
-        let value = std::cell::Cell::new(0.0f32);
         let (actor, critic, std) = (&self.actor, &self.critic, &mut self.std);
         let end = self.rollout.episode(
             self.env.as_mut(),
@@ -238,15 +240,12 @@ impl AlgoSampler {
                 if train {
                     let sd = sd.expand([act_dim as i64], false);
                     sd.copy_data(std, act_dim);
+                    check_policy_output(std, "action std")
+                        .with_context(|| format!("at step {t}"))?;
                     for (a, s) in action.iter_mut().zip(std.iter()) {
                         let z: f32 = StandardNormal.sample(&mut noise);
                         *a += s * z;
                     }
-                    let v = critic.value_step(&s, &mut critic_h).double_value(&[0]) as f32;
-                    check_policy_output(&[v], "value")
-                        .and_then(|()| check_policy_output(std, "action std"))
-                        .with_context(|| format!("at step {t}"))?;
-                    value.set(v);
                 }
                 Ok(Flow::Continue)
             },
@@ -254,7 +253,21 @@ impl AlgoSampler {
                 if !tr.reward.is_finite() {
                     bail!("env returned a non-finite reward ({}) at step {}", tr.reward, tr.t);
                 }
-                buffer.push(tr.obs, tr.action, tr.reward, value.get());
+                // The critic reads its own observation of the state the action was chosen
+                // from (the policy's, for envs without one).
+                let value = if train {
+                    let s = Tensor::from_slice(tr.critic_obs);
+                    let v = critic.value_step(&s, &mut critic_h).double_value(&[0]) as f32;
+                    check_policy_output(&[v], "value")
+                        .with_context(|| format!("at step {}", tr.t))?;
+                    v
+                } else {
+                    0.0
+                };
+                buffer.push(tr.obs, tr.action, tr.reward, value);
+                if own_critic {
+                    buffer.push_critic_state(tr.critic_obs);
+                }
                 check_finite(tr.next_obs, "observation")
                     .with_context(|| format!("at step {}", tr.t))?;
                 if !train {
@@ -273,7 +286,7 @@ impl AlgoSampler {
         });
         // Terminated: 0. Cut by the time limit: bootstrap with the critic's value.
         let terminal = if train && !end.done {
-            let last = Tensor::from_slice(self.rollout.obs());
+            let last = Tensor::from_slice(self.rollout.critic_obs());
             self.critic.value_step(&last, &mut critic_h).double_value(&[0]) as f32
         } else {
             0.0
@@ -322,6 +335,8 @@ pub struct SamplerPool {
     results: mpsc::UnboundedReceiver<JobOutput>,
     obs_dim: usize,
     act_dim: usize,
+    /// The critic's own observation size (0: none).
+    critic_dim: usize,
     discount: f64,
     gae_lambda: f64,
 }
@@ -381,6 +396,7 @@ impl SamplerPool {
             results,
             obs_dim: spec.obs_dim,
             act_dim: spec.act_dim,
+            critic_dim: spec.critic_obs_dim.unwrap_or(0),
             discount,
             gae_lambda,
         })
@@ -409,6 +425,7 @@ impl SamplerPool {
     /// An empty buffer with this pool's shapes and discounting.
     fn empty_buffer(&self) -> Buffer {
         Buffer::new(self.obs_dim, self.act_dim, self.discount, self.gae_lambda)
+            .with_critic_dim(self.critic_dim)
     }
 
     /// Collects one iteration: `num_eval` deterministic episodes and at least `num_steps` train

@@ -110,3 +110,83 @@ fn collects_a_prefix_of_whole_trajectories_and_the_eval_episodes() {
     assert_eq!(got.eval.num_trajs(), 3);
     assert!(got.eval.values.iter().all(|&v| v == 0.0));
 }
+
+/// Cart-pole whose critic also reads the step count / 100: an env with a critic observation
+/// of its own.
+struct WithCriticObs {
+    inner: CartPole,
+    critic: Vec<f32>,
+    t: u32,
+}
+
+impl WithCriticObs {
+    fn new() -> Self {
+        Self { inner: CartPole::new(), critic: vec![0.0; 5], t: 0 }
+    }
+
+    fn write(critic: &mut [f32], obs: &[f32], t: u32) {
+        critic[..4].copy_from_slice(obs);
+        critic[4] = t as f32 / 100.0;
+    }
+}
+
+impl Env for WithCriticObs {
+    fn observation_size(&self) -> usize {
+        4
+    }
+    fn action_size(&self) -> usize {
+        1
+    }
+    fn seed(&mut self, seed: u64) {
+        self.inner.seed(seed)
+    }
+    fn reset(&mut self) -> &[f32] {
+        self.t = 0;
+        let obs = self.inner.reset();
+        Self::write(&mut self.critic, obs, 0);
+        obs
+    }
+    fn step(&mut self, action: &[f32]) -> Step<'_> {
+        self.t += 1;
+        let step = self.inner.step(action);
+        Self::write(&mut self.critic, step.obs, self.t);
+        step
+    }
+    fn critic_observation_size(&self) -> usize {
+        5
+    }
+    fn critic_observation(&self) -> &[f32] {
+        &self.critic
+    }
+}
+
+/// With a critic observation of its own, the buffer stores it beside each state, and the
+/// values recorded for GAE are the critic's on it, not on the policy's observation.
+#[test]
+fn an_env_s_critic_observation_is_stored_and_valued() {
+    let spec = NetSpec { critic_obs_dim: Some(5), ..spec() };
+    tch::manual_seed(4);
+    let critic = Critic::new(&spec, Device::Cpu);
+    let policy = PolicySnapshot::of(0, &Actor::new(&spec, Device::Cpu), &critic);
+    let envs: Vec<Box<dyn Env>> = vec![Box::new(WithCriticObs::new())];
+    let mut pool = SamplerPool::spawn(envs, &spec, 0.99, 0.95).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let got = rt.block_on(pool.collect(&request(200), policy)).unwrap();
+    let b = &got.train;
+    let (critic_states, dim) = b.critic_view();
+    assert_eq!((dim, critic_states.len()), (5, b.len() * 5));
+    for k in 0..b.num_trajs() {
+        for (t, i) in (b.traj_idx[k]..b.traj_idx[k + 1]).enumerate() {
+            let row = &critic_states[i * 5..i * 5 + 5];
+            assert_eq!(&row[..4], &b.states[i * 4..i * 4 + 4], "step {i}");
+            assert_eq!(row[4], t as f32 / 100.0, "step {i}: the state the action came from");
+        }
+    }
+    let values =
+        tch::no_grad(|| critic.value(&Tensor::from_slice(critic_states).view([b.len() as i64, 5])));
+    let values: Vec<f32> = Vec::try_from(values.flatten(0, -1)).unwrap();
+    for (i, (v, r)) in values.iter().zip(&b.values).enumerate() {
+        assert!((v - r).abs() < 1e-5, "step {i}: recorded {r}, critic {v}");
+    }
+    assert_eq!(got.eval.critic_view().0.len(), got.eval.len() * 5);
+}

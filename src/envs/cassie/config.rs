@@ -122,6 +122,12 @@ crate::settings! {
         /// before the setting existed), or the yaw rate in the robot's own frame.
         #[serde(default)]
         turn_reward: TurnKind = TurnKind::Heading;
+        /// Give the critic what a robot cannot sense (an asymmetric actor-critic): the
+        /// observation without its noise, the pelvis and feet heights, the foot forces, the
+        /// episode's physics and randomized model, and the last push (`critic_obs.rs`). Only
+        /// training reads the critic, so the policy, its inputs and its exports are unchanged.
+        #[serde(default)]
+        privileged_critic: bool = false;
     }
 }
 

@@ -11,12 +11,14 @@
 //!   termination, DR); `config`: its settings (`[env.cassie]`).
 //! * `reward`: the walking reward and the reference's von Mises and linear clock rewards.
 //! * `reference`: the clock-synced reference gait under the action.
+//! * `critic_obs`: what the critic alone reads with `--privileged-critic`.
 //! * `clock`, `commands`, `vonmises`, `mirror_lists`: the task's pieces.
 
 pub(crate) mod clock;
 pub(crate) mod commands;
 pub(crate) mod config;
 pub(crate) mod controller;
+pub(crate) mod critic_obs;
 pub(crate) mod description;
 pub(crate) mod env;
 pub(crate) mod mirror_lists;

@@ -20,6 +20,7 @@ use rapier3d::glamx::{EulerRot, Quat};
 use super::clock::GaitClock;
 use super::commands::{Command, CommandKind};
 use super::config::{CassieConfig, ObsKind, NOISE_STD};
+use super::critic_obs::{self, LastPush};
 use super::description::Description;
 use super::mirror_lists;
 use super::motor::N;
@@ -68,6 +69,12 @@ pub struct CassieEnv {
     /// This step's reference-gait offsets (zero with `--reference none`).
     reference: [f32; N],
     obs: Vec<f32>,
+    /// The critic's own observation (`--privileged-critic`; empty without it).
+    critic_obs: Vec<f32>,
+    /// The episode's dynamics (read by the critic observation).
+    dynamics: Dynamics,
+    /// The episode's last push.
+    last_push: Option<LastPush>,
     /// [`Env::set_push`]: `gait eval --push` and evaluations (no pushes).
     pushes: Pushes,
     /// `Some(train steps so far)` in training episodes ([`Env::set_training`]).
@@ -94,6 +101,7 @@ impl CassieEnv {
         let spare = sims.pop();
         let clock = GaitClock::new(0.7, config.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
         let obs_len = Self::observation_len(&config);
+        let critic_len = if config.privileged_critic { obs_len + critic_obs::EXTRAS } else { 0 };
         Self {
             config,
             offset,
@@ -111,6 +119,9 @@ impl CassieEnv {
             last_action: None,
             reference: [0.0; N],
             obs: vec![0.0; obs_len],
+            critic_obs: vec![0.0; critic_len],
+            dynamics: Dynamics::default(),
+            last_push: None,
             pushes: Pushes::Own,
             training: None,
             next_push: u32::MAX,
@@ -252,6 +263,8 @@ impl CassieEnv {
             let (s, c) = angle.sin_cos();
             self.sim.set_push(rapier3d::glamx::Vec3::new(c * force, s * force, 0.0));
             self.pushing = true;
+            let at = self.steps as f32 / self.config.policy_rate as f32;
+            self.last_push = Some(LastPush { at, dv: [c * speed, s * speed] });
             self.schedule_push(self.steps);
         }
     }
@@ -325,8 +338,10 @@ impl CassieEnv {
             }
         }
         self.sim.reset(&dynamics, heading as f32);
+        self.dynamics = dynamics;
         self.steps = 0;
         self.pushing = false;
+        self.last_push = None;
         self.fell = None;
         self.schedule_push(0);
         self.last_action = None;
@@ -376,6 +391,18 @@ impl CassieEnv {
             let [forward, lateral] = reward::planar_in_heading(v, reward::yaw(q));
             let at = o.len() - 3;
             o[at..].copy_from_slice(&[forward, lateral, v.z]);
+        }
+        if !self.critic_obs.is_empty() {
+            let (clean, extras) = self.critic_obs.split_at_mut(o.len());
+            clean.copy_from_slice(o);
+            let now = self.steps as f32 / self.config.policy_rate as f32;
+            critic_obs::write_extras(
+                extras,
+                self.sim.as_ref(),
+                &self.dynamics,
+                self.last_push,
+                now,
+            );
         }
         if self.training.is_some() && self.config.obs_noise * self.robustness() > 0.0 {
             self.add_obs_noise();
@@ -673,6 +700,21 @@ impl Env for CassieEnv {
 
     fn action_mirror_indices(&self) -> Option<MirrorIndices> {
         mirror_lists::action().ok()
+    }
+
+    fn critic_observation_size(&self) -> usize {
+        self.critic_obs.len()
+    }
+
+    fn critic_observation(&self) -> &[f32] {
+        &self.critic_obs
+    }
+
+    fn critic_observation_mirror_indices(&self) -> Option<MirrorIndices> {
+        if self.critic_obs.is_empty() {
+            return None;
+        }
+        critic_obs::mirror(&self.observation_mirror_indices()?).ok()
     }
 
     fn metrics(&self) -> &[RewardTerm] {

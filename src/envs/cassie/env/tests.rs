@@ -52,7 +52,8 @@ fn mirrored_actions_from_a_mirrored_state_give_mirrored_observations() {
     let [walk, roadrunner] = tasks();
     let walk_2khz = CassieConfig { sim_dt: Some(0.0005), ..walk.clone() };
     let omni = CassieConfig { reference: ReferenceKind::Omni, ..walk.clone() };
-    for config in [walk, walk_2khz, omni, roadrunner] {
+    let privileged = CassieConfig { privileged_critic: true, ..walk.clone() };
+    for config in [walk, walk_2khz, omni, roadrunner, privileged] {
         mirror_check(config.clone());
         mirror_check(CassieConfig { full_clock: true, ..config });
     }
@@ -109,6 +110,17 @@ fn mirror_check(config: CassieConfig) {
         let oa = a.step(&act).obs.to_vec();
         let ob = b.step(&mirrored_act).obs.to_vec();
         mo.apply(&oa, &mut expected);
+        if let Some(mc) = a.critic_observation_mirror_indices() {
+            // The critic's extras that are positions: the pelvis and both feet heights (the
+            // noise-free policy part is the observation, checked below).
+            let mut critic = vec![0.0; mc.len()];
+            mc.apply(a.critic_observation(), &mut critic);
+            let n = oa.len();
+            let heights = critic[n..n + 3].iter().zip(&b.critic_observation()[n..n + 3]);
+            for (k, (x, y)) in heights.enumerate() {
+                assert!((x - y).abs() < pos_tol, "step {step} critic extra {k}: {x} vs {y}");
+            }
+        }
         for (i, (x, y)) in expected.iter().zip(&ob).enumerate() {
             let err = (x - y).abs();
             if is_velocity(i) {
@@ -603,4 +615,79 @@ fn a_course_switches_commands_at_its_legs() {
         &[0.5, 0.0, 0.0],
         "a command (from the next episode) ends the course"
     );
+}
+
+/// Observations of the policy and of the critic, and the pelvis heights, step by step.
+type CriticEpisode = (Vec<Vec<f32>>, Vec<Vec<f32>>, Vec<f32>);
+
+/// One `steps`-step training episode's policy and critic observations and pelvis heights.
+fn critic_episode(config: &CassieConfig, pushes: Pushes, steps: usize) -> CriticEpisode {
+    let mut e = CassieEnv::new(config.clone());
+    e.set_command(&[0.0, 0.0, 0.0]).unwrap();
+    e.set_push(pushes).unwrap();
+    e.seed(5);
+    e.set_training(Some(0));
+    let mut obs = vec![e.reset_with_heading(0.0).to_vec()];
+    let mut critic = vec![e.critic_observation().to_vec()];
+    let mut heights = vec![e.sim().base_position().z];
+    for _ in 0..steps {
+        obs.push(e.step(&[0.0; N]).obs.to_vec());
+        critic.push(e.critic_observation().to_vec());
+        heights.push(e.sim().base_position().z);
+    }
+    (obs, critic, heights)
+}
+
+/// `--privileged-critic`: the policy's observation is unchanged; the critic's starts with it
+/// without the noise, then reads the heights, the model the episode drew and the last push.
+#[test]
+fn the_privileged_critic_reads_the_state_without_noise_and_the_perturbations() {
+    use crate::envs::cassie::critic_obs::{EXTRAS, PUSH_MEMORY};
+    let plain = CassieConfig { obs_noise: 1.0, ..CassieConfig::default() };
+    let privileged = CassieConfig { privileged_critic: true, ..plain.clone() };
+    let (seen, ..) = critic_episode(&plain, Pushes::Own, 60);
+    let (seen_too, critic, heights) = critic_episode(&privileged, Pushes::Own, 60);
+    assert_eq!(seen, seen_too, "the policy's observation does not change");
+    let (clean, ..) = critic_episode(&CassieConfig::default(), Pushes::Own, 60);
+    let n = clean[0].len();
+    assert_eq!(CassieEnv::new(privileged.clone()).critic_observation_size(), n + EXTRAS);
+    assert!(CassieEnv::new(plain).critic_observation().is_empty());
+    for (t, (c, o)) in critic.iter().zip(&clean).enumerate() {
+        assert_eq!(&c[..n], &o[..], "step {t}: the critic's part is the noise-free observation");
+        let e = &c[n..];
+        assert_eq!(e[0], heights[t], "step {t}: the pelvis height");
+        assert!(e[1].abs() < 0.2 && e[2].abs() < 0.2, "step {t}: feet heights {e:?}");
+        // The nominal model (no randomization asked for) and no push.
+        assert_eq!(&e[5..], &[0.0, 1.0, 1.0, 1.0, 3.0, 1.0, 1.0, PUSH_MEMORY, 0.0, 0.0]);
+    }
+    // 0.2 s in, sinking onto its springs: 1.09 of the weight measured.
+    let standing = &critic[10][n..];
+    assert!(
+        (0.8..1.2).contains(&(standing[3] + standing[4])),
+        "feet carry the weight: {standing:?}"
+    );
+
+    // Randomized dynamics: the episode's model, constant through the episode.
+    let dr = CassieConfig { dynamics_randomization: true, ..privileged.clone() };
+    let (_, critic, _) = critic_episode(&dr, Pushes::Own, 60);
+    let model = &critic[0][n + 6..n + 12];
+    assert_ne!(model, &[1.0, 1.0, 1.0, 3.0, 1.0, 1.0]);
+    assert!(critic.iter().all(|c| &c[n + 6..n + 12] == model));
+
+    // Pushes of exactly 1 m/s: remembered for PUSH_MEMORY s, with their full speed change.
+    let (_, critic, _) = critic_episode(&privileged, Pushes::Exactly(1.0), 400);
+    let pushed: Vec<usize> = (1..critic.len())
+        .filter(|&t| critic[t][n + 12] < PUSH_MEMORY && critic[t - 1][n + 12] >= PUSH_MEMORY)
+        .collect();
+    assert!(!pushed.is_empty(), "a push within 8 s at U(2, 5) s");
+    let at = pushed[0];
+    assert!((100..=250).contains(&at), "the first push at step {at}");
+    let e = &critic[at][n..];
+    assert!((e[12] - 0.02).abs() < 1e-6, "the step after the push: {}", e[12]);
+    assert!(((e[13] * e[13] + e[14] * e[14]).sqrt() - 1.0).abs() < 1e-4, "{e:?}");
+    assert!(critic[..at].iter().all(|c| c[n + 12..] == [PUSH_MEMORY, 0.0, 0.0]));
+    // Forgotten PUSH_MEMORY s (100 steps) later, unless another push came first.
+    let later = &critic[at + 100][n..];
+    assert!(later[12] < 1.99 || later[12..] == [PUSH_MEMORY, 0.0, 0.0], "{later:?}");
+    assert!(pushed.len() == 1 || pushed[1] - at >= 100, "{pushed:?}");
 }
