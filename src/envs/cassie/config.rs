@@ -122,6 +122,11 @@ crate::settings! {
         /// before the setting existed), or the yaw rate in the robot's own frame.
         #[serde(default)]
         turn_reward: TurnKind = TurnKind::Heading;
+        /// The omni reference gait's hip roll per m/s of lateral command (rad·s/m): the swing
+        /// leg swings away from the commanded side by this × y × its swing value. 0.3 moved a
+        /// walking robot 0.03-0.04 m/s sideways at y = 0.3 (`reference.rs`).
+        lateral_reach: f64 = 0.3,
+            Range::Within { lo: 0.0, hi: 2.0, what: "a hip roll gain in [0, 2] rad·s/m" };
         /// Give the critic what a robot cannot sense (an asymmetric actor-critic): the
         /// observation without its noise, the pelvis and feet heights, the foot forces, the
         /// episode's physics and randomized model, and the last push (`critic_obs.rs`). Only

@@ -88,7 +88,11 @@ pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSp
                   full_step_speed, min_gain, 1)"
             .to_string(),
         hip_pitch_per_speed: reference::HIP_PITCH_PER_SPEED,
-        hip_roll_per_speed: if omni { reference::HIP_ROLL_PER_SPEED } else { 0.0 },
+        hip_roll_per_speed: if omni {
+            reference::hip_roll_per_speed(config.lateral_reach)
+        } else {
+            0.0
+        },
         hip_yaw_per_turn: if omni { reference::HIP_YAW_PER_TURN } else { 0.0 },
         knee_fold: reference::KNEE_FOLD,
         full_step_speed: reference::FULL_STEP_SPEED,

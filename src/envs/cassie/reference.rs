@@ -61,9 +61,16 @@ pub enum ReferenceKind {
 
 /// Hip-pitch amplitude per m/s of forward command (rad·s/m).
 pub const HIP_PITCH_PER_SPEED: f32 = 0.25;
-/// Hip-roll amplitude per m/s of lateral command (rad·s/m). Negative: the swing leg swings
-/// away from the commanded side (measured, see the module doc).
-pub const HIP_ROLL_PER_SPEED: f32 = -0.3;
+/// Hip-roll amplitude per m/s of lateral command (rad·s/m) at the default `--lateral-reach`.
+#[cfg(test)]
+const HIP_ROLL_PER_SPEED: f32 = -0.3;
+
+/// The hip-roll amplitude per m/s of lateral command for a `--lateral-reach` of `reach`
+/// (rad·s/m). Negative: the swing leg swings away from the commanded side (measured, see the
+/// module doc).
+pub fn hip_roll_per_speed(reach: f64) -> f32 {
+    -(reach as f32)
+}
 /// Hip-yaw amplitude per rad/s of turn command (rad·s/rad).
 pub const HIP_YAW_PER_TURN: f32 = 0.35;
 /// Knee fold at full stepping gain (rad, negative folds the leg).
@@ -87,11 +94,14 @@ pub fn stepping_gain(command: &Command, floor: f32) -> f32 {
 
 /// Writes the reference offsets for swing values `swing` [L, R] and `command` into `out` (motor
 /// order: left roll, yaw, pitch, knee, foot, then the right leg).
+/// `roll_per_speed` is the omni reference's hip roll per m/s of lateral command
+/// ([`hip_roll_per_speed`]).
 pub fn offsets(
     kind: ReferenceKind,
     swing: [f32; 2],
     command: &Command,
     floor: f32,
+    roll_per_speed: f32,
     out: &mut [f32; N],
 ) {
     *out = [0.0; N];
@@ -101,7 +111,7 @@ pub fn offsets(
     let g = stepping_gain(command, floor);
     let (x, y, turn) = (command.x as f32, command.y as f32, command.turn as f32);
     let (roll, yaw) = match kind {
-        ReferenceKind::Omni => (HIP_ROLL_PER_SPEED, HIP_YAW_PER_TURN),
+        ReferenceKind::Omni => (roll_per_speed, HIP_YAW_PER_TURN),
         ReferenceKind::Clock | ReferenceKind::None => (0.0, 0.0),
     };
     for (leg, s) in swing.into_iter().enumerate() {
@@ -133,12 +143,20 @@ mod tests {
                 [vm[0] as f32, vm[1] as f32],
                 &cmd(0.0, 0.0, 0.0),
                 0.0,
+                HIP_ROLL_PER_SPEED,
                 &mut out,
             );
             assert_eq!(out, [0.0; N]);
             clock.increment();
         }
-        offsets(ReferenceKind::None, [1.0, 1.0], &cmd(1.0, 0.0, 0.0), 0.0, &mut out);
+        offsets(
+            ReferenceKind::None,
+            [1.0, 1.0],
+            &cmd(1.0, 0.0, 0.0),
+            0.0,
+            HIP_ROLL_PER_SPEED,
+            &mut out,
+        );
         assert_eq!(out, [0.0; N], "--reference none adds nothing");
     }
 
@@ -147,44 +165,139 @@ mod tests {
     #[test]
     fn stepping_in_place_folds_the_swing_knee_at_a_standing_command() {
         let mut out = [0.0; N];
-        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(0.0, 0.0, 0.0), 1.0, &mut out);
+        offsets(
+            ReferenceKind::Clock,
+            [1.0, 0.0],
+            &cmd(0.0, 0.0, 0.0),
+            1.0,
+            HIP_ROLL_PER_SPEED,
+            &mut out,
+        );
         assert_eq!((out[2], out[3]), (0.0, KNEE_FOLD), "{out:?}");
         assert_eq!(&out[5..], &[0.0; 5], "the stance leg gets nothing");
-        offsets(ReferenceKind::Clock, [0.0, 1.0], &cmd(0.0, 0.0, 0.0), 0.5, &mut out);
+        offsets(
+            ReferenceKind::Clock,
+            [0.0, 1.0],
+            &cmd(0.0, 0.0, 0.0),
+            0.5,
+            HIP_ROLL_PER_SPEED,
+            &mut out,
+        );
         assert_eq!((out[7], out[8]), (0.0, 0.5 * KNEE_FOLD), "{out:?}");
         // Walking commands are unchanged by the floor.
         let mut walk = [0.0; N];
-        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(1.0, 0.0, 0.0), 1.0, &mut out);
-        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(1.0, 0.0, 0.0), 0.0, &mut walk);
+        offsets(
+            ReferenceKind::Clock,
+            [1.0, 0.0],
+            &cmd(1.0, 0.0, 0.0),
+            1.0,
+            HIP_ROLL_PER_SPEED,
+            &mut out,
+        );
+        offsets(
+            ReferenceKind::Clock,
+            [1.0, 0.0],
+            &cmd(1.0, 0.0, 0.0),
+            0.0,
+            HIP_ROLL_PER_SPEED,
+            &mut walk,
+        );
         assert_eq!(out, walk);
     }
 
     #[test]
     fn the_swing_leg_reaches_forward_and_folds_scaled_by_the_command() {
         let mut out = [0.0; N];
-        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(1.0, 0.0, 0.0), 0.0, &mut out);
+        offsets(
+            ReferenceKind::Clock,
+            [1.0, 0.0],
+            &cmd(1.0, 0.0, 0.0),
+            0.0,
+            HIP_ROLL_PER_SPEED,
+            &mut out,
+        );
         assert_eq!(out[2], 0.25);
         assert_eq!(out[3], -0.5);
         assert_eq!(&out[5..], &[0.0; 5], "the stance leg gets nothing");
-        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(0.15, 0.0, 0.0), 0.0, &mut out);
+        offsets(
+            ReferenceKind::Clock,
+            [1.0, 0.0],
+            &cmd(0.15, 0.0, 0.0),
+            0.0,
+            HIP_ROLL_PER_SPEED,
+            &mut out,
+        );
         assert!((out[2] - 0.0375).abs() < 1e-6 && (out[3] + 0.25).abs() < 1e-6, "{out:?}");
         // Turning in place steps (knee) without reaching forward (pitch); `clock` turns
         // nothing, `omni` turns the swing foot (yaw) without reaching sideways (roll).
-        offsets(ReferenceKind::Clock, [1.0, 0.0], &cmd(0.0, 0.0, 0.4), 0.0, &mut out);
+        offsets(
+            ReferenceKind::Clock,
+            [1.0, 0.0],
+            &cmd(0.0, 0.0, 0.4),
+            0.0,
+            HIP_ROLL_PER_SPEED,
+            &mut out,
+        );
         assert_eq!((out[0], out[1], out[2], out[3]), (0.0, 0.0, 0.0, -0.5));
-        offsets(ReferenceKind::Omni, [1.0, 0.0], &cmd(0.0, 0.0, 0.4), 0.0, &mut out);
+        offsets(
+            ReferenceKind::Omni,
+            [1.0, 0.0],
+            &cmd(0.0, 0.0, 0.4),
+            0.0,
+            HIP_ROLL_PER_SPEED,
+            &mut out,
+        );
         assert_eq!((out[0], out[2], out[3]), (0.0, 0.0, -0.5));
         assert!((out[1] - 0.07).abs() < 1e-6 && (out[6] + 0.07).abs() < 1e-6, "{out:?}");
         // A sidestep rolls the swing leg away from the command, both legs the same sign; half
         // way through a swing, half of it; the stance leg gets no roll.
-        offsets(ReferenceKind::Omni, [0.5, 0.0], &cmd(0.0, -0.3, 0.0), 0.0, &mut out);
+        offsets(
+            ReferenceKind::Omni,
+            [0.5, 0.0],
+            &cmd(0.0, -0.3, 0.0),
+            0.0,
+            HIP_ROLL_PER_SPEED,
+            &mut out,
+        );
         assert!((out[0] - 0.045).abs() < 1e-6 && out[2] == 0.0 && out[5] == 0.0, "{out:?}");
-        offsets(ReferenceKind::Omni, [0.0, 1.0], &cmd(0.0, -0.3, 0.0), 0.0, &mut out);
+        offsets(
+            ReferenceKind::Omni,
+            [0.0, 1.0],
+            &cmd(0.0, -0.3, 0.0),
+            0.0,
+            HIP_ROLL_PER_SPEED,
+            &mut out,
+        );
         assert!((out[5] - 0.09).abs() < 1e-6 && out[0] == 0.0, "{out:?}");
+        // `--lateral-reach 0.8`: the same roll, 0.8/0.3 as large.
+        offsets(
+            ReferenceKind::Omni,
+            [0.0, 1.0],
+            &cmd(0.0, -0.3, 0.0),
+            0.0,
+            hip_roll_per_speed(0.8),
+            &mut out,
+        );
+        assert!((out[5] - 0.24).abs() < 1e-6 && out[0] == 0.0, "{out:?}");
+        assert_eq!(hip_roll_per_speed(0.3), HIP_ROLL_PER_SPEED, "the default reach");
         // Forward commands get the same offsets from both.
         let mut clock = [0.0; N];
-        offsets(ReferenceKind::Omni, [0.7, 0.1], &cmd(0.8, 0.0, 0.0), 0.0, &mut out);
-        offsets(ReferenceKind::Clock, [0.7, 0.1], &cmd(0.8, 0.0, 0.0), 0.0, &mut clock);
+        offsets(
+            ReferenceKind::Omni,
+            [0.7, 0.1],
+            &cmd(0.8, 0.0, 0.0),
+            0.0,
+            HIP_ROLL_PER_SPEED,
+            &mut out,
+        );
+        offsets(
+            ReferenceKind::Clock,
+            [0.7, 0.1],
+            &cmd(0.8, 0.0, 0.0),
+            0.0,
+            HIP_ROLL_PER_SPEED,
+            &mut clock,
+        );
         assert_eq!(out, clock);
     }
 
@@ -206,8 +319,9 @@ mod tests {
                     .flat_map(|f| [(f, ReferenceKind::Clock), (f, ReferenceKind::Omni)])
                 {
                     let (sl, sr) = (s[0] as f32, s[1] as f32);
-                    offsets(kind, [sl, sr], &c, floor, &mut a);
-                    offsets(kind, [sr, sl], &mc, floor, &mut b);
+                    let roll = hip_roll_per_speed(if floor > 0.0 { 0.8 } else { 0.3 });
+                    offsets(kind, [sl, sr], &c, floor, roll, &mut a);
+                    offsets(kind, [sr, sl], &mc, floor, roll, &mut b);
                     mirror.apply(&a, &mut mirrored);
                     assert_eq!(
                         mirrored, b,

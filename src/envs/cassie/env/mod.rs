@@ -449,6 +449,7 @@ impl CassieEnv {
             swing,
             &self.command,
             self.config.step_in_place as f32,
+            reference::hip_roll_per_speed(self.config.lateral_reach),
             &mut self.reference,
         );
     }
