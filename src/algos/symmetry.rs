@@ -72,7 +72,8 @@ impl Symmetry {
     }
 
     /// With a symmetry, the networks see mirrored states, so the normalizer's statistics are
-    /// made mirror-symmetric ([`symmetrized`]); without one they pass through.
+    /// made mirror-symmetric (the statistics of the data together with its mirror image);
+    /// without one they pass through.
     pub fn symmetrize(symmetry: Option<&Self>, stats: RunningStats) -> RunningStats {
         match symmetry {
             Some(s) => symmetrized(&stats, &s.obs),
