@@ -118,6 +118,12 @@ crate::settings! {
         /// marched in place at 3.9M steps (forward 0.0-0.17 m/s at the 1 m/s eval command).
         #[serde(default)]
         omni_ramp: u64 = 0, Range::Natural;
+        /// The share of omnidirectional commands drawn along one signed axis (forward,
+        /// backward, left, right, turn left, turn right, equally likely; magnitude uniform from
+        /// 0.1 to the range's end), the rest from the five modes. 0: the modes alone (runs
+        /// before the setting).
+        #[serde(default)]
+        omni_axes: f64 = 0.0, Range::Unit;
         /// How the walking reward tracks the turn: the integrated heading (roadrunner's, runs
         /// before the setting existed), or the yaw rate in the robot's own frame.
         #[serde(default)]

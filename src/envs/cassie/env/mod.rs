@@ -282,7 +282,7 @@ impl CassieEnv {
                     }
                     (kind, _) => kind,
                 };
-                kind.sample(&mut self.rng)
+                kind.sample(&mut self.rng, self.config.omni_axes)
             }
         };
     }
