@@ -67,6 +67,16 @@ fn bad_input_is_one_clear_error_and_writes_nothing() {
         (&["--env", "cassie", "--policy-rate", "0"], 2, "'0' is not a policy rate in [1, 2000] Hz"),
         (&["--env", "cassie", "--sim-dt", "1"], 2, "'1' is not a timestep"),
         (&["--env", "cassie", "--reward", "fast"], 2, "invalid value 'fast' for '--reward"),
+        (
+            &["--env", "cassie", "--foot-placement", "0.3", "--obs", "reference"],
+            2,
+            "--foot-placement reads the observed pelvis velocity: it needs --obs velocity",
+        ),
+        (
+            &["--env", "cassie", "--foot-placement", "0.3", "--reference", "none"],
+            2,
+            "--foot-placement shapes the reference gait: it needs --reference clock or omni",
+        ),
         (&["--run-name", ".."], 2, "--run-name '..' must be a plain folder name"),
         (&["--run-name", "."], 2, "--run-name '.' must be a plain folder name"),
         (&["--run-name", "a/b"], 2, "--run-name 'a/b' must be a plain folder name"),

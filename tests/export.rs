@@ -177,8 +177,8 @@ fn a_feed_forward_cassie_policy_leaves_gait_intact() {
     assert_eq!(side["config_sha256"].as_str().unwrap().len(), 64);
 }
 
-/// An LSTM trained on the omnidirectional reference and commands, so the sidecar's roll and
-/// yaw terms are checked against the env.
+/// An LSTM trained on the omnidirectional reference and commands with foot placement, so the
+/// sidecar's roll, yaw and placement terms are checked against the env.
 #[test]
 fn an_lstm_cassie_policy_carries_its_state_through_both_formats() {
     let dir = tempfile::tempdir().unwrap();
@@ -194,6 +194,8 @@ fn an_lstm_cassie_policy_carries_its_state_through_both_formats() {
         "omni",
         "--commands",
         "omni-walk",
+        "--foot-placement",
+        "0.35",
         "--arch",
         "lstm",
         "--layers",
@@ -226,7 +228,13 @@ fn an_lstm_cassie_policy_carries_its_state_through_both_formats() {
     let pt = dir.path().join("lstm.pt");
     export(&run, "torchscript", &pt);
     check_with_libtorch(&pt, &episodes, Some((2, 16)));
-    // A walking turn with a sidestep: the sidecar's hip roll and yaw offsets must be the env's.
+    // A walking turn with a sidestep: the sidecar's hip roll and yaw offsets, and the foot
+    // placement on the observed velocity, must be the env's.
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sidecar_path(&onnx)).unwrap()).unwrap();
+    let reference = &side["controller"]["pd"]["reference"];
+    assert_eq!(reference["foot_placement"], 0.35_f32 as f64);
+    assert_eq!(reference["velocity"], serde_json::json!([44, 45]));
     eval_onnx_matches_the_run(&run, &onnx, 60, [0.6, 0.2, 0.3]);
 }
 

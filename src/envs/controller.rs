@@ -83,6 +83,19 @@ pub struct ReferenceGait {
     /// Each leg's swing value at `φ = T · i / (n − 1)`, `i = 0..n`, `[left, right]`; between
     /// entries, linear interpolation.
     pub swing_table: [Vec<f64>; 2],
+    /// Foot placement gain (rad·s/m): with `e = (observed forward, lateral pelvis velocity) −
+    /// (x, y)`, `hip_roll += foot_placement · e_y · s`, `hip_pitch += foot_placement · e_x · s`,
+    /// and `g = clip(max(hypot(x, y), |turn|, ‖e‖ − placement_deadband) / full_step_speed,
+    /// min_gain, 1)`. Sidecars written before it existed mean 0 (none).
+    #[serde(default)]
+    pub foot_placement: f32,
+    /// The velocity error (m/s) below which foot placement leaves the stepping gain alone.
+    #[serde(default)]
+    pub placement_deadband: f32,
+    /// Observation indices of the pelvis velocity `[forward, lateral]`; `None` without foot
+    /// placement.
+    #[serde(default)]
+    pub velocity: Option<[usize; 2]>,
 }
 
 fn cassie_hip_roll() -> [usize; 2] {
@@ -111,14 +124,24 @@ impl ReferenceGait {
         let angle = (obs[self.clock[0]] as f64).atan2(obs[self.clock[1]] as f64);
         let f = (angle / std::f64::consts::TAU).rem_euclid(1.0);
         let s = self.swing(f);
+        let e = match self.velocity {
+            Some([f, l]) if self.foot_placement > 0.0 => [obs[f] - x, obs[l] - y],
+            _ => [0.0; 2],
+        };
         let planar = (x * x + y * y).sqrt();
-        let g = (planar.max(turn.abs()) / self.full_step_speed).clamp(self.min_gain, 1.0);
+        let mut asked = planar.max(turn.abs());
+        if self.foot_placement > 0.0 {
+            asked = asked.max(e[0].hypot(e[1]) - self.placement_deadband);
+        }
+        let g = (asked / self.full_step_speed).clamp(self.min_gain, 1.0);
+        let k = self.foot_placement;
         let mut out = vec![0.0; n];
         for leg in 0..2 {
-            out[self.hip_roll[leg]] = self.hip_roll_per_speed * y * s[leg] as f32;
-            out[self.hip_yaw[leg]] = self.hip_yaw_per_turn * turn * (s[leg] as f32 - 0.5);
-            out[self.hip_pitch[leg]] = self.hip_pitch_per_speed * x * s[leg] as f32;
-            out[self.knee[leg]] = self.knee_fold * g * s[leg] as f32;
+            let s = s[leg] as f32;
+            out[self.hip_roll[leg]] = (self.hip_roll_per_speed * y + k * e[1]) * s;
+            out[self.hip_yaw[leg]] = self.hip_yaw_per_turn * turn * (s - 0.5);
+            out[self.hip_pitch[leg]] = (self.hip_pitch_per_speed * x + k * e[0]) * s;
+            out[self.knee[leg]] = self.knee_fold * g * s;
         }
         out
     }

@@ -30,7 +30,10 @@ impl EnvConfig {
     /// changed setting as a flag (each setting's range is checked with the others',
     /// [`crate::config::TrainConfig::validate`]).
     pub fn check_for(&self, env: &str) -> Result<(), String> {
-        if env == "cassie" || self.cassie == CassieConfig::default() {
+        if env == "cassie" {
+            return self.cassie.check();
+        }
+        if self.cassie == CassieConfig::default() {
             return Ok(());
         }
         let ours = serde_json::to_value(&self.cassie).unwrap_or_default();

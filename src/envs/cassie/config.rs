@@ -8,7 +8,7 @@ use crate::config::Range;
 
 use super::commands::CommandKind;
 use super::physics::SimKind;
-use super::reference::ReferenceKind;
+use super::reference::{self, Gait, ReferenceKind};
 use super::reward::{ProgressKind, RewardKind, TurnKind};
 
 /// What the policy observes beyond the reference's layout (`--obs`).
@@ -133,6 +133,14 @@ crate::settings! {
         /// walking robot 0.03-0.04 m/s sideways at y = 0.3 (`reference.rs`).
         lateral_reach: f64 = 0.3,
             Range::Within { lo: 0.0, hi: 2.0, what: "a hip roll gain in [0, 2] rad·s/m" };
+        /// Raibert's foot placement in the reference gait (rad·s/m): the swing leg's hip roll
+        /// and pitch reach this × (observed pelvis velocity − command), and the stepping gain
+        /// rises with the error past 0.2 m/s, so a pushed robot steps where the push carries
+        /// it (`reference.rs`). 0.35 ≈ the capture point's √(h/g) = 0.29 s over a 0.8 m leg.
+        /// Needs the velocity input (`--obs velocity`) and a reference gait. 0: none.
+        #[serde(default)]
+        foot_placement: f64 = 0.0,
+            Range::Within { lo: 0.0, hi: 2.0, what: "a foot placement gain in [0, 2] rad·s/m" };
         /// Give the critic what a robot cannot sense (an asymmetric actor-critic): the
         /// observation without its noise, the pelvis and feet heights, the foot forces, the
         /// episode's physics and randomized model, and the last push (`critic_obs.rs`). Only
@@ -197,6 +205,31 @@ impl CassieConfig {
         } else {
             ((timesteps - self.robust_start) as f64 / self.robust_ramp as f64).min(1.0)
         }
+    }
+
+    /// The reference gait these settings ask for.
+    pub fn gait(&self) -> Gait {
+        Gait {
+            kind: self.reference,
+            floor: self.step_in_place as f32,
+            roll_per_speed: reference::hip_roll_per_speed(self.lateral_reach),
+            placement: self.foot_placement as f32,
+        }
+    }
+
+    /// Checks across settings (each setting's own range is checked on its own).
+    pub fn check(&self) -> Result<(), String> {
+        if self.foot_placement > 0.0 && self.obs != ObsKind::Velocity {
+            return Err("--foot-placement reads the observed pelvis velocity: it needs \
+                        --obs velocity"
+                .into());
+        }
+        if self.foot_placement > 0.0 && self.reference == ReferenceKind::None {
+            return Err("--foot-placement shapes the reference gait: it needs --reference \
+                        clock or omni"
+                .into());
+        }
+        Ok(())
     }
 
     /// The share of omnidirectional commands after `timesteps` training steps ([`Self::omni_ramp`]).

@@ -85,7 +85,7 @@ pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSp
                   target[hip_yaw] += hip_yaw_per_turn * turn * (s - 0.5); \
                   target[hip_pitch] += hip_pitch_per_speed * x * s; \
                   target[knee] += knee_fold * g * s, g = clip(max(hypot(x, y), |turn|) / \
-                  full_step_speed, min_gain, 1)"
+                  full_step_speed, min_gain, 1); with foot_placement, see its field"
             .to_string(),
         hip_pitch_per_speed: reference::HIP_PITCH_PER_SPEED,
         hip_roll_per_speed: if omni {
@@ -105,6 +105,12 @@ pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSp
         cycle_time: clock.cycle_time(),
         clock: [42, 43],
         swing_table: clock.swing_table(),
+        foot_placement: config.foot_placement as f32,
+        placement_deadband: reference::PLACEMENT_DEADBAND,
+        velocity: (config.foot_placement > 0.0).then(|| {
+            let n = observation(config).len();
+            [n - 3, n - 2]
+        }),
     });
     Some(ControllerSpec {
         policy_rate_hz: config.policy_rate,

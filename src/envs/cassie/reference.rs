@@ -18,6 +18,11 @@
 //!   commanded turn and the stance leg twists the other way, turning the pelvis over it;
 //! * knee `−0.5·g·s` with the stepping gain `g = min(1, max(‖(x, y)‖, |turn|) / 0.3)`: the swing
 //!   leg folds and lifts its foot whenever the command asks the robot to move;
+//! * with `--foot-placement K` (Raibert's foot placement, the capture point's step): hip
+//!   roll `+K·e_y·s` and hip pitch `+K·e_x·s`, with `e` the observed pelvis velocity minus
+//!   the command in the pelvis's heading frame, so a pushed robot's swing foot lands toward
+//!   where the push carries it; and the stepping gain rises with `‖e‖` past a deadband, so a
+//!   pushed standing robot steps;
 //! * nothing else. A standing command (`x = y = turn = 0`) gives `g = step_in_place` (the
 //!   config's floor on `g`): 0, no offset at all, so standing means standing; 1, the knee folds
 //!   as in walking and the robot steps in place, ready to catch a push.
@@ -85,40 +90,60 @@ const HIP_YAW: usize = 1;
 const HIP_PITCH: usize = 2;
 const KNEE: usize = 3;
 
-/// Stepping gain `g ∈ [floor, 1]` of a command: `floor` (`step_in_place`) for standing, 1 from
-/// 0.3 m/s (or rad/s) up.
-pub fn stepping_gain(command: &Command, floor: f32) -> f32 {
-    let planar = (command.x * command.x + command.y * command.y).sqrt();
-    (planar.max(command.turn.abs()) as f32 / FULL_STEP_SPEED).clamp(floor, 1.0)
+/// The velocity error (m/s) below which the foot placement leaves the stepping gain alone:
+/// twice the training noise on the observed velocity (σ 0.1 m/s, `NOISE_STD`), so a standing
+/// robot does not step at noise.
+pub const PLACEMENT_DEADBAND: f32 = 0.2;
+
+/// The reference gait's settings, from the env's config.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gait {
+    /// Which reference (`--reference`).
+    pub kind: ReferenceKind,
+    /// The stepping gain's floor at a standing command (`--step-in-place`).
+    pub floor: f32,
+    /// The omni reference's hip roll per m/s of lateral command ([`hip_roll_per_speed`]).
+    pub roll_per_speed: f32,
+    /// The foot placement gain (rad·s/m, `--foot-placement`): hip roll and pitch per m/s of
+    /// velocity error; 0: none.
+    pub placement: f32,
 }
 
-/// Writes the reference offsets for swing values `swing` [L, R] and `command` into `out` (motor
-/// order: left roll, yaw, pitch, knee, foot, then the right leg).
-/// `roll_per_speed` is the omni reference's hip roll per m/s of lateral command
-/// ([`hip_roll_per_speed`]).
-pub fn offsets(
-    kind: ReferenceKind,
-    swing: [f32; 2],
-    command: &Command,
-    floor: f32,
-    roll_per_speed: f32,
-    out: &mut [f32; N],
-) {
-    *out = [0.0; N];
-    if kind == ReferenceKind::None {
-        return;
+impl Gait {
+    /// Stepping gain `g ∈ [floor, 1]` of a command: `floor` (`step_in_place`) for standing, 1
+    /// from 0.3 m/s (or rad/s) up; with foot placement, also 1 from a velocity error `error`
+    /// of 0.3 m/s past [`PLACEMENT_DEADBAND`].
+    pub fn stepping_gain(&self, command: &Command, error: [f32; 2]) -> f32 {
+        let planar = (command.x * command.x + command.y * command.y).sqrt() as f32;
+        let mut asked = planar.max(command.turn.abs() as f32);
+        if self.placement > 0.0 {
+            asked = asked.max(error[0].hypot(error[1]) - PLACEMENT_DEADBAND);
+        }
+        (asked / FULL_STEP_SPEED).clamp(self.floor, 1.0)
     }
-    let g = stepping_gain(command, floor);
-    let (x, y, turn) = (command.x as f32, command.y as f32, command.turn as f32);
-    let (roll, yaw) = match kind {
-        ReferenceKind::Omni => (roll_per_speed, HIP_YAW_PER_TURN),
-        ReferenceKind::Clock | ReferenceKind::None => (0.0, 0.0),
-    };
-    for (leg, s) in swing.into_iter().enumerate() {
-        out[5 * leg + HIP_ROLL] = roll * y * s;
-        out[5 * leg + HIP_YAW] = yaw * turn * (s - 0.5);
-        out[5 * leg + HIP_PITCH] = HIP_PITCH_PER_SPEED * x * s;
-        out[5 * leg + KNEE] = KNEE_FOLD * g * s;
+
+    /// Writes the reference offsets for swing values `swing` [L, R], `command` and the
+    /// velocity error `error` (observed pelvis velocity minus the command, `[forward,
+    /// lateral]` in the pelvis's heading frame; read only with foot placement) into `out`
+    /// (motor order: left roll, yaw, pitch, knee, foot, then the right leg).
+    pub fn offsets(&self, swing: [f32; 2], command: &Command, error: [f32; 2], out: &mut [f32; N]) {
+        *out = [0.0; N];
+        if self.kind == ReferenceKind::None {
+            return;
+        }
+        let g = self.stepping_gain(command, error);
+        let (x, y, turn) = (command.x as f32, command.y as f32, command.turn as f32);
+        let (roll, yaw) = match self.kind {
+            ReferenceKind::Omni => (self.roll_per_speed, HIP_YAW_PER_TURN),
+            ReferenceKind::Clock | ReferenceKind::None => (0.0, 0.0),
+        };
+        let k = self.placement;
+        for (leg, s) in swing.into_iter().enumerate() {
+            out[5 * leg + HIP_ROLL] = (roll * y + k * error[1]) * s;
+            out[5 * leg + HIP_YAW] = yaw * turn * (s - 0.5);
+            out[5 * leg + HIP_PITCH] = (HIP_PITCH_PER_SPEED * x + k * error[0]) * s;
+            out[5 * leg + KNEE] = KNEE_FOLD * g * s;
+        }
     }
 }
 
@@ -132,29 +157,29 @@ mod tests {
         Command { x, y, turn }
     }
 
+    fn gait(kind: ReferenceKind, floor: f32, roll_per_speed: f32) -> Gait {
+        Gait { kind, floor, roll_per_speed, placement: 0.0 }
+    }
+
     #[test]
     fn a_standing_command_gives_no_offset_at_any_phase() {
         let mut clock = GaitClock::new(0.7, 50.0, [0.5, 0.5], [0.0, 0.5], 0.1);
         let mut out = [1.0; N];
         for _ in 0..35 {
             let vm = clock.von_mises();
-            offsets(
-                ReferenceKind::Clock,
+            gait(ReferenceKind::Clock, 0.0, HIP_ROLL_PER_SPEED).offsets(
                 [vm[0] as f32, vm[1] as f32],
                 &cmd(0.0, 0.0, 0.0),
-                0.0,
-                HIP_ROLL_PER_SPEED,
+                [0.0; 2],
                 &mut out,
             );
             assert_eq!(out, [0.0; N]);
             clock.increment();
         }
-        offsets(
-            ReferenceKind::None,
+        gait(ReferenceKind::None, 0.0, HIP_ROLL_PER_SPEED).offsets(
             [1.0, 1.0],
             &cmd(1.0, 0.0, 0.0),
-            0.0,
-            HIP_ROLL_PER_SPEED,
+            [0.0; 2],
             &mut out,
         );
         assert_eq!(out, [0.0; N], "--reference none adds nothing");
@@ -165,41 +190,33 @@ mod tests {
     #[test]
     fn stepping_in_place_folds_the_swing_knee_at_a_standing_command() {
         let mut out = [0.0; N];
-        offsets(
-            ReferenceKind::Clock,
+        gait(ReferenceKind::Clock, 1.0, HIP_ROLL_PER_SPEED).offsets(
             [1.0, 0.0],
             &cmd(0.0, 0.0, 0.0),
-            1.0,
-            HIP_ROLL_PER_SPEED,
+            [0.0; 2],
             &mut out,
         );
         assert_eq!((out[2], out[3]), (0.0, KNEE_FOLD), "{out:?}");
         assert_eq!(&out[5..], &[0.0; 5], "the stance leg gets nothing");
-        offsets(
-            ReferenceKind::Clock,
+        gait(ReferenceKind::Clock, 0.5, HIP_ROLL_PER_SPEED).offsets(
             [0.0, 1.0],
             &cmd(0.0, 0.0, 0.0),
-            0.5,
-            HIP_ROLL_PER_SPEED,
+            [0.0; 2],
             &mut out,
         );
         assert_eq!((out[7], out[8]), (0.0, 0.5 * KNEE_FOLD), "{out:?}");
         // Walking commands are unchanged by the floor.
         let mut walk = [0.0; N];
-        offsets(
-            ReferenceKind::Clock,
+        gait(ReferenceKind::Clock, 1.0, HIP_ROLL_PER_SPEED).offsets(
             [1.0, 0.0],
             &cmd(1.0, 0.0, 0.0),
-            1.0,
-            HIP_ROLL_PER_SPEED,
+            [0.0; 2],
             &mut out,
         );
-        offsets(
-            ReferenceKind::Clock,
+        gait(ReferenceKind::Clock, 0.0, HIP_ROLL_PER_SPEED).offsets(
             [1.0, 0.0],
             &cmd(1.0, 0.0, 0.0),
-            0.0,
-            HIP_ROLL_PER_SPEED,
+            [0.0; 2],
             &mut walk,
         );
         assert_eq!(out, walk);
@@ -208,94 +225,76 @@ mod tests {
     #[test]
     fn the_swing_leg_reaches_forward_and_folds_scaled_by_the_command() {
         let mut out = [0.0; N];
-        offsets(
-            ReferenceKind::Clock,
+        gait(ReferenceKind::Clock, 0.0, HIP_ROLL_PER_SPEED).offsets(
             [1.0, 0.0],
             &cmd(1.0, 0.0, 0.0),
-            0.0,
-            HIP_ROLL_PER_SPEED,
+            [0.0; 2],
             &mut out,
         );
         assert_eq!(out[2], 0.25);
         assert_eq!(out[3], -0.5);
         assert_eq!(&out[5..], &[0.0; 5], "the stance leg gets nothing");
-        offsets(
-            ReferenceKind::Clock,
+        gait(ReferenceKind::Clock, 0.0, HIP_ROLL_PER_SPEED).offsets(
             [1.0, 0.0],
             &cmd(0.15, 0.0, 0.0),
-            0.0,
-            HIP_ROLL_PER_SPEED,
+            [0.0; 2],
             &mut out,
         );
         assert!((out[2] - 0.0375).abs() < 1e-6 && (out[3] + 0.25).abs() < 1e-6, "{out:?}");
         // Turning in place steps (knee) without reaching forward (pitch); `clock` turns
         // nothing, `omni` turns the swing foot (yaw) without reaching sideways (roll).
-        offsets(
-            ReferenceKind::Clock,
+        gait(ReferenceKind::Clock, 0.0, HIP_ROLL_PER_SPEED).offsets(
             [1.0, 0.0],
             &cmd(0.0, 0.0, 0.4),
-            0.0,
-            HIP_ROLL_PER_SPEED,
+            [0.0; 2],
             &mut out,
         );
         assert_eq!((out[0], out[1], out[2], out[3]), (0.0, 0.0, 0.0, -0.5));
-        offsets(
-            ReferenceKind::Omni,
+        gait(ReferenceKind::Omni, 0.0, HIP_ROLL_PER_SPEED).offsets(
             [1.0, 0.0],
             &cmd(0.0, 0.0, 0.4),
-            0.0,
-            HIP_ROLL_PER_SPEED,
+            [0.0; 2],
             &mut out,
         );
         assert_eq!((out[0], out[2], out[3]), (0.0, 0.0, -0.5));
         assert!((out[1] - 0.07).abs() < 1e-6 && (out[6] + 0.07).abs() < 1e-6, "{out:?}");
         // A sidestep rolls the swing leg away from the command, both legs the same sign; half
         // way through a swing, half of it; the stance leg gets no roll.
-        offsets(
-            ReferenceKind::Omni,
+        gait(ReferenceKind::Omni, 0.0, HIP_ROLL_PER_SPEED).offsets(
             [0.5, 0.0],
             &cmd(0.0, -0.3, 0.0),
-            0.0,
-            HIP_ROLL_PER_SPEED,
+            [0.0; 2],
             &mut out,
         );
         assert!((out[0] - 0.045).abs() < 1e-6 && out[2] == 0.0 && out[5] == 0.0, "{out:?}");
-        offsets(
-            ReferenceKind::Omni,
+        gait(ReferenceKind::Omni, 0.0, HIP_ROLL_PER_SPEED).offsets(
             [0.0, 1.0],
             &cmd(0.0, -0.3, 0.0),
-            0.0,
-            HIP_ROLL_PER_SPEED,
+            [0.0; 2],
             &mut out,
         );
         assert!((out[5] - 0.09).abs() < 1e-6 && out[0] == 0.0, "{out:?}");
         // `--lateral-reach 0.8`: the same roll, 0.8/0.3 as large.
-        offsets(
-            ReferenceKind::Omni,
+        gait(ReferenceKind::Omni, 0.0, hip_roll_per_speed(0.8)).offsets(
             [0.0, 1.0],
             &cmd(0.0, -0.3, 0.0),
-            0.0,
-            hip_roll_per_speed(0.8),
+            [0.0; 2],
             &mut out,
         );
         assert!((out[5] - 0.24).abs() < 1e-6 && out[0] == 0.0, "{out:?}");
         assert_eq!(hip_roll_per_speed(0.3), HIP_ROLL_PER_SPEED, "the default reach");
         // Forward commands get the same offsets from both.
         let mut clock = [0.0; N];
-        offsets(
-            ReferenceKind::Omni,
+        gait(ReferenceKind::Omni, 0.0, HIP_ROLL_PER_SPEED).offsets(
             [0.7, 0.1],
             &cmd(0.8, 0.0, 0.0),
-            0.0,
-            HIP_ROLL_PER_SPEED,
+            [0.0; 2],
             &mut out,
         );
-        offsets(
-            ReferenceKind::Clock,
+        gait(ReferenceKind::Clock, 0.0, HIP_ROLL_PER_SPEED).offsets(
             [0.7, 0.1],
             &cmd(0.8, 0.0, 0.0),
-            0.0,
-            HIP_ROLL_PER_SPEED,
+            [0.0; 2],
             &mut clock,
         );
         assert_eq!(out, clock);
@@ -320,15 +319,46 @@ mod tests {
                 {
                     let (sl, sr) = (s[0] as f32, s[1] as f32);
                     let roll = hip_roll_per_speed(if floor > 0.0 { 0.8 } else { 0.3 });
-                    offsets(kind, [sl, sr], &c, floor, roll, &mut a);
-                    offsets(kind, [sr, sl], &mc, floor, roll, &mut b);
-                    mirror.apply(&a, &mut mirrored);
-                    assert_eq!(
-                        mirrored, b,
-                        "{kind:?}, command {c:?}, phase {phase}, floor {floor}"
-                    );
+                    // With foot placement, a velocity error whose lateral part the mirror
+                    // negates.
+                    for (placement, e) in [(0.0, [0.0, 0.0]), (0.35, [0.4, -0.3])] {
+                        let g = Gait { placement, ..gait(kind, floor, roll) };
+                        g.offsets([sl, sr], &c, e, &mut a);
+                        g.offsets([sr, sl], &mc, [e[0], -e[1]], &mut b);
+                        mirror.apply(&a, &mut mirrored);
+                        assert_eq!(
+                            mirrored, b,
+                            "{kind:?}, command {c:?}, phase {phase}, floor {floor}, \
+                             placement {placement}"
+                        );
+                    }
                 }
             }
         }
+    }
+
+    /// `--foot-placement`: the swing foot reaches along the velocity error (a robot carried
+    /// left and back places its foot left and back), the stance leg gets nothing, and a
+    /// standing robot starts stepping only past the deadband.
+    #[test]
+    fn foot_placement_reaches_along_the_velocity_error() {
+        let g = Gait { placement: 0.35, ..gait(ReferenceKind::Omni, 0.0, HIP_ROLL_PER_SPEED) };
+        let mut out = [0.0; N];
+        g.offsets([1.0, 0.0], &cmd(0.0, 0.0, 0.0), [-0.4, 0.6], &mut out);
+        assert!((out[0] - 0.21).abs() < 1e-6, "roll toward +y: {out:?}");
+        assert!((out[2] + 0.14).abs() < 1e-6, "pitch back: {out:?}");
+        assert_eq!(&out[5..], &[0.0; 5], "the stance leg gets nothing");
+        // ‖e‖ = 0.72: 0.52 past the deadband, a full step.
+        assert_eq!(out[3], KNEE_FOLD);
+        // Inside the deadband a standing robot stands; just past it, it begins to fold.
+        assert_eq!(g.stepping_gain(&cmd(0.0, 0.0, 0.0), [0.15, -0.1]), 0.0);
+        let gain = g.stepping_gain(&cmd(0.0, 0.0, 0.0), [0.0, PLACEMENT_DEADBAND + 0.15]);
+        assert!((gain - 0.5).abs() < 1e-5, "{gain}");
+        // A walking command's own gain is kept, and without placement the error is ignored.
+        assert_eq!(g.stepping_gain(&cmd(1.0, 0.0, 0.0), [0.0, 0.0]), 1.0);
+        let plain = gait(ReferenceKind::Omni, 0.0, HIP_ROLL_PER_SPEED);
+        assert_eq!(plain.stepping_gain(&cmd(0.0, 0.0, 0.0), [0.0, 2.0]), 0.0);
+        plain.offsets([1.0, 0.0], &cmd(0.0, 0.0, 0.0), [-0.4, 0.6], &mut out);
+        assert_eq!(out, [0.0; N]);
     }
 }

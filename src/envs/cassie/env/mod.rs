@@ -25,7 +25,6 @@ use super::description::Description;
 use super::mirror_lists;
 use super::motor::N;
 use super::physics::{Dynamics, Physics, SimKind, PASSIVE};
-use super::reference;
 use super::reward::{self, RewardInputs, RewardKind, TurnKind};
 use crate::envs::{CommandError, CourseLeg, Env, MirrorIndices, Pushes, RewardTerm, Step};
 
@@ -68,6 +67,8 @@ pub struct CassieEnv {
     last_action: Option<[f32; N]>,
     /// This step's reference-gait offsets (zero with `--reference none`).
     reference: [f32; N],
+    /// This step's stepping gain (the reference's and the clock rewards').
+    stepping_gain: f32,
     obs: Vec<f32>,
     /// The critic's own observation (`--privileged-critic`; empty without it).
     critic_obs: Vec<f32>,
@@ -118,6 +119,7 @@ impl CassieEnv {
             heading: 0.0,
             last_action: None,
             reference: [0.0; N],
+            stepping_gain: 0.0,
             obs: vec![0.0; obs_len],
             critic_obs: vec![0.0; critic_len],
             dynamics: Dynamics::default(),
@@ -444,14 +446,21 @@ impl CassieEnv {
     fn update_reference(&mut self) {
         let vm = self.clock.von_mises();
         let swing = [vm[0] as f32, vm[1] as f32];
-        reference::offsets(
-            self.config.reference,
-            swing,
-            &self.command,
-            self.config.step_in_place as f32,
-            reference::hip_roll_per_speed(self.config.lateral_reach),
-            &mut self.reference,
-        );
+        let gait = self.config.gait();
+        let error = self.velocity_error();
+        gait.offsets(swing, &self.command, error, &mut self.reference);
+        self.stepping_gain = gait.stepping_gain(&self.command, error);
+    }
+
+    /// The observed pelvis velocity minus the command, `[forward, lateral]` (m/s): what the
+    /// policy sees (noise included), so a robot controller computes the same from its input.
+    /// Zero without a velocity input (foot placement requires one, `CassieConfig::check`).
+    fn velocity_error(&self) -> [f32; 2] {
+        if self.config.obs != ObsKind::Velocity {
+            return [0.0; 2];
+        }
+        let at = self.obs.len() - 3;
+        [self.obs[at] - self.command.x as f32, self.obs[at + 1] - self.command.y as f32]
     }
 
     fn reward(&mut self, action: &[f32; N]) -> f32 {
@@ -476,10 +485,7 @@ impl CassieEnv {
             foot_height: [sites[0].0.z, sites[1].0.z],
             foot_rotation: [sites[0].1, sites[1].1],
             von_mises: [vm[0] as f32, vm[1] as f32],
-            stepping_gain: reference::stepping_gain(
-                &self.command,
-                self.config.step_in_place as f32,
-            ),
+            stepping_gain: self.stepping_gain,
             upright_weight: self.config.upright as f32,
             progress: self.config.progress,
             turn: self.command.turn as f32,

@@ -426,6 +426,45 @@ fn pushes_come_every_two_to_five_seconds_and_move_the_robot() {
     }
 }
 
+/// `--foot-placement`: after a push a standing robot's reference steps (the swing knee folds)
+/// and its swing hip reaches along the push, read from the observed velocity; without foot
+/// placement the standing reference stays zero through the same push.
+#[test]
+fn foot_placement_steps_toward_a_push() {
+    for placement in [0.0, 0.35] {
+        let config = CassieConfig { foot_placement: placement, ..CassieConfig::default() };
+        let mut e = CassieEnv::new(config);
+        e.set_command(&[0.0, 0.0, 0.0]).unwrap();
+        e.set_push(Pushes::Exactly(1.0)).unwrap();
+        e.seed(2);
+        e.reset_with_heading(0.0);
+        let (mut fold, mut along) = (0.0f32, 0.0f32);
+        let mut pushed_at = None;
+        for step in 0..300u32 {
+            e.step(&[0.0; N]);
+            if e.pushing && pushed_at.is_none() {
+                pushed_at = Some((step, e.last_push.expect("a push").dv));
+            }
+            if let Some((at, dv)) = pushed_at {
+                if step > at && step <= at + 10 {
+                    fold = fold.max(e.reference[3].abs().max(e.reference[8].abs()));
+                    // The swing hips' reach (roll toward +y, pitch forward) against the push
+                    // direction (heading 0: world x forward, y left).
+                    let reach = [e.reference[2] + e.reference[7], e.reference[0] + e.reference[5]];
+                    along = along.max(reach[0] * dv[0] + reach[1] * dv[1]);
+                }
+            }
+        }
+        assert!(pushed_at.is_some(), "a push within 300 steps");
+        if placement == 0.0 {
+            assert_eq!((fold, along), (0.0, 0.0), "no placement: the standing reference is zero");
+        } else {
+            assert!(fold > 0.3, "the pushed robot steps: knee fold {fold}");
+            assert!(along > 0.05, "the swing foot reaches along the push: {along}");
+        }
+    }
+}
+
 /// `--sim mixed`: episodes run on both simulators, drawn from the seeded generator (the same
 /// seed, the same sequence), and each episode's observations come from the drawn one.
 #[test]
