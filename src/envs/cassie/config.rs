@@ -124,6 +124,12 @@ crate::settings! {
         /// before the setting).
         #[serde(default)]
         omni_axes: f64 = 0.0, Range::Unit;
+        /// Training steps before `omni_axes` applies (the modes alone until then): forward
+        /// walking first, then every axis, in one run. Measured as two runs: `omniG-s0`
+        /// (axes from the start) marched in place; `omniH-s0` (a 9M-step walker continued
+        /// with the axes) walked backward and sideways. Evaluations draw with the share.
+        #[serde(default)]
+        omni_axes_start: u64 = 0, Range::Natural;
         /// How the walking reward tracks the turn: the integrated heading (roadrunner's, runs
         /// before the setting existed), or the yaw rate in the robot's own frame.
         #[serde(default)]
@@ -230,6 +236,15 @@ impl CassieConfig {
                 .into());
         }
         Ok(())
+    }
+
+    /// The share of pure-axis commands after `timesteps` training steps (`None`: an
+    /// evaluation) ([`Self::omni_axes`], [`Self::omni_axes_start`]).
+    pub fn omni_axes_at(&self, timesteps: Option<u64>) -> f64 {
+        match timesteps {
+            Some(t) if t < self.omni_axes_start => 0.0,
+            _ => self.omni_axes,
+        }
     }
 
     /// The share of omnidirectional commands after `timesteps` training steps ([`Self::omni_ramp`]).

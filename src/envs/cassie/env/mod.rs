@@ -284,7 +284,7 @@ impl CassieEnv {
                     }
                     (kind, _) => kind,
                 };
-                kind.sample(&mut self.rng, self.config.omni_axes)
+                kind.sample(&mut self.rng, self.config.omni_axes_at(self.training))
             }
         };
     }

@@ -583,6 +583,17 @@ fn a_fall_names_what_ended_it() {
     assert_eq!(e.termination(), None);
 }
 
+/// `omni_axes_start`: no pure-axis share before it in training, the full share from it on
+/// and in evaluations.
+#[test]
+fn the_axis_share_starts_at_its_step() {
+    let config = CassieConfig { omni_axes: 0.5, omni_axes_start: 1_000, ..CassieConfig::default() };
+    assert_eq!(config.omni_axes_at(Some(999)), 0.0);
+    assert_eq!(config.omni_axes_at(Some(1_000)), 0.5);
+    assert_eq!(config.omni_axes_at(None), 0.5);
+    assert_eq!(CassieConfig::default().omni_axes_at(Some(5)), 0.0);
+}
+
 /// `omni_ramp`: at the first training step a fifth of the commands are omnidirectional (so
 /// sideways and turn commands are never constant), after the ramp all of them; evaluations
 /// draw them all throughout.
