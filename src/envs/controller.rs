@@ -125,7 +125,7 @@ impl ReferenceGait {
         let f = (angle / std::f64::consts::TAU).rem_euclid(1.0);
         let s = self.swing(f);
         let e = match self.velocity {
-            Some([f, l]) if self.foot_placement > 0.0 => [obs[f] - x, obs[l] - y],
+            Some([fwd, lat]) if self.foot_placement > 0.0 => [obs[fwd] - x, obs[lat] - y],
             _ => [0.0; 2],
         };
         let planar = (x * x + y * y).sqrt();
