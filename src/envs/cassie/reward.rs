@@ -106,7 +106,7 @@ pub struct RewardInputs {
     pub foot_rotation: [Quat; 2],
     /// Von Mises swing values [L, R] (≈ 1 in swing).
     pub von_mises: [f32; 2],
-    /// The command's stepping gain (0 standing, 1 walking; see `reference::stepping_gain`).
+    /// The stepping gain (0 standing, 1 walking; see `reference::Gait::stepping_gain`).
     pub stepping_gain: f32,
     /// Raw weight of the walking reward's posture term `upright` (`--upright`; 0: none).
     pub upright_weight: f32,
