@@ -44,7 +44,7 @@ pub const STAND_PROBABILITY: f64 = 0.2;
 
 impl CommandKind {
     /// Draws a command of this distribution; an omnidirectional one lies along one signed
-    /// axis with probability `axis_share` ([`Command::sample_axis`]; `--omni-axes`).
+    /// axis with probability `axis_share` (`Command::sample_axis`, `--omni-axes`).
     pub fn sample(self, rng: &mut impl Rng, axis_share: f64) -> Command {
         let ranges = match self {
             Self::Omni => &REFERENCE_OMNI,
