@@ -383,12 +383,7 @@ fn a_privileged_critic_trains_deterministically_and_resumes_exactly() {
     let (part, first) = train(&["--timesteps", "1200", "--workers", "2"], "part");
     let o = gait(&["train", "ppo", "--previous", part.to_str().unwrap(), "--timesteps", "1800"]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-    let cont = std::fs::read_dir(part.parent().unwrap())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().contains("-cont-"))
-        .expect("a continuation dir");
+    let cont = common::continuation_of(&part);
     let rest = std::fs::read_to_string(cont.join("progress.csv")).unwrap();
     let joined: Vec<&str> = first.lines().chain(rest.lines().skip(1)).collect::<Vec<_>>();
     assert_eq!(joined, rows.lines().collect::<Vec<_>>(), "the continuation diverged");

@@ -28,26 +28,19 @@ fn three_plus_two_iterations_equal_five() {
     assert!(out.contains("from iteration 3"), "{out}");
     assert_eq!(snapshot(&first), before, "the previous run dir was modified");
 
-    let parent = first.parent().unwrap();
-    let cont: Vec<_> = std::fs::read_dir(parent)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().contains("-cont-"))
-        .collect();
-    assert_eq!(cont.len(), 1, "continuation dir beside the previous one");
+    let cont = common::continuation_of(&first);
     let full_rows = data_rows(&full.join("progress.csv"));
     let first_rows = data_rows(&first.join("progress.csv"));
-    let cont_rows = data_rows(&cont[0].join("progress.csv"));
+    let cont_rows = data_rows(&cont.join("progress.csv"));
     assert_eq!((first_rows.len(), cont_rows.len(), full_rows.len()), (3, 2, 5));
     assert_eq!([first_rows, cont_rows].concat(), full_rows, "resumed run diverged");
 
     // Inherited arguments, TensorBoard steps continuing from 3.
-    let exp = gait::logging::Experiment::load(&cont[0]).unwrap();
+    let exp = gait::logging::Experiment::load(&cont).unwrap();
     assert_eq!(exp.config.run.seed, 4);
     assert_eq!(exp.config.net.layers, vec![64, 64]);
     assert_eq!(exp.start.previous(), Some(first.as_path()));
-    let tb = std::fs::read_dir(&cont[0])
+    let tb = std::fs::read_dir(&cont)
         .unwrap()
         .flatten()
         .map(|e| e.path())
@@ -233,12 +226,7 @@ fn learned_log_std_is_logged_trained_and_resumed_exactly() {
     let first = trained_cartpole(logs, "part", &[&["--timesteps", "8000"], &flags[..]].concat());
     let o = gait(&["train", "ppo", "--previous", first.to_str().unwrap(), "--timesteps", "16000"]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-    let cont = std::fs::read_dir(first.parent().unwrap())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().contains("-cont-"))
-        .expect("continuation dir");
+    let cont = common::continuation_of(&first);
     let rows = |d: &Path| data_rows(&d.join("progress.csv"));
     assert_eq!([rows(&first), rows(&cont)].concat(), rows(&full), "resumed run diverged");
 

@@ -61,6 +61,19 @@ pub fn gait(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_gait")).args(args).output().expect("run gait")
 }
 
+/// The one continuation (`STAMP-cont-STAMP`) that `--previous run` wrote beside `run`.
+pub fn continuation_of(run: &Path) -> std::path::PathBuf {
+    let parent = run.parent().expect("a run dir has a parent");
+    let cont: Vec<_> = std::fs::read_dir(parent)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains("-cont-"))
+        .collect();
+    assert_eq!(cont.len(), 1, "one continuation dir beside the previous one: {cont:?}");
+    cont[0].clone()
+}
+
 /// The single run directory directly below `logdir/env/run`.
 pub fn only_run(parent: &Path) -> std::path::PathBuf {
     let dirs: Vec<_> = std::fs::read_dir(parent).unwrap().flatten().map(|e| e.path()).collect();
