@@ -275,7 +275,7 @@ impl CassieEnv {
         self.command = match self.fixed_command {
             Some(c) => c,
             None => {
-                let kind = match (self.config.commands, self.training) {
+                let kind = match (self.config.commands_at(self.training), self.training) {
                     (CommandKind::Omni | CommandKind::OmniWalk, Some(t))
                         if self.config.omni_ramp > 0
                             && self.rng.gen::<f64>() >= self.config.omni_share_at(t) =>
@@ -324,7 +324,7 @@ impl CassieEnv {
         self.renew_clock();
         let phase = self.rng.gen_range(0.0..self.clock.cycle_time());
         self.clock.set_phase(phase);
-        self.redraw_every = self.config.commands.next_redraw(&mut self.rng);
+        self.redraw_every = self.config.commands_at(self.training).next_redraw(&mut self.rng);
         self.new_command();
         let dynamics = self.draw_dynamics();
         let heading = match heading {

@@ -18,6 +18,7 @@ fn commands_outside_the_limits_are_refused_and_change_nothing() {
 }
 
 use super::*;
+use crate::envs::cassie::commands::FORWARD_SPEEDS;
 use crate::envs::cassie::{CommandKind, ReferenceKind, SimKind};
 use crate::envs::{CourseLeg, MirrorIndices};
 
@@ -624,6 +625,44 @@ fn the_omni_ramp_starts_with_a_fifth_of_omnidirectional_commands() {
     let (early, late, eval) = (share(Some(0)), share(Some(1_000_000)), share(None));
     assert!((early - 0.2 * late).abs() < 0.04, "early {early}, late {late}");
     assert!(late > 0.5 && (late - eval).abs() < 0.05, "late {late}, eval {eval}");
+}
+
+/// `omni_start`: before it, training draws the `forward` distribution with its long holds;
+/// from it on, and in evaluations, the omnidirectional one.
+#[test]
+fn forward_commands_come_before_the_omni_start() {
+    let config = CassieConfig {
+        commands: CommandKind::OmniWalk,
+        omni_start: 1_000,
+        ..CassieConfig::default()
+    };
+    assert_eq!(config.commands_at(Some(999)), CommandKind::Forward);
+    assert_eq!(config.commands_at(Some(1_000)), CommandKind::OmniWalk);
+    assert_eq!(config.commands_at(None), CommandKind::OmniWalk);
+    let forward = CassieConfig { omni_start: 1_000, ..CassieConfig::default() };
+    assert_eq!(forward.commands_at(Some(5)), CommandKind::Forward, "forward runs stay forward");
+    let mut e = CassieEnv::new(config);
+    e.seed(4);
+    let mut omni_draws = |training: Option<u64>| {
+        e.set_training(training);
+        let mut holds = Vec::new();
+        let omni = (0..500)
+            .filter(|_| {
+                e.reset();
+                holds.push(e.redraw_every);
+                let c = e.command;
+                c.y != 0.0 || c.turn != 0.0 || !(c.x == 0.0 || FORWARD_SPEEDS.contains(&c.x))
+            })
+            .count();
+        (omni, holds.into_iter().min().unwrap_or(0))
+    };
+    let (early, early_hold) = omni_draws(Some(999));
+    assert_eq!(early, 0, "forward commands only before the start");
+    assert!(early_hold >= 250, "forward holds: {early_hold}");
+    let (late, late_hold) = omni_draws(Some(1_000));
+    assert!(late > 200 && late_hold < 250, "omnidirectional from the start: {late}, {late_hold}");
+    let (eval, _) = omni_draws(None);
+    assert!(eval > 200, "evaluations draw omnidirectional commands: {eval}");
 }
 
 /// `gait eval --course`: each leg's command from its first step on (observed and followed by
