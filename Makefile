@@ -1,5 +1,5 @@
 # The two commands of the README. Both set up libtorch first (idempotent, cached per user).
-.PHONY: setup build train test lint
+.PHONY: setup build train train-omni test lint
 
 setup:
 	./scripts/setup.sh
@@ -10,6 +10,10 @@ build: setup
 # Main job: train Cassie with its defaults (the env preset; see docs/cassie.md).
 train: build
 	./target/release/gait train ppo --env cassie
+
+# Walking in every direction (docs/cassie.md "Walking in every direction"): about 45 minutes.
+train-omni: build
+	./target/release/gait train ppo --config configs/cassie-omni.toml
 
 # Format and lint checks (the default build and the `mpi` feature's), then unit + integration
 # tests in release mode with `--features mpi`, so the MPI tests run too (clippy reuses the

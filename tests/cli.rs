@@ -207,6 +207,38 @@ fn common_snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
+/// `configs/cassie-omni.toml` (`make train-omni`) is exactly the flags of the measured run
+/// `omniJ-s0` (docs/cassie-runs.md) on the cassie preset.
+#[test]
+fn the_omnidirectional_config_is_the_measured_recipe() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/cassie-omni.toml");
+    let from_file = gait(&["train", "ppo", "--config", file, "--print-config"]);
+    assert!(from_file.status.success(), "{}", stderr(&from_file));
+    let flags = [
+        "--commands",
+        "omni-walk",
+        "--reference",
+        "omni",
+        "--progress",
+        "peak",
+        "--robust-start",
+        "50e6",
+        "--omni-start",
+        "2.5e6",
+        "--omni-axes",
+        "0.5",
+        "--timesteps",
+        "9e6",
+    ];
+    let mut args = vec!["train", "ppo", "--env", "cassie", "--print-config"];
+    args.extend(flags);
+    let from_flags = gait(&args);
+    assert!(from_flags.status.success(), "{}", stderr(&from_flags));
+    let printed = String::from_utf8_lossy(&from_file.stdout);
+    assert_eq!(printed, String::from_utf8_lossy(&from_flags.stdout));
+    assert!(printed.contains("omni_start = 2500000"), "{printed}");
+}
+
 /// `--print-config` prints the effective settings as TOML and trains nothing; that TOML given
 /// back with `--config` reproduces them, typed flags override the file, a run dir stores its
 /// `config.toml`, and a bad file is one usage error naming the key.
