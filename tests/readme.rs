@@ -1,7 +1,7 @@
 //! The README's commands work as written. Every line of every `sh` block in README.md is either
 //! run here, made cheap (training cut to a few thousand steps, evaluations to short episodes,
 //! benchmarks to a fixed small workload) but otherwise as typed, in a scratch directory that
-//! holds `pretrained/` and `scripts/` like a checkout; or listed in [`NOT_RUN`] with what covers
+//! holds `pretrained/`, `scripts/` and `configs/` like a checkout; or listed in [`NOT_RUN`] with what covers
 //! it. A README command in neither place fails the test, and so does a stale [`NOT_RUN`] entry,
 //! so the two cannot drift apart.
 
@@ -13,6 +13,10 @@ use std::process::Command;
 /// Commands the test does not run, each with what runs it instead.
 const NOT_RUN: &[(&str, &str)] = &[
     ("make train", "its recipe is `gait train ppo --env cassie` (checked below), which runs here"),
+    (
+        "make train-omni",
+        "its recipe is `gait train ppo --config configs/cassie-omni.toml` (checked below)",
+    ),
     ("make test", "CI itself: `.ci/run` runs it (checked below)"),
     (
         "cargo build --release --features mpi",
@@ -145,6 +149,11 @@ fn every_readme_command_runs_as_written_or_is_covered_by_a_named_test() {
     // What the NOT_RUN entries lean on.
     let makefile = std::fs::read_to_string(repo().join("Makefile")).unwrap();
     assert!(makefile.contains("./target/release/gait train ppo --env cassie\n"), "{makefile}");
+    assert!(
+        makefile.contains("./target/release/gait train ppo --config configs/cassie-omni.toml\n"),
+        "{makefile}"
+    );
+    assert!(commands.iter().any(|c| c == "gait train ppo --config configs/cassie-omni.toml"));
     assert!(makefile.contains("cargo test --release --features mpi"), "{makefile}");
     assert!(
         makefile.contains("cargo run --release --features mpi --example custom_env"),
@@ -157,7 +166,7 @@ fn every_readme_command_runs_as_written_or_is_covered_by_a_named_test() {
     // A scratch checkout: the shipped policy and the scripts, `gait` on the PATH.
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path();
-    for link in ["pretrained", "scripts", "target"] {
+    for link in ["pretrained", "scripts", "target", "configs"] {
         std::os::unix::fs::symlink(repo().join(link), work.join(link)).unwrap();
     }
     let bin = work.join("bin");
