@@ -438,3 +438,85 @@ fn a_privileged_critic_trains_deterministically_and_resumes_exactly() {
         gait(&["eval", "--path", full.to_str().unwrap(), "--episodes", "1", "--traj-len", "20"]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
 }
+
+/// `--omni-start-speed`: the runner opens the omnidirectional stage at the first evaluation
+/// whose `Test/Forward Speed` reaches the setting; until then the run is the one whose gate
+/// never opens, after it the commands change. The stage's step is the same for any worker
+/// count and survives a resume.
+#[test]
+fn a_gated_curriculum_opens_at_its_evaluation_and_resumes_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let logdir = dir.path().to_str().unwrap();
+    let train = |speed: &str, extra: &[&str], name: &str| {
+        let mut args = vec![
+            "train",
+            "ppo",
+            "--env",
+            "cassie",
+            "--commands",
+            "omni-walk",
+            "--reference",
+            "omni",
+            "--omni-start-speed",
+            speed,
+            "--num-steps",
+            "600",
+            "--traj-len",
+            "60",
+            "--prenormalize-steps",
+            "100",
+            "--batch-size",
+            "64",
+            "--eval-freq",
+            "1",
+            "--num-eval-eps",
+            "1",
+            "--seed",
+            "3",
+            "--run-name",
+            name,
+            "--logdir",
+            logdir,
+        ];
+        args.extend_from_slice(extra);
+        let o = gait(&args);
+        assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+        let run = only_run(&dir.path().join("cassie").join(name));
+        let rows = std::fs::read_to_string(run.join("progress.csv")).unwrap();
+        (run, rows, stderr(&o))
+    };
+    let six = ["--timesteps", "3600", "--workers", "2"];
+    let (closed, closed_rows, log) = train("2", &six, "closed");
+    assert!(!log.contains("curriculum:"), "{log}");
+    let speeds = csv_column(&closed.join("progress.csv"), "Test/Forward Speed");
+    let steps = csv_column(&closed.join("progress.csv"), "Time/Total Timesteps");
+    // The gate: the best of the first four evaluations (the first iteration has none), which
+    // opens there; rows after it remain.
+    let evaluated: Vec<(usize, f64)> =
+        speeds.iter().enumerate().filter_map(|(i, v)| v.map(|v| (i, v))).collect();
+    assert!(evaluated.len() >= 4 && speeds.len() > evaluated[3].0 + 1, "{closed_rows}");
+    let (at, best) =
+        evaluated[..4].iter().copied().fold((0, f64::MIN), |a, b| if b.1 > a.1 { b } else { a });
+    assert!(best > 0.0, "the 1 m/s evaluation moves forward: {speeds:?}");
+    let gate = format!("{best}");
+    let (open, open_rows, log) = train(&gate, &six, "open");
+    let opened = steps[at].unwrap() as u64;
+    assert!(log.contains(&format!("the next stage begins at {opened} steps")), "{log}");
+    let (closed_lines, open_lines): (Vec<_>, Vec<_>) =
+        (closed_rows.lines().collect(), open_rows.lines().collect());
+    assert_eq!(open_lines[..at + 2], closed_lines[..at + 2], "the same run until the gate");
+    assert_ne!(open_lines[at + 2..], closed_lines[at + 2..], "the commands changed after it");
+    let (_, one_rows, _) = train(&gate, &["--timesteps", "3600", "--workers", "1"], "one");
+    assert_eq!(one_rows, open_rows, "the worker count changed the numbers");
+
+    // A run stopped after the gate opened continues exactly.
+    let part_steps = format!("{}", steps[at + 1].unwrap() as u64);
+    let (part, first, _) = train(&gate, &["--timesteps", &part_steps, "--workers", "2"], "part");
+    let o = gait(&["train", "ppo", "--previous", part.to_str().unwrap(), "--timesteps", "3600"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let rest = std::fs::read_to_string(common::continuation_of(&part).join("progress.csv"));
+    let joined: Vec<String> =
+        first.lines().chain(rest.unwrap().lines().skip(1)).map(String::from).collect();
+    assert_eq!(joined, open_lines, "the continuation diverged");
+    let _ = open;
+}

@@ -40,6 +40,8 @@ pub struct TrainState {
     pub gate_open: bool,
     /// Whether the next iteration evaluates because of a new best train return.
     pub eval_next: bool,
+    /// The step at which the env's gated curriculum stage began ([`crate::envs::StageGate`]).
+    pub stage_from: Option<u64>,
 }
 
 fn prefixed(prefix: &str, tensors: Vec<(String, Tensor)>) -> Vec<(String, Tensor)> {
@@ -64,6 +66,8 @@ pub fn save(dir: &Path, optim: &PpoOptim, state: &TrainState) -> Result<()> {
         ("meta/has_best_train".to_string(), has(state.best_train)),
         ("meta/gate_open".to_string(), i(state.gate_open as u64)),
         ("meta/eval_next".to_string(), i(state.eval_next as u64)),
+        ("meta/stage_from".to_string(), i(state.stage_from.unwrap_or(0))),
+        ("meta/has_stage_from".to_string(), has(state.stage_from.map(|s| s as f64))),
     ]);
     let named: Vec<(String, Tensor)> =
         named.into_iter().map(|(k, t)| (k, t.detach().to_device(tch::Device::Cpu))).collect();
@@ -134,6 +138,11 @@ pub fn load(path: &Path, optim: &mut PpoOptim, what: Restore) -> Result<TrainSta
         best_train: float("best_train")?,
         gate_open: flag("gate_open")?,
         eval_next: flag("eval_next")?,
+        // Files written before the curriculum gate have no stage: none had begun.
+        stage_from: match map.contains_key("meta/has_stage_from") {
+            true => flag("has_stage_from")?.then(|| int("stage_from")).transpose()?,
+            false => None,
+        },
     };
     if what == Restore::Everything {
         let source = path.display().to_string();
@@ -218,4 +227,44 @@ pub fn restore(
         }
     }
     Ok((state, exp.config.run.logdir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PpoConfig;
+    use crate::policies::NetSpec;
+
+    /// The resume file carries every counter, the curriculum stage included, and a file
+    /// written before the stage existed loads with none begun.
+    #[test]
+    fn the_resume_state_round_trips_with_and_without_a_stage() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut optim =
+            PpoOptim::new(&NetSpec::ff(2, 1, &[8]), PpoConfig::default(), tch::Device::Cpu, None)
+                .unwrap();
+        for stage_from in [Some(2_500_000), Some(0), None] {
+            let state = TrainState {
+                iteration: 7,
+                total_timesteps: 70_000,
+                best_test: Some(1.5),
+                best_train: None,
+                gate_open: true,
+                eval_next: false,
+                stage_from,
+            };
+            save(dir.path(), &optim, &state).unwrap();
+            let path = dir.path().join(RESUME_FILE);
+            assert_eq!(load(&path, &mut optim, Restore::Everything).unwrap(), state);
+        }
+        // An older file: the stage's entries removed.
+        let path = dir.path().join(RESUME_FILE);
+        let old: Vec<(String, Tensor)> = read_tensors(&path)
+            .unwrap()
+            .into_iter()
+            .filter(|(k, _)| !k.contains("stage_from"))
+            .collect();
+        Tensor::write_safetensors(&old, &path).unwrap();
+        assert_eq!(load(&path, &mut optim, Restore::Everything).unwrap().stage_from, None);
+    }
 }

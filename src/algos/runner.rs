@@ -436,6 +436,17 @@ impl Runner {
             next.gate_open = true;
         }
         next.eval_next = next.gate_open && next.best_train.is_none_or(|b| train_return > b);
+        let stage_gate = self.config.env.stage_gate_for(&self.config.run.env);
+        if let (Some(gate), Some(test), None) = (stage_gate, &test, next.stage_from) {
+            if gate.opens(next.total_timesteps, test.forward_speed()) {
+                next.stage_from = Some(next.total_timesteps);
+                crate::stdio::eline(format!(
+                    "curriculum: the next stage begins at {} steps (Test/Forward Speed {:.2})",
+                    next.total_timesteps,
+                    test.forward_speed().unwrap_or(f64::NAN)
+                ));
+            }
+        }
         if next.best_train.is_none_or(|b| train_return > b) {
             next.best_train = Some(train_return);
         }
@@ -519,6 +530,7 @@ impl Runner {
         let request = CollectRequest {
             iteration,
             timesteps: self.state.total_timesteps,
+            stage_from: self.state.stage_from,
             seed: self.config.run.seed,
             num_steps,
             traj_len: self.config.sampler.traj_len,

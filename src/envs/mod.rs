@@ -148,6 +148,10 @@ pub trait Env: Send {
     /// `None`: evaluation episodes (no training perturbations), the state of a new env. Called
     /// by the sampler before every episode.
     fn set_training(&mut self, _timesteps: Option<u64>) {}
+    /// The train step at which the run's gated stage began (`None`: not yet), for envs whose
+    /// curriculum waits on an evaluation ([`StageGate`]). Called by the sampler before every
+    /// episode, with [`Env::set_training`].
+    fn set_stage(&mut self, _from: Option<u64>) {}
     /// Fixed commands the training-time evaluation cycles through (eval episode `i` runs
     /// command `i % n`), so that its speed metrics compare across iterations. Empty: the
     /// env's own draws.
@@ -223,5 +227,25 @@ pub trait Env: Send {
     /// `gait eval` after a fall; `None` when it did not end it or the env does not say.
     fn termination(&self) -> Option<&'static str> {
         None
+    }
+}
+
+/// A curriculum stage that begins at an evaluation rather than at a step count: the first
+/// training evaluation at or after `not_before` train steps whose `Test/Forward Speed` reaches
+/// `forward_speed` opens it. The runner decides (evaluations are deterministic, so the stage
+/// starts at the same step for any worker or rank count), keeps the step in the resume state
+/// and tells every env through [`Env::set_stage`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StageGate {
+    /// Train steps before which no evaluation opens it.
+    pub not_before: u64,
+    /// `Test/Forward Speed` (m/s) that opens it.
+    pub forward_speed: f64,
+}
+
+impl StageGate {
+    /// Whether an evaluation measuring `forward_speed` after `timesteps` train steps opens it.
+    pub fn opens(&self, timesteps: u64, forward_speed: Option<f64>) -> bool {
+        timesteps >= self.not_before && forward_speed.is_some_and(|v| v >= self.forward_speed)
     }
 }

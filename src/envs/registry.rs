@@ -26,6 +26,11 @@ impl EnvConfig {
         crate::config::Declared::section::<CassieConfig>(&format!("{path}.cassie"), out);
     }
 
+    /// The curriculum gate of `env`'s settings, if its curriculum waits on an evaluation.
+    pub fn stage_gate_for(&self, env: &str) -> Option<super::StageGate> {
+        (env == "cassie").then(|| self.cassie.stage_gate()).flatten()
+    }
+
     /// A section of another env that differs from its defaults is refused, naming its first
     /// changed setting as a flag (each setting's range is checked with the others',
     /// [`crate::config::TrainConfig::validate`]).

@@ -75,6 +75,8 @@ struct Job {
     max_len: usize,
     /// Train steps of the run before this job's iteration.
     timesteps: u64,
+    /// The step at which the env's gated stage began.
+    stage_from: Option<u64>,
     policy: Arc<PolicySnapshot>,
     /// Train jobs with an id above this value stop at their next step.
     cancel_above: Arc<AtomicU64>,
@@ -94,6 +96,7 @@ impl Job {
             seed: ticket.seed,
             max_len: req.traj_len,
             timesteps: req.timesteps,
+            stage_from: req.stage_from,
             policy: Arc::clone(policy),
             cancel_above: Arc::clone(cancel_above),
         }
@@ -124,6 +127,8 @@ pub struct CollectRequest {
     pub iteration: u64,
     /// Train steps collected before this iteration (what [`Env::set_training`] is told).
     pub timesteps: u64,
+    /// The step at which the env's gated stage began (what [`Env::set_stage`] is told).
+    pub stage_from: Option<u64>,
     /// The run's seed (each trajectory's stream derives from it).
     pub seed: u64,
     /// Minimum train steps (whole trajectories).
@@ -218,6 +223,7 @@ impl AlgoSampler {
         // iteration (envs that cannot be pushed refuse, which changes nothing).
         let _ = self.env.set_push(if train { Pushes::Own } else { Pushes::Full });
         self.env.set_training(train.then_some(job.timesteps));
+        self.env.set_stage(job.stage_from);
         let mut metric_sums: Vec<(&'static str, f64)> = Vec::new();
         // Recurrent state starts at zero with every episode and is carried step by step.
         let (mut actor_h, mut critic_h): (Hidden, Hidden) = (None, None);

@@ -154,6 +154,7 @@ enum ToWorker {
         seed: u64,
         max_len: usize,
         timesteps: u64,
+        stage_from: Option<u64>,
     },
     Cancel {
         above: u64,
@@ -395,6 +396,7 @@ impl Collect for MpiSampler {
                         seed: t.seed,
                         max_len: req.traj_len,
                         timesteps: req.timesteps,
+                        stage_from: req.stage_from,
                     };
                     bytes += send(&self.world, remote.rank, TO_WORKER, &job)?;
                     remote.idle -= 1;
@@ -570,7 +572,7 @@ pub fn serve() -> Result<()> {
                     policy = Some(Arc::new(PolicySnapshot { version, actor, critic }));
                     cancel_above = Arc::new(AtomicU64::new(u64::MAX));
                 }
-                ToWorker::Job { id, kind, seed, max_len, timesteps } => {
+                ToWorker::Job { id, kind, seed, max_len, timesteps, stage_from } => {
                     let w = idle
                         .pop()
                         .ok_or_else(|| anyhow!("rank {rank}: a job with no idle worker"))?;
@@ -585,6 +587,7 @@ pub fn serve() -> Result<()> {
                             seed,
                             max_len,
                             timesteps,
+                            stage_from,
                             policy,
                             cancel_above: Arc::clone(&cancel_above),
                         },

@@ -43,7 +43,15 @@ fn snapshot(spec: &NetSpec) -> Arc<PolicySnapshot> {
 }
 
 fn request(num_steps: usize) -> CollectRequest {
-    CollectRequest { iteration: 0, timesteps: 0, seed: 9, num_steps, traj_len: 50, num_eval: 3 }
+    CollectRequest {
+        iteration: 0,
+        timesteps: 0,
+        stage_from: None,
+        seed: 9,
+        num_steps,
+        traj_len: 50,
+        num_eval: 3,
+    }
 }
 
 #[test]

@@ -10,6 +10,7 @@ use super::commands::CommandKind;
 use super::physics::SimKind;
 use super::reference::{self, Gait, ReferenceKind};
 use super::reward::{ProgressKind, RewardKind, TurnKind};
+use crate::envs::StageGate;
 
 /// What the policy observes beyond the reference's layout (`--obs`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
@@ -127,6 +128,15 @@ crate::settings! {
         /// from the run's first step, not from this one.
         #[serde(default)]
         omni_start: u64 = 0, Range::Natural;
+        /// With a value above 0, the omnidirectional stage waits, from `omni_start` steps on,
+        /// for the first training evaluation whose forward speed at the fastest evaluation
+        /// command (`Test/Forward Speed`) reaches this (m/s); 0: it begins at `omni_start`.
+        /// Why: with the fixed start, seed 1 (`omniJ-s1`) was still marching in place at
+        /// 2.5M steps, where seed 0 had begun to walk, and the omnidirectional commands came
+        /// before any forward walking to build on.
+        #[serde(default)]
+        omni_start_speed: f64 = 0.0,
+            Range::Within { lo: 0.0, hi: 2.0, what: "a speed in [0, 2] m/s" };
         /// The share of omnidirectional commands drawn along one signed axis (forward,
         /// backward, left, right, turn left, turn right, equally likely; magnitude uniform from
         /// 0.1 to the range's end), the rest from the five modes. 0: the modes alone (runs
@@ -257,14 +267,28 @@ impl CassieConfig {
     }
 
     /// The command distribution after `timesteps` training steps (`None`: an evaluation,
-    /// which draws from `commands` throughout) ([`Self::omni_start`]).
-    pub fn commands_at(&self, timesteps: Option<u64>) -> CommandKind {
+    /// which draws from `commands` throughout), in a run whose gated stage began at
+    /// `stage_from` ([`Self::omni_start`], [`Self::omni_start_speed`]).
+    pub fn commands_at(&self, timesteps: Option<u64>, stage_from: Option<u64>) -> CommandKind {
+        let gate_open = |t: u64| self.omni_start_speed == 0.0 || stage_from.is_some_and(|s| t >= s);
         match (self.commands, timesteps) {
-            (CommandKind::Omni | CommandKind::OmniWalk, Some(t)) if t < self.omni_start => {
+            (CommandKind::Omni | CommandKind::OmniWalk, Some(t))
+                if t < self.omni_start || !gate_open(t) =>
+            {
                 CommandKind::Forward
             }
             (kind, _) => kind,
         }
+    }
+
+    /// The gate of the omnidirectional stage, when it waits for forward walking
+    /// ([`Self::omni_start_speed`]).
+    pub fn stage_gate(&self) -> Option<StageGate> {
+        let omni = matches!(self.commands, CommandKind::Omni | CommandKind::OmniWalk);
+        (omni && self.omni_start_speed > 0.0).then_some(StageGate {
+            not_before: self.omni_start,
+            forward_speed: self.omni_start_speed,
+        })
     }
 
     /// The share of omnidirectional commands after `timesteps` training steps ([`Self::omni_ramp`]).

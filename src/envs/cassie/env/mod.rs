@@ -80,6 +80,8 @@ pub struct CassieEnv {
     pushes: Pushes,
     /// `Some(train steps so far)` in training episodes ([`Env::set_training`]).
     training: Option<u64>,
+    /// The step at which the run's gated stage began ([`Env::set_stage`]).
+    stage_from: Option<u64>,
     /// The policy step of the next push, and whether the last step pushed.
     next_push: u32,
     pushing: bool,
@@ -126,6 +128,7 @@ impl CassieEnv {
             last_push: None,
             pushes: Pushes::Own,
             training: None,
+            stage_from: None,
             next_push: u32::MAX,
             pushing: false,
             fell: None,
@@ -275,7 +278,10 @@ impl CassieEnv {
         self.command = match self.fixed_command {
             Some(c) => c,
             None => {
-                let kind = match (self.config.commands_at(self.training), self.training) {
+                let kind = match (
+                    self.config.commands_at(self.training, self.stage_from),
+                    self.training,
+                ) {
                     (CommandKind::Omni | CommandKind::OmniWalk, Some(t))
                         if self.config.omni_ramp > 0
                             && self.rng.gen::<f64>() >= self.config.omni_share_at(t) =>
@@ -324,7 +330,8 @@ impl CassieEnv {
         self.renew_clock();
         let phase = self.rng.gen_range(0.0..self.clock.cycle_time());
         self.clock.set_phase(phase);
-        self.redraw_every = self.config.commands_at(self.training).next_redraw(&mut self.rng);
+        self.redraw_every =
+            self.config.commands_at(self.training, self.stage_from).next_redraw(&mut self.rng);
         self.new_command();
         let dynamics = self.draw_dynamics();
         let heading = match heading {
@@ -639,6 +646,10 @@ impl Env for CassieEnv {
     fn clear_command(&mut self) {
         self.fixed_command = None;
         self.course.clear();
+    }
+
+    fn set_stage(&mut self, from: Option<u64>) {
+        self.stage_from = from;
     }
 
     fn set_training(&mut self, timesteps: Option<u64>) {

@@ -20,7 +20,7 @@ fn commands_outside_the_limits_are_refused_and_change_nothing() {
 use super::*;
 use crate::envs::cassie::commands::FORWARD_SPEEDS;
 use crate::envs::cassie::{CommandKind, ReferenceKind, SimKind};
-use crate::envs::{CourseLeg, MirrorIndices};
+use crate::envs::{CourseLeg, MirrorIndices, StageGate};
 
 fn env() -> CassieEnv {
     CassieEnv::new(CassieConfig::default())
@@ -636,11 +636,15 @@ fn forward_commands_come_before_the_omni_start() {
         omni_start: 1_000,
         ..CassieConfig::default()
     };
-    assert_eq!(config.commands_at(Some(999)), CommandKind::Forward);
-    assert_eq!(config.commands_at(Some(1_000)), CommandKind::OmniWalk);
-    assert_eq!(config.commands_at(None), CommandKind::OmniWalk);
+    assert_eq!(config.commands_at(Some(999), None), CommandKind::Forward);
+    assert_eq!(config.commands_at(Some(1_000), None), CommandKind::OmniWalk);
+    assert_eq!(config.commands_at(None, None), CommandKind::OmniWalk);
     let forward = CassieConfig { omni_start: 1_000, ..CassieConfig::default() };
-    assert_eq!(forward.commands_at(Some(5)), CommandKind::Forward, "forward runs stay forward");
+    assert_eq!(
+        forward.commands_at(Some(5), None),
+        CommandKind::Forward,
+        "forward runs stay forward"
+    );
     let mut e = CassieEnv::new(config);
     e.seed(4);
     let mut omni_draws = |training: Option<u64>| {
@@ -663,6 +667,49 @@ fn forward_commands_come_before_the_omni_start() {
     assert!(late > 200 && late_hold < 250, "omnidirectional from the start: {late}, {late_hold}");
     let (eval, _) = omni_draws(None);
     assert!(eval > 200, "evaluations draw omnidirectional commands: {eval}");
+}
+
+/// `omni_start_speed`: the omnidirectional stage waits for the step the runner's gate opened
+/// at (`Env::set_stage`), never before `omni_start`; evaluations draw omnidirectional commands
+/// throughout; no gate without the setting or for forward commands.
+#[test]
+fn a_gated_omni_stage_begins_where_the_runner_opened_it() {
+    let config = CassieConfig {
+        commands: CommandKind::OmniWalk,
+        omni_start: 1_000,
+        omni_start_speed: 0.4,
+        ..CassieConfig::default()
+    };
+    let gate = config.stage_gate().expect("a gate");
+    assert_eq!(gate, StageGate { not_before: 1_000, forward_speed: 0.4 });
+    assert!(!gate.opens(999, Some(0.9)), "not before omni_start");
+    assert!(!gate.opens(5_000, Some(0.39)) && !gate.opens(5_000, None));
+    assert!(gate.opens(1_000, Some(0.4)));
+    assert_eq!(config.commands_at(Some(5_000), None), CommandKind::Forward, "not opened");
+    assert_eq!(config.commands_at(Some(4_999), Some(5_000)), CommandKind::Forward);
+    assert_eq!(config.commands_at(Some(5_000), Some(5_000)), CommandKind::OmniWalk);
+    assert_eq!(config.commands_at(None, None), CommandKind::OmniWalk, "evaluations");
+    let ungated = CassieConfig { omni_start_speed: 0.0, ..config.clone() };
+    assert_eq!(ungated.stage_gate(), None);
+    assert_eq!(ungated.commands_at(Some(1_000), None), CommandKind::OmniWalk);
+    let forward = CassieConfig { omni_start_speed: 0.4, ..CassieConfig::default() };
+    assert_eq!(forward.stage_gate(), None, "forward commands have no omnidirectional stage");
+    // The env follows the stage it is told.
+    let mut e = CassieEnv::new(config);
+    e.seed(4);
+    e.set_training(Some(6_000));
+    let omni = |e: &mut CassieEnv| {
+        (0..300)
+            .filter(|_| {
+                e.reset();
+                let c = e.command;
+                c.y != 0.0 || c.turn != 0.0 || !(c.x == 0.0 || FORWARD_SPEEDS.contains(&c.x))
+            })
+            .count()
+    };
+    assert_eq!(omni(&mut e), 0, "before the gate opened");
+    e.set_stage(Some(5_000));
+    assert!(omni(&mut e) > 100, "after it opened");
 }
 
 /// `gait eval --course`: each leg's command from its first step on (observed and followed by
