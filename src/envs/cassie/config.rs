@@ -120,9 +120,10 @@ crate::settings! {
         #[serde(default)]
         omni_ramp: u64 = 0, Range::Natural;
         /// Training steps of `forward` commands (that distribution and its 5-10 s holds)
-        /// before an omnidirectional distribution begins (0: from the start). Why: the forward
-        /// preset walks by 2.3M steps on every seed measured, where omnidirectional runs from
-        /// scratch marched in place for 5M steps or more (`omniA-s0` to `omniI-s0`). The
+        /// before an omnidirectional distribution begins (0: from the start). Why: six forward
+        /// runs (`robustF`, `robustG`, seeds 0-2) walked by 1.3-3.9M steps, where
+        /// omnidirectional runs from scratch marched in place for 4.9M steps or more
+        /// (`omniA-s0` to `omniI-s0`). The
         /// prenormalization draws commands as evaluations do, so the normalizer still sees
         /// every command input vary. [`Self::omni_ramp`] and [`Self::omni_axes_start`] count
         /// from the run's first step, not from this one.
