@@ -73,6 +73,20 @@ fn bad_input_is_one_clear_error_and_writes_nothing() {
             "--foot-placement reads the observed pelvis velocity: it needs --obs velocity",
         ),
         (
+            &[
+                "--env",
+                "cassie",
+                "--commands",
+                "omni-walk",
+                "--omni-start-speed",
+                "0.4",
+                "--num-eval-eps",
+                "0",
+            ],
+            2,
+            "--omni-start-speed waits for an evaluation, and --num-eval-eps 0 runs none",
+        ),
+        (
             &["--env", "cassie", "--foot-placement", "0.3", "--reference", "none"],
             2,
             "--foot-placement shapes the reference gait: it needs --reference clock or omni",
