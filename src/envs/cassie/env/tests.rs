@@ -627,6 +627,12 @@ fn the_omni_ramp_starts_with_a_fifth_of_omnidirectional_commands() {
     assert!(late > 0.5 && (late - eval).abs() < 0.05, "late {late}, eval {eval}");
 }
 
+/// Whether `c` could come from the `forward` distribution (straight ahead in its speeds, or
+/// standing).
+fn is_forward(c: &Command) -> bool {
+    c.y == 0.0 && c.turn == 0.0 && (c.x == 0.0 || FORWARD_SPEEDS.contains(&c.x))
+}
+
 /// `omni_start`: before it, training draws the `forward` distribution with its long holds;
 /// from it on, and in evaluations, the omnidirectional one.
 #[test]
@@ -654,8 +660,7 @@ fn forward_commands_come_before_the_omni_start() {
             .filter(|_| {
                 e.reset();
                 holds.push(e.redraw_every);
-                let c = e.command;
-                c.y != 0.0 || c.turn != 0.0 || !(c.x == 0.0 || FORWARD_SPEEDS.contains(&c.x))
+                !is_forward(&e.command)
             })
             .count();
         (omni, holds.into_iter().min().unwrap_or(0))
@@ -702,8 +707,7 @@ fn a_gated_omni_stage_begins_where_the_runner_opened_it() {
         (0..300)
             .filter(|_| {
                 e.reset();
-                let c = e.command;
-                c.y != 0.0 || c.turn != 0.0 || !(c.x == 0.0 || FORWARD_SPEEDS.contains(&c.x))
+                !is_forward(&e.command)
             })
             .count()
     };
