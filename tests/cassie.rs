@@ -143,6 +143,16 @@ fn the_reference_task_trains_and_evaluates_from_its_flags() {
     assert!(stdout(&o).contains("left_force"), "von Mises terms: {}", stdout(&o));
 }
 
+/// The value of `key` (`forward_speed`) in one `gait eval` episode line; panics without it.
+fn episode_metric(episode: &str, key: &str) -> f64 {
+    episode
+        .split(&format!("{key} "))
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{key} in {episode}"))
+}
+
 /// The shipped walking policy evaluates on a fresh clone, and walks in gait's model and on the
 /// lab's MuJoCo model: 3 s at 1 m/s without a fall, going at least 0.7 m/s on average (over
 /// 10 s it measured 0.88-0.90 on rapier and 0.94-0.97 on MuJoCo, docs/cassie.md Results; the
@@ -153,12 +163,7 @@ fn the_pretrained_policy_walks_in_both_simulators() {
         let out = stdout(&eval_pretrained("1", "150", &["--sim", sim]));
         let episode = out.lines().find(|l| l.starts_with("episode")).expect("an episode line");
         assert!(episode.contains("length 150"), "{sim}: no fall: {episode}");
-        let speed: f64 = episode
-            .split("forward_speed ")
-            .nth(1)
-            .and_then(|r| r.split(',').next())
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("forward_speed in {episode}"));
+        let speed = episode_metric(episode, "forward_speed");
         assert!(speed > 0.7, "{sim}: walks at 1 m/s: {episode}");
     }
 }
@@ -171,14 +176,6 @@ fn the_pretrained_policy_walks_in_both_simulators() {
 #[test]
 fn the_pretrained_omnidirectional_policy_walks_backward_and_sideways() {
     let omni = Path::new(env!("CARGO_MANIFEST_DIR")).join("pretrained/cassie-omni");
-    let metric = |episode: &str, key: &str| -> f64 {
-        episode
-            .split(&format!("{key} "))
-            .nth(1)
-            .and_then(|r| r.split(',').next())
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("{key} in {episode}"))
-    };
     for sim in ["rapier", "mujoco"] {
         for (command, axis, goal) in [
             ("-0.3,0,0", "forward_speed", -0.3),
@@ -202,7 +199,7 @@ fn the_pretrained_omnidirectional_policy_walks_backward_and_sideways() {
             let out = stdout(&o);
             let episode = out.lines().find(|l| l.starts_with("episode")).expect("an episode");
             assert!(episode.contains("length 200"), "{sim} {command}: no fall: {episode}");
-            let speed = metric(episode, axis);
+            let speed = episode_metric(episode, axis);
             assert!(speed / goal > 0.5, "{sim} {command}: {axis} {speed}: {episode}");
         }
     }
