@@ -5,7 +5,7 @@
 mod common;
 
 use common::{csv_column, eval_pretrained, gait, only_run, stderr, stdout, trained_cartpole};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[test]
 fn cassie_trains_with_mirror_loss_and_evaluates() {
@@ -436,6 +436,51 @@ fn a_privileged_critic_trains_deterministically_and_resumes_exactly() {
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
 }
 
+/// A small Cassie run for the gate tests: `args` on top of 600-step iterations of 60-step
+/// episodes, an evaluation every iteration, seed 3, as `name` under `dir`; its run directory,
+/// `progress.csv` and stderr.
+fn small_gated_run(dir: &Path, args: &[&str], name: &str) -> (PathBuf, String, String) {
+    let logdir = dir.to_str().unwrap();
+    let mut all = vec!["train", "ppo", "--env", "cassie", "--num-steps", "600", "--traj-len", "60"];
+    all.extend([
+        "--prenormalize-steps",
+        "100",
+        "--batch-size",
+        "64",
+        "--eval-freq",
+        "1",
+        "--num-eval-eps",
+        "1",
+        "--seed",
+        "3",
+        "--run-name",
+        name,
+        "--logdir",
+        logdir,
+    ]);
+    all.extend_from_slice(args);
+    let o = gait(&all);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let run = only_run(&dir.join("cassie").join(name));
+    let rows = std::fs::read_to_string(run.join("progress.csv")).unwrap();
+    (run, rows, stderr(&o))
+}
+
+/// The step a gate opens at in a run whose gate never opened (`closed`): the best
+/// `Test/Forward Speed` of its first four evaluations (the first iteration has none), the row
+/// it is in, and that row's steps; rows after it remain.
+fn gate_from(closed: &Path) -> (String, usize, u64) {
+    let speeds = csv_column(&closed.join("progress.csv"), "Test/Forward Speed");
+    let steps = csv_column(&closed.join("progress.csv"), "Time/Total Timesteps");
+    let evaluated: Vec<(usize, f64)> =
+        speeds.iter().enumerate().filter_map(|(i, v)| v.map(|v| (i, v))).collect();
+    assert!(evaluated.len() >= 4 && speeds.len() > evaluated[3].0 + 1, "{speeds:?}");
+    let (at, best) =
+        evaluated[..4].iter().copied().fold((0, f64::MIN), |a, b| if b.1 > a.1 { b } else { a });
+    assert!(best > 0.0, "the 1 m/s evaluation moves forward: {speeds:?}");
+    (format!("{best}"), at, steps[at].unwrap() as u64)
+}
+
 /// `--omni-start-speed`: the runner opens the omnidirectional stage at the first evaluation
 /// whose `Test/Forward Speed` reaches the setting; until then the run is the one whose gate
 /// never opens, after it the commands change. The stage's step is the same for any worker
@@ -443,61 +488,18 @@ fn a_privileged_critic_trains_deterministically_and_resumes_exactly() {
 #[test]
 fn a_gated_curriculum_opens_at_its_evaluation_and_resumes_exactly() {
     let dir = tempfile::tempdir().unwrap();
-    let logdir = dir.path().to_str().unwrap();
     let train = |speed: &str, extra: &[&str], name: &str| {
-        let mut args = vec![
-            "train",
-            "ppo",
-            "--env",
-            "cassie",
-            "--commands",
-            "omni-walk",
-            "--reference",
-            "omni",
-            "--omni-start-speed",
-            speed,
-            "--num-steps",
-            "600",
-            "--traj-len",
-            "60",
-            "--prenormalize-steps",
-            "100",
-            "--batch-size",
-            "64",
-            "--eval-freq",
-            "1",
-            "--num-eval-eps",
-            "1",
-            "--seed",
-            "3",
-            "--run-name",
-            name,
-            "--logdir",
-            logdir,
-        ];
+        let mut args =
+            vec!["--commands", "omni-walk", "--reference", "omni", "--omni-start-speed", speed];
         args.extend_from_slice(extra);
-        let o = gait(&args);
-        assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-        let run = only_run(&dir.path().join("cassie").join(name));
-        let rows = std::fs::read_to_string(run.join("progress.csv")).unwrap();
-        (run, rows, stderr(&o))
+        small_gated_run(dir.path(), &args, name)
     };
     let six = ["--timesteps", "3600", "--workers", "2"];
     let (closed, closed_rows, log) = train("2", &six, "closed");
     assert!(!log.contains("curriculum:"), "{log}");
-    let speeds = csv_column(&closed.join("progress.csv"), "Test/Forward Speed");
+    let (gate, at, opened) = gate_from(&closed);
     let steps = csv_column(&closed.join("progress.csv"), "Time/Total Timesteps");
-    // The gate: the best of the first four evaluations (the first iteration has none), which
-    // opens there; rows after it remain.
-    let evaluated: Vec<(usize, f64)> =
-        speeds.iter().enumerate().filter_map(|(i, v)| v.map(|v| (i, v))).collect();
-    assert!(evaluated.len() >= 4 && speeds.len() > evaluated[3].0 + 1, "{closed_rows}");
-    let (at, best) =
-        evaluated[..4].iter().copied().fold((0, f64::MIN), |a, b| if b.1 > a.1 { b } else { a });
-    assert!(best > 0.0, "the 1 m/s evaluation moves forward: {speeds:?}");
-    let gate = format!("{best}");
     let (open, open_rows, log) = train(&gate, &six, "open");
-    let opened = steps[at].unwrap() as u64;
     assert!(log.contains(&format!("the next stage begins at {opened} steps")), "{log}");
     let (closed_lines, open_lines): (Vec<_>, Vec<_>) =
         (closed_rows.lines().collect(), open_rows.lines().collect());
@@ -516,4 +518,34 @@ fn a_gated_curriculum_opens_at_its_evaluation_and_resumes_exactly() {
         first.lines().chain(rest.unwrap().lines().skip(1)).map(String::from).collect();
     assert_eq!(joined, open_lines, "the continuation diverged");
     let _ = open;
+}
+
+/// `--robust-start-speed`: the perturbations (here pushes, noise and randomized dynamics at
+/// full strength at once) wait for the evaluation that opens the gate; until then the run is
+/// the one whose gate never opens, after it the perturbations change it.
+#[test]
+fn gated_perturbations_begin_at_their_evaluation() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = |speed: &str, name: &str| {
+        let args = [
+            "--robust-start-speed",
+            speed,
+            "--robust-start",
+            "0",
+            "--robust-ramp",
+            "0",
+            "--timesteps",
+            "3600",
+        ];
+        small_gated_run(dir.path(), &args, name)
+    };
+    let (closed, closed_rows, log) = train("2", "closed");
+    assert!(!log.contains("curriculum:"), "{log}");
+    let (gate, at, opened) = gate_from(&closed);
+    let (_, open_rows, log) = train(&gate, "open");
+    assert!(log.contains(&format!("the next stage begins at {opened} steps")), "{log}");
+    let (closed_lines, open_lines): (Vec<_>, Vec<_>) =
+        (closed_rows.lines().collect(), open_rows.lines().collect());
+    assert_eq!(open_lines[..at + 2], closed_lines[..at + 2], "the same run until the gate");
+    assert_ne!(open_lines[at + 2..], closed_lines[at + 2..], "perturbed after it");
 }

@@ -87,6 +87,26 @@ fn bad_input_is_one_clear_error_and_writes_nothing() {
             "--omni-start-speed waits for an evaluation, and --num-eval-eps 0 runs none",
         ),
         (
+            &["--env", "cassie", "--robust-start-speed", "0.3", "--num-eval-eps", "0"],
+            2,
+            "--robust-start-speed waits for an evaluation, and --num-eval-eps 0 runs none",
+        ),
+        (
+            &[
+                "--env",
+                "cassie",
+                "--commands",
+                "omni-walk",
+                "--omni-start-speed",
+                "0.4",
+                "--robust-start-speed",
+                "0.3",
+            ],
+            2,
+            "--omni-start-speed and --robust-start-speed both wait for an evaluation, and a run \
+             has one gated stage: set one of them",
+        ),
+        (
             &["--env", "cassie", "--foot-placement", "0.3", "--reference", "none"],
             2,
             "--foot-placement shapes the reference gait: it needs --reference clock or omni",

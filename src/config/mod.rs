@@ -295,10 +295,13 @@ impl TrainConfig {
             crate::envs::spec(&r.env).map_err(|e| UsageError(e.to_string()))?;
         }
         self.env.check_for(&r.env).map_err(UsageError)?;
-        if self.env.stage_gate_for(&r.env).is_some() && self.eval.num_eval_eps == 0 {
-            return Err(UsageError(
-                "--omni-start-speed waits for an evaluation, and --num-eval-eps 0 runs none".into(),
-            ));
+        if let Some(gate) = self.env.stage_gate_for(&r.env) {
+            if self.eval.num_eval_eps == 0 {
+                return Err(UsageError(format!(
+                    "{} waits for an evaluation, and --num-eval-eps 0 runs none",
+                    gate.setting
+                )));
+            }
         }
         if p.batch_size > s.num_steps {
             return Err(UsageError(format!(

@@ -241,6 +241,8 @@ pub struct StageGate {
     pub not_before: u64,
     /// `Test/Forward Speed` (m/s) that opens it.
     pub forward_speed: f64,
+    /// The flag that asked for it, for messages (`--omni-start-speed`).
+    pub setting: &'static str,
 }
 
 impl StageGate {

@@ -87,6 +87,16 @@ crate::settings! {
         /// 0: at once).
         #[serde(default)]
         robust_ramp: u64 = 0, Range::Natural;
+        /// With a value above 0, the perturbations wait, from `robust_start` steps on, for the
+        /// first training evaluation whose forward speed at the fastest evaluation command
+        /// (`Test/Forward Speed`) reaches this (m/s), and ramp from there; 0: they begin at
+        /// `robust_start`. Why: seed 2 (`push45-s2`) still marched in place at 2.0M steps, and
+        /// under the perturbations it kept marching to 4.0M, as `mixed-push1-s0` did with
+        /// pushes from the start; the same gate as [`Self::omni_start_speed`], and a run has
+        /// one of the two.
+        #[serde(default)]
+        robust_start_speed: f64 = 0.0,
+            Range::Within { lo: 0.0, hi: 2.0, what: "a speed in [0, 2] m/s" };
         /// Gaussian noise on training observations, in multiples of gait's noise levels
         /// (`NOISE_STD`, docs/cassie.md "Sim-to-sim"; 0: none). Evaluations never add it.
         #[serde(default)]
@@ -221,15 +231,22 @@ impl CassieConfig {
 }
 
 impl CassieConfig {
-    /// The strength of the training perturbations after `timesteps` training steps, in
-    /// [0, 1]: 0 before `robust_start`, then rising linearly over `robust_ramp` steps to 1.
-    pub fn robustness_at(&self, timesteps: u64) -> f64 {
-        if timesteps < self.robust_start {
+    /// The strength of the training perturbations after `timesteps` training steps, in a run
+    /// whose gated stage began at `stage_from`, in [0, 1]: 0 before `robust_start` (with
+    /// [`Self::robust_start_speed`], before the gate opened), then rising linearly over
+    /// `robust_ramp` steps to 1.
+    pub fn robustness_at(&self, timesteps: u64, stage_from: Option<u64>) -> f64 {
+        let start = match (self.robust_start_speed > 0.0, stage_from) {
+            (false, _) => self.robust_start,
+            (true, Some(opened)) => opened.max(self.robust_start),
+            (true, None) => return 0.0,
+        };
+        if timesteps < start {
             0.0
         } else if self.robust_ramp == 0 {
             1.0
         } else {
-            ((timesteps - self.robust_start) as f64 / self.robust_ramp as f64).min(1.0)
+            ((timesteps - start) as f64 / self.robust_ramp as f64).min(1.0)
         }
     }
 
@@ -245,6 +262,11 @@ impl CassieConfig {
 
     /// Checks across settings (each setting's own range is checked on its own).
     pub fn check(&self) -> Result<(), String> {
+        if self.stage_gates().count() > 1 {
+            return Err("--omni-start-speed and --robust-start-speed both wait for an \
+                        evaluation, and a run has one gated stage: set one of them"
+                .into());
+        }
         if self.foot_placement > 0.0 && self.obs != ObsKind::Velocity {
             return Err("--foot-placement reads the observed pelvis velocity: it needs \
                         --obs velocity"
@@ -282,14 +304,29 @@ impl CassieConfig {
         }
     }
 
-    /// The gate of the omnidirectional stage, when it waits for forward walking
-    /// ([`Self::omni_start_speed`]).
-    pub fn stage_gate(&self) -> Option<StageGate> {
+    /// The gates these settings ask for: the omnidirectional stage's
+    /// ([`Self::omni_start_speed`], with omnidirectional commands) and the perturbations'
+    /// ([`Self::robust_start_speed`]). [`Self::check`] allows one.
+    fn stage_gates(&self) -> impl Iterator<Item = StageGate> {
         let omni = matches!(self.commands, CommandKind::Omni | CommandKind::OmniWalk);
-        (omni && self.omni_start_speed > 0.0).then_some(StageGate {
+        let omni = (omni && self.omni_start_speed > 0.0).then_some(StageGate {
             not_before: self.omni_start,
             forward_speed: self.omni_start_speed,
-        })
+            setting: "--omni-start-speed",
+        });
+        let robust = (self.robust_start_speed > 0.0).then_some(StageGate {
+            not_before: self.robust_start,
+            forward_speed: self.robust_start_speed,
+            setting: "--robust-start-speed",
+        });
+        omni.into_iter().chain(robust)
+    }
+
+    /// The gate of the run's stage that waits for forward walking: the omnidirectional
+    /// commands' ([`Self::omni_start_speed`]) or the perturbations'
+    /// ([`Self::robust_start_speed`]).
+    pub fn stage_gate(&self) -> Option<StageGate> {
+        self.stage_gates().next()
     }
 
     /// The share of omnidirectional commands after `timesteps` training steps ([`Self::omni_ramp`]).

@@ -223,7 +223,7 @@ impl CassieEnv {
     /// The training perturbations' strength now ([`CassieConfig::robustness_at`]; full outside
     /// training, where only `gait eval --push` can ask for them).
     fn robustness(&self) -> f64 {
-        self.training.map_or(1.0, |t| self.config.robustness_at(t))
+        self.training.map_or(1.0, |t| self.config.robustness_at(t, self.stage_from))
     }
 
     /// The pushes' top speed (m/s) in force: `gait eval --push`'s, else the config's scaled by

@@ -505,10 +505,53 @@ fn mixed_physics_draws_a_simulator_per_episode_from_the_seed() {
 #[test]
 fn perturbations_start_after_walking_and_ramp_to_full() {
     let c = CassieConfig { robust_start: 1000, robust_ramp: 500, ..CassieConfig::default() };
-    let at: Vec<f64> = [0, 999, 1000, 1250, 1500, 10_000].map(|t| c.robustness_at(t)).to_vec();
+    let at: Vec<f64> =
+        [0, 999, 1000, 1250, 1500, 10_000].map(|t| c.robustness_at(t, None)).to_vec();
     assert_eq!(at, [0.0, 0.0, 0.0, 0.5, 1.0, 1.0]);
     let at_once = CassieConfig { robust_start: 1000, ..CassieConfig::default() };
-    assert_eq!((at_once.robustness_at(999), at_once.robustness_at(1000)), (0.0, 1.0));
+    assert_eq!((at_once.robustness_at(999, None), at_once.robustness_at(1000, None)), (0.0, 1.0));
+    assert_eq!(c.robustness_at(1250, Some(5_000)), 0.5, "no gate: a stage does not move it");
+}
+
+/// `robust_start_speed`: the perturbations wait for the step the runner's gate opened at and
+/// ramp from there, never before `robust_start`; the env's strength (which scales its pushes,
+/// noise and randomized model) follows; a run asks for one gated stage, not two.
+#[test]
+fn gated_perturbations_begin_where_the_runner_opened_them() {
+    let config = CassieConfig {
+        robust_start: 1000,
+        robust_ramp: 500,
+        robust_start_speed: 0.3,
+        push: 1.0,
+        obs_noise: 1.0,
+        dynamics_randomization: true,
+        ..CassieConfig::default()
+    };
+    let gate = config.stage_gate().expect("a gate");
+    assert_eq!(
+        gate,
+        StageGate { not_before: 1000, forward_speed: 0.3, setting: "--robust-start-speed" }
+    );
+    assert_eq!(config.robustness_at(50_000, None), 0.0, "not opened: none");
+    let opened = |t| config.robustness_at(t, Some(4_000));
+    assert_eq!([3_999, 4_000, 4_250, 4_500].map(opened), [0.0, 0.0, 0.5, 1.0]);
+    assert_eq!(config.robustness_at(1_250, Some(600)), 0.5, "never before robust_start");
+    // The env: no perturbation before the gate opens, full strength after.
+    let mut e = CassieEnv::new(config.clone());
+    e.seed(4);
+    e.set_training(Some(50_000));
+    e.reset();
+    assert_eq!((e.push_speed(), e.robustness()), (0.0, 0.0));
+    e.set_stage(Some(4_000));
+    e.reset();
+    assert_eq!((e.push_speed(), e.robustness()), (1.0, 1.0));
+    // One gated stage per run.
+    let both =
+        CassieConfig { commands: CommandKind::OmniWalk, omni_start_speed: 0.4, ..config.clone() };
+    assert!(both.check().expect_err("two gates").contains("a run has one gated stage"));
+    let forward = CassieConfig { omni_start_speed: 0.4, ..config };
+    assert!(forward.check().is_ok(), "forward commands have no omnidirectional gate");
+    assert_eq!(forward.stage_gate().map(|g| g.setting), Some("--robust-start-speed"));
 }
 
 /// One 60-step episode's observations and pelvis heights under `training`.
@@ -686,7 +729,10 @@ fn a_gated_omni_stage_begins_where_the_runner_opened_it() {
         ..CassieConfig::default()
     };
     let gate = config.stage_gate().expect("a gate");
-    assert_eq!(gate, StageGate { not_before: 1_000, forward_speed: 0.4 });
+    assert_eq!(
+        gate,
+        StageGate { not_before: 1_000, forward_speed: 0.4, setting: "--omni-start-speed" }
+    );
     assert!(!gate.opens(999, Some(0.9)), "not before omni_start");
     assert!(!gate.opens(5_000, Some(0.39)) && !gate.opens(5_000, None));
     assert!(gate.opens(1_000, Some(0.4)));
