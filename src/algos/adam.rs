@@ -60,6 +60,11 @@ impl Adam {
         Self { params, spans, flat, m, v, step: 0, lr, beta1: 0.9, beta2: 0.999, eps }
     }
 
+    /// Sets the learning rate of the next steps (the moments and step count stay).
+    pub fn set_lr(&mut self, lr: f64) {
+        self.lr = lr;
+    }
+
     pub fn zero_grad(&mut self) {
         for (_, p) in &mut self.params {
             p.zero_grad();
@@ -94,6 +99,11 @@ impl Adam {
             let _ = self.m.lerp_(&g, 1.0 - self.beta1);
             let _ = self.v.g_mul_scalar_(self.beta2);
             let _ = self.v.addcmul_(&(&g * (1.0 - self.beta2)), &g);
+            // A zero rate (the end of `--lr-decay 1`) moves nothing; the division below
+            // would be by zero.
+            if step_size == 0.0 {
+                return;
+            }
             // p − step·m/(√v/b2 + ε) = p + m/d with d = −(√v/b2 + ε)/step, so one in-place
             // addcdiv finishes the step (tch's addcdiv_ has no `value`).
             let mut denom = self.v.sqrt();

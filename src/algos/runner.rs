@@ -458,6 +458,13 @@ impl Runner {
     fn update(&mut self, itr: u64, collected: &Collected) -> Result<UpdateMetrics> {
         // Per-iteration stream: a resumed run shuffles exactly as an uninterrupted one.
         let seed = derive(self.config.run.seed, &[stream::MINIBATCH, itr]);
+        // The rate follows the steps before this iteration's collection, so it is a function of
+        // the resume state and a resumed run steps as an uninterrupted one.
+        self.optim.set_lr_scale(lr_scale(
+            self.config.ppo.lr_decay,
+            self.state.total_timesteps,
+            self.config.run.timesteps,
+        ));
         let stats = self
             .optim
             .optimize(&collected.train, &mut ChaCha8Rng::seed_from_u64(seed))
@@ -563,4 +570,25 @@ fn continuation_dir(config: &TrainConfig, prev: &Path, prev_logdir: &Path) -> Re
         .and_then(|p| p.parent().and_then(|r| r.file_name()).map(|r| r.to_owned()))
         .map(|run| config.run.logdir.join(&config.run.env).join(run));
     logging::create_continuation_dir(prev, under.as_deref())
+}
+
+/// The learning rates' factor after `steps` of a run of `timesteps` (`--lr-decay`): 1 at the
+/// start, falling linearly to `1 − decay` at the end, and no lower past it.
+pub fn lr_scale(decay: f64, steps: u64, timesteps: u64) -> f64 {
+    let progress = if timesteps == 0 { 1.0 } else { (steps as f64 / timesteps as f64).min(1.0) };
+    1.0 - decay * progress
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lr_scale;
+
+    /// `--lr-decay`: linear in the steps from 1 to `1 − decay` at `--timesteps`, flat past it
+    /// (a continuation run beyond its target), constant without decay.
+    #[test]
+    fn the_learning_rate_falls_linearly_to_its_floor() {
+        let at = |steps| lr_scale(0.9, steps, 1000);
+        assert_eq!([0, 500, 1000, 5000].map(at), [1.0, 0.55, 1.0 - 0.9, 1.0 - 0.9]);
+        assert_eq!(lr_scale(0.0, 700, 1000), 1.0);
+    }
 }

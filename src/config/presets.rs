@@ -52,14 +52,16 @@ fn cassie(c: &mut TrainConfig) {
     c.ppo.prenormalize_steps = 2000;
     c.ppo.mirror = 1.0;
     // Robustness (docs/cassie.md "Sim-to-sim"): each episode on gait's rapier model or the lab's
-    // MuJoCo model; randomized dynamics, observation noise and pushes of up to 1 m/s once
-    // walking has been learned, growing to full strength over 1.5M steps; a posture term keeps
-    // the pelvis level, so a push has the whole 20° tilt budget to spend.
+    // MuJoCo model; randomized dynamics, observation noise and pushes of up to 0.45 m/s (an
+    // impulse of up to 15 N·s on the 33.3 kg robot, issue 23's) once walking has been learned,
+    // growing to full strength over 1.5M steps; a posture term keeps the pelvis level, so a
+    // push has the whole 20° tilt budget to spend. Pushes of up to 1 m/s (`robustF`, seeds 0-2)
+    // met the tracking bounds on seed 0 only; of up to 0.45 m/s (`push45`) on seeds 0 and 1.
     let cassie = &mut c.env.cassie;
     cassie.sim = SimKind::Mixed;
     cassie.dynamics_randomization = true;
     cassie.obs_noise = 1.0;
-    cassie.push = 1.0;
+    cassie.push = 0.45;
     cassie.robust_start = 2_000_000;
     cassie.robust_ramp = 1_500_000;
     cassie.upright = 0.10;

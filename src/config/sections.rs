@@ -58,6 +58,14 @@ crate::settings! {
         a_lr: f64 = 1e-4, Range::Positive;
         /// Critic Adam learning rate.
         c_lr: f64 = 1e-4, Range::Positive;
+        /// Both learning rates fall linearly with the run's steps, from `a_lr`/`c_lr` at step 0
+        /// to (1 − this) of them at `--timesteps` (0: constant). Why: under Cassie's
+        /// perturbations the speed at a command drifted by ±0.2 m/s between snapshots 4
+        /// minutes apart (`push45-s0`), so the last weights were not the best; smaller late
+        /// steps keep what was learned. A continuation with a larger `--timesteps` stretches
+        /// the schedule: its rate is the one of its own step count and target.
+        #[serde(default)]
+        lr_decay: f64 = 0.0, Range::Unit;
         /// Adam epsilon (both optimizers).
         eps: f64 = 1e-6, Range::Positive;
         /// KL(new‖old) threshold for early stopping the update.

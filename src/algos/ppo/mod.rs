@@ -164,6 +164,13 @@ impl PpoOptim {
         Ok(Self { actor, critic, actor_opt, critic_opt, hp, device, mirror, dump_dir: None })
     }
 
+    /// Scales both learning rates to `scale` × `a_lr` / `c_lr` for the next updates
+    /// (`--lr-decay`).
+    pub fn set_lr_scale(&mut self, scale: f64) {
+        self.actor_opt.set_lr(self.hp.a_lr * scale);
+        self.critic_opt.set_lr(self.hp.c_lr * scale);
+    }
+
     /// Where a diverged update dumps its batch (`training_error.safetensors`).
     pub fn set_dump_dir(&mut self, dir: PathBuf) {
         self.dump_dir = Some(dir);

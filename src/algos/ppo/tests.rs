@@ -117,3 +117,27 @@ fn the_critic_learns_from_its_own_observation() {
         Tensor::stack(&[-original.select(1, 0), -original.select(1, 1), original.select(1, 2)], 1);
     assert_eq!(f64::try_from((mirrored - back).abs().max()).unwrap(), 0.0);
 }
+
+/// `--lr-decay`: the scale reaches both networks' Adam steps. At 0 an update leaves every
+/// weight where it was; back at 1 the same update moves them.
+#[test]
+fn the_learning_rate_scale_reaches_both_optimizers() {
+    let weights = |o: &PpoOptim| -> Vec<Tensor> {
+        let mut all = o.actor().var_store().trainable_variables();
+        all.extend(o.critic().var_store().trainable_variables());
+        all.iter().map(|t| t.copy()).collect()
+    };
+    let same = |a: &[Tensor], b: &[Tensor]| a.iter().zip(b).all(|(x, y)| x.equal(y));
+    tch::manual_seed(0);
+    let mut optim = PpoOptim::new(&spec(), hyper(f64::INFINITY), Device::Cpu, None).unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+    let before = weights(&optim);
+    optim.set_lr_scale(0.0);
+    optim.optimize(&buffer(0.5), &mut rng).unwrap();
+    assert!(same(&before, &weights(&optim)), "a zero rate moved a weight");
+    optim.set_lr_scale(1.0);
+    optim.optimize(&buffer(0.5), &mut rng).unwrap();
+    let after = weights(&optim);
+    let n = optim.actor().var_store().trainable_variables().len();
+    assert!(!same(&before[..n], &after[..n]) && !same(&before[n..], &after[n..]));
+}
