@@ -574,7 +574,7 @@ fn continuation_dir(config: &TrainConfig, prev: &Path, prev_logdir: &Path) -> Re
 
 /// The learning rates' factor after `steps` of a run of `timesteps` (`--lr-decay`): 1 at the
 /// start, falling linearly to `1 − decay` at the end, and no lower past it.
-pub fn lr_scale(decay: f64, steps: u64, timesteps: u64) -> f64 {
+fn lr_scale(decay: f64, steps: u64, timesteps: u64) -> f64 {
     let progress = if timesteps == 0 { 1.0 } else { (steps as f64 / timesteps as f64).min(1.0) };
     1.0 - decay * progress
 }
