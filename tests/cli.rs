@@ -263,6 +263,10 @@ fn the_omnidirectional_config_is_the_measured_recipe() {
         "0.5",
         "--timesteps",
         "9e6",
+        "--lr-decay",
+        "0",
+        "--robust-start-speed",
+        "0",
     ];
     let mut args = vec!["train", "ppo", "--env", "cassie", "--print-config"];
     args.extend(flags);

@@ -35,6 +35,10 @@ pub struct TrainState {
     pub iteration: u64,
     pub total_timesteps: u64,
     pub best_test: Option<f64>,
+    /// Whether `best_test` (and the best-eval weights) came from an evaluation after the env's
+    /// training distribution settled ([`crate::envs::EnvConfig::settled_from`]): such a best is
+    /// replaced only by a higher one from the same phase, an earlier one by any settled one.
+    pub best_test_settled: bool,
     pub best_train: Option<f64>,
     /// Whether the evaluation gate (`--min-eplen-ratio-eval`) has opened.
     pub gate_open: bool,
@@ -62,6 +66,7 @@ pub fn save(dir: &Path, optim: &PpoOptim, state: &TrainState) -> Result<()> {
         ("meta/total_timesteps".to_string(), i(state.total_timesteps)),
         ("meta/best_test".to_string(), f(state.best_test)),
         ("meta/has_best_test".to_string(), has(state.best_test)),
+        ("meta/best_test_settled".to_string(), i(state.best_test_settled as u64)),
         ("meta/best_train".to_string(), f(state.best_train)),
         ("meta/has_best_train".to_string(), has(state.best_train)),
         ("meta/gate_open".to_string(), i(state.gate_open as u64)),
@@ -135,6 +140,11 @@ pub fn load(path: &Path, optim: &mut PpoOptim, what: Restore) -> Result<TrainSta
         iteration: int("iteration")?,
         total_timesteps: int("total_timesteps")?,
         best_test: float("best_test")?,
+        // Files written before the phase existed kept the best of the whole run so far.
+        best_test_settled: match map.contains_key("meta/best_test_settled") {
+            true => flag("best_test_settled")?,
+            false => false,
+        },
         best_train: float("best_train")?,
         gate_open: flag("gate_open")?,
         eval_next: flag("eval_next")?,
@@ -235,19 +245,21 @@ mod tests {
     use crate::config::PpoConfig;
     use crate::policies::NetSpec;
 
-    /// The resume file carries every counter, the curriculum stage included, and a file
-    /// written before the stage existed loads with none begun.
+    /// The resume file carries every counter, the curriculum stage and the best's phase
+    /// included, and a file written before they existed loads with no stage begun and an
+    /// unsettled best.
     #[test]
     fn the_resume_state_round_trips_with_and_without_a_stage() {
         let dir = tempfile::tempdir().unwrap();
         let mut optim =
             PpoOptim::new(&NetSpec::ff(2, 1, &[8]), PpoConfig::default(), tch::Device::Cpu, None)
                 .unwrap();
-        for stage_from in [Some(2_500_000), Some(0), None] {
+        for (stage_from, settled) in [(Some(2_500_000), true), (Some(0), false), (None, true)] {
             let state = TrainState {
                 iteration: 7,
                 total_timesteps: 70_000,
                 best_test: Some(1.5),
+                best_test_settled: settled,
                 best_train: None,
                 gate_open: true,
                 eval_next: false,
@@ -262,9 +274,10 @@ mod tests {
         let old: Vec<(String, Tensor)> = read_tensors(&path)
             .unwrap()
             .into_iter()
-            .filter(|(k, _)| !k.contains("stage_from"))
+            .filter(|(k, _)| !k.contains("stage_from") && !k.contains("settled"))
             .collect();
         Tensor::write_safetensors(&old, &path).unwrap();
-        assert_eq!(load(&path, &mut optim, Restore::Everything).unwrap().stage_from, None);
+        let state = load(&path, &mut optim, Restore::Everything).unwrap();
+        assert_eq!((state.stage_from, state.best_test_settled), (None, false));
     }
 }

@@ -4,7 +4,8 @@
 //! checkpoint, log.
 //!
 //! Per iteration: eval episodes first, then train trajectories; the evaluated (pre-update)
-//! weights are saved if they set a new best `Test/Return`; optimize; save `*_latest`; log; and
+//! weights are saved if they set a new best `Test/Return` (once the env's training
+//! distribution has settled, only among evaluations since: [`best_is_replaced`]); optimize; save `*_latest`; log; and
 //! last the resume file, so a kill before it repeats the iteration on resume (same numbers).
 //!
 //! Experience comes through the [`Collect`] seam: a [`CollectRequest`] and a
@@ -426,8 +427,12 @@ impl Runner {
         next.total_timesteps += collected.train.len() as u64;
         let test = test_metrics(collected);
         if let Some(test) = &test {
-            if next.best_test.is_none_or(|b| test.mean_return > b) {
-                next.best_test = Some(test.mean_return);
+            // The evaluated weights trained on the steps before this iteration's collection.
+            let settled = (self.config.env)
+                .settled_from(&self.config.run.env, self.state.stage_from)
+                .is_some_and(|from| self.state.total_timesteps >= from);
+            if best_is_replaced(next, settled, test.mean_return) {
+                (next.best_test, next.best_test_settled) = (Some(test.mean_return), settled);
                 checkpoint::save_pair(&self.optim, &self.run_dir, "")?;
             }
         }
@@ -572,6 +577,23 @@ fn continuation_dir(config: &TrainConfig, prev: &Path, prev_logdir: &Path) -> Re
     logging::create_continuation_dir(prev, under.as_deref())
 }
 
+/// Whether an evaluation scoring `test_return`, of weights trained `settled` (after the env's
+/// training distribution stopped changing, [`crate::envs::EnvConfig::settled_from`]), becomes
+/// the best-eval checkpoint: the first evaluation, any settled one over an unsettled best, and
+/// otherwise a higher return in the same phase. So a curriculum's last stage (Cassie's
+/// perturbations, which evaluations do not apply) is not outscored by the easier stage before
+/// it, and an env without a curriculum keeps the reference's rule (settled from step 0).
+fn best_is_replaced(state: &TrainState, settled: bool, test_return: f64) -> bool {
+    match state.best_test {
+        None => true,
+        Some(best) => match (state.best_test_settled, settled) {
+            (false, true) => true,
+            (true, false) => false,
+            _ => test_return > best,
+        },
+    }
+}
+
 /// The learning rates' factor after `steps` of a run of `timesteps` (`--lr-decay`): 1 at the
 /// start, falling linearly to `1 − decay` at the end, and no lower past it.
 fn lr_scale(decay: f64, steps: u64, timesteps: u64) -> f64 {
@@ -581,7 +603,25 @@ fn lr_scale(decay: f64, steps: u64, timesteps: u64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::lr_scale;
+    use super::{best_is_replaced, lr_scale, TrainState};
+
+    /// The best-eval checkpoint: the reference's highest `Test/Return` within a phase, and the
+    /// first evaluation of a settled training distribution replaces any earlier best.
+    #[test]
+    fn a_settled_evaluation_replaces_an_earlier_best_and_then_only_a_higher_one() {
+        let state = |best: Option<f64>, settled| TrainState {
+            best_test: best,
+            best_test_settled: settled,
+            ..TrainState::default()
+        };
+        assert!(best_is_replaced(&state(None, false), false, -3.0));
+        assert!(best_is_replaced(&state(Some(200.0), false), false, 201.0));
+        assert!(!best_is_replaced(&state(Some(200.0), false), false, 199.0));
+        assert!(best_is_replaced(&state(Some(200.0), false), true, 50.0));
+        assert!(!best_is_replaced(&state(Some(50.0), true), true, 49.0));
+        assert!(best_is_replaced(&state(Some(50.0), true), true, 51.0));
+        assert!(!best_is_replaced(&state(Some(50.0), true), false, 300.0));
+    }
 
     /// `--lr-decay`: linear in the steps from 1 to `1 − decay` at `--timesteps`, flat past it
     /// (a continuation run beyond its target), constant without decay.

@@ -31,6 +31,16 @@ impl EnvConfig {
         (env == "cassie").then(|| self.cassie.stage_gate()).flatten()
     }
 
+    /// The training step from which `env`'s training distribution stops changing (0 for an
+    /// env without a curriculum; `None` while a gate it waits for is closed): see
+    /// [`CassieConfig::settled_from`].
+    pub fn settled_from(&self, env: &str, stage_from: Option<u64>) -> Option<u64> {
+        match env {
+            "cassie" => self.cassie.settled_from(stage_from),
+            _ => Some(0),
+        }
+    }
+
     /// A section of another env that differs from its defaults is refused, naming its first
     /// changed setting as a flag (each setting's range is checked with the others',
     /// [`crate::config::TrainConfig::validate`]).

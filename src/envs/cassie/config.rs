@@ -250,6 +250,39 @@ impl CassieConfig {
         }
     }
 
+    /// The training step from which the training distribution stops changing, in a run whose
+    /// gated stage began at `stage_from`: the perturbations at full strength and the
+    /// omnidirectional commands, their ramp and their axis share all begun; 0 without a
+    /// curriculum, `None` while a gate it waits for is still closed. A value past the run's
+    /// `--timesteps` (`robust_start = 50e6`) is never reached. The runner keeps the best-eval
+    /// weights among evaluations from here on ([`crate::algos::Runner`]): evaluations run the
+    /// nominal model without pushes, so before the perturbations a policy that has not yet
+    /// paid for robustness scores highest (`push45-s0`'s best-eval weights came from before
+    /// them and fell 5 of 5 at 1 m/s on rapier).
+    pub fn settled_from(&self, stage_from: Option<u64>) -> Option<u64> {
+        let gated = |speed: f64, not_before: u64| match (speed > 0.0, stage_from) {
+            (false, _) => Some(not_before),
+            (true, Some(opened)) => Some(opened.max(not_before)),
+            (true, None) => None,
+        };
+        let perturbed = self.dynamics_randomization || self.obs_noise > 0.0 || self.push > 0.0;
+        let robust = match perturbed {
+            true => {
+                gated(self.robust_start_speed, self.robust_start)?.saturating_add(self.robust_ramp)
+            }
+            false => 0,
+        };
+        let omni = match self.commands {
+            CommandKind::Omni | CommandKind::OmniWalk => {
+                gated(self.omni_start_speed, self.omni_start)?
+                    .max(self.omni_ramp)
+                    .max(self.omni_axes_start)
+            }
+            CommandKind::Forward => 0,
+        };
+        Some(robust.max(omni))
+    }
+
     /// The reference gait these settings ask for.
     pub fn gait(&self) -> Gait {
         Gait {

@@ -554,6 +554,42 @@ fn gated_perturbations_begin_where_the_runner_opened_them() {
     assert_eq!(forward.stage_gate().map(|g| g.setting), Some("--robust-start-speed"));
 }
 
+/// The step from which the training distribution stops changing (the best-eval phase): full
+/// perturbation strength (from the gate when there is one), the omnidirectional stage and its
+/// ramp and axes begun; 0 without a curriculum; unknown while a gate is closed.
+#[test]
+fn the_training_distribution_settles_at_full_perturbations_and_the_last_command_stage() {
+    assert_eq!(CassieConfig::default().settled_from(None), Some(0), "no curriculum");
+    let robust = CassieConfig {
+        robust_start: 1000,
+        robust_ramp: 500,
+        push: 0.45,
+        ..CassieConfig::default()
+    };
+    assert_eq!(robust.settled_from(None), Some(1500));
+    let quiet = CassieConfig { push: 0.0, ..robust.clone() };
+    assert_eq!(quiet.settled_from(None), Some(0), "robust_start without perturbations");
+    let gated = CassieConfig { robust_start_speed: 0.4, ..robust };
+    assert_eq!(gated.settled_from(None), None, "the gate is closed");
+    assert_eq!(gated.settled_from(Some(4000)), Some(4500));
+    assert_eq!(gated.settled_from(Some(10)), Some(1500), "never before robust_start");
+    let omni = CassieConfig {
+        commands: CommandKind::OmniWalk,
+        omni_start: 2000,
+        omni_ramp: 3000,
+        omni_axes_start: 2500,
+        ..CassieConfig::default()
+    };
+    assert_eq!(omni.settled_from(None), Some(3000));
+    let omni_gated = CassieConfig { omni_start_speed: 0.4, omni_ramp: 0, ..omni };
+    assert_eq!(
+        (omni_gated.settled_from(None), omni_gated.settled_from(Some(7000))),
+        (None, Some(7000))
+    );
+    let preset = crate::config::TrainConfig::for_env("cassie").env.cassie;
+    assert_eq!(preset.settled_from(Some(2_040_000)), Some(3_540_000));
+}
+
 /// One 60-step episode's observations and pelvis heights under `training`.
 fn episode(config: &CassieConfig, training: Option<u64>) -> (Vec<Vec<f32>>, Vec<f32>) {
     let mut e = CassieEnv::new(config.clone());
