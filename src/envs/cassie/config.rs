@@ -117,6 +117,16 @@ crate::settings! {
         #[serde(default)]
         upright: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 1.0, what: "a posture weight in [0, 1]" };
+        /// Pelvis height (m) below which the walking reward's `height` term pays less (0: no
+        /// term): exp(−max(0, this − z)²/0.0025), raw weight 0.10 beside the others (so the
+        /// maximum stays 1), z the pelvis height the 0.65 m termination reads. One-sided: a
+        /// crouch costs, standing taller earns nothing. Why: seed 2 learned a crouched gait
+        /// (pelvis 0.71-0.73 m when it first walked at 1 m/s, `push45G-s2`; 0.75 on the
+        /// lab's springs at the end, `dg-s2`, where seed 0 rode 0.79), and ran 0.2 m/s slower
+        /// on rapier than on MuJoCo at the same command.
+        #[serde(default)]
+        height_target: f64 = 0.0,
+            Range::Within { lo: 0.0, hi: 1.2, what: "a pelvis height in [0, 1.2] m" };
         /// The walking reward's progress term past the command: flat (clip, runs before the
         /// setting existed) or falling again (peak).
         #[serde(default)]

@@ -110,6 +110,10 @@ pub struct RewardInputs {
     pub stepping_gain: f32,
     /// Raw weight of the walking reward's posture term `upright` (`--upright`; 0: none).
     pub upright_weight: f32,
+    /// The pelvis height (m, as the termination reads it) and the `height` term's target
+    /// (`--height-target`; 0: no term).
+    pub base_height: f32,
+    pub height_target: f32,
     /// The `progress` term's shape (`--progress`).
     pub progress: ProgressKind,
     /// The commanded turn rate (rad/s) and how it is tracked (`--turn-reward`).
@@ -226,7 +230,8 @@ pub fn walk(inp: &RewardInputs, out: &mut Vec<RewardTerm>) -> f32 {
         TurnKind::Heading => 0.0,
         TurnKind::Rate => YAW_RATE_WEIGHT,
     };
-    let total = WALK_TOTAL + inp.upright_weight + yaw_weight;
+    let height_weight = if inp.height_target > 0.0 { HEIGHT_WEIGHT } else { 0.0 };
+    let total = WALK_TOTAL + inp.upright_weight + yaw_weight + height_weight;
     let w = |x: f32| x / total;
     // Forward and lateral velocity in the commanded heading's frame, the frame the command
     // and `gait eval` speak in. (The reference rewards compare world-x and world-y components
@@ -274,8 +279,19 @@ pub fn walk(inp: &RewardInputs, out: &mut Vec<RewardTerm>) -> f32 {
         let t = tilt(inp.base_rotation);
         term(out, "upright", w(inp.upright_weight), 1.0 / UPRIGHT_SCALE, t * t);
     }
+    if height_weight > 0.0 {
+        let low = (inp.height_target - inp.base_height).max(0.0);
+        term(out, "height", w(height_weight), 1.0 / HEIGHT_SCALE, low * low);
+    }
     out.iter().map(|t| t.1).sum()
 }
+
+/// The raw weight of the `height` term (`--height-target`), the posture term's size.
+pub const HEIGHT_WEIGHT: f32 = 0.10;
+
+/// The `height` term's kernel width: exp(−d²/0.0025) pays 0.70 at 3 cm below the target, 0.37
+/// at 5 cm and 0.02 at 10 cm.
+pub const HEIGHT_SCALE: f32 = 0.0025;
 
 /// The posture term's kernel width: `exp(−tilt²/0.02)` pays 0.68 at 5° of pelvis tilt, 0.22 at
 /// 10° and 0.01 at 20°, where an episode ends (the `orientation` term, `exp(−30·(1 − ⟨q, t⟩²))`,
@@ -348,6 +364,8 @@ mod tests {
             von_mises: [0.0; 2],
             stepping_gain: 1.0,
             upright_weight: 0.0,
+            base_height: 0.8,
+            height_target: 0.0,
             progress: ProgressKind::Clip,
             turn: 0.0,
             turn_reward: TurnKind::Heading,
@@ -553,6 +571,34 @@ mod tests {
         // Without a weight there is no term and the reward is the one of before.
         walk(&inputs(), &mut terms);
         assert!(terms.iter().all(|t| t.0 != "upright"));
+    }
+
+    /// The height term: with it the maximum stays 1; one-sided (at or above the target it pays
+    /// its whole weight), 0.70 / 0.37 / 0.02 of it at 3 / 5 / 10 cm below; no term without a
+    /// target.
+    #[test]
+    fn the_height_term_pays_less_for_a_crouch_and_nothing_extra_for_standing_tall() {
+        let mut terms = Vec::new();
+        let mut tall = inputs();
+        tall.height_target = 0.8;
+        let height = |inp: &RewardInputs, terms: &mut Vec<RewardTerm>| {
+            let total = walk(inp, terms);
+            let t = terms.iter().find(|t| t.0 == "height").expect("the term").1;
+            (total, t * (1.45 + HEIGHT_WEIGHT) / HEIGHT_WEIGHT)
+        };
+        for z in [0.8, 0.95] {
+            tall.base_height = z;
+            let (total, term) = height(&tall, &mut terms);
+            assert!((total - 1.0).abs() < 1e-6 && (term - 1.0).abs() < 1e-6, "{z}: {total}");
+        }
+        for (below, expected) in [(0.03, 0.70), (0.05, 0.37), (0.10, 0.02)] {
+            tall.base_height = 0.8 - below;
+            let (total, term) = height(&tall, &mut terms);
+            assert!((term - expected).abs() < 0.01, "{below} m below: {term}");
+            assert!(total < 1.0);
+        }
+        walk(&inputs(), &mut terms);
+        assert!(terms.iter().all(|t| t.0 != "height"));
     }
 
     /// The walking reward's speed terms live in the commanded frame: walking along a heading

@@ -494,6 +494,8 @@ impl CassieEnv {
             von_mises: [vm[0] as f32, vm[1] as f32],
             stepping_gain: self.stepping_gain,
             upright_weight: self.config.upright as f32,
+            base_height: sim.base_position().z,
+            height_target: self.config.height_target as f32,
             progress: self.config.progress,
             turn: self.command.turn as f32,
             turn_reward: self.config.turn_reward,
