@@ -125,6 +125,9 @@ fn the_reference_task_trains_and_evaluates_from_its_flags() {
         "64",
         "--num-eval-eps",
         "0",
+        // No evaluations, so no gate for the perturbations (the preset's waits for one).
+        "--robust-start-speed",
+        "0",
         "--workers",
         "1",
         "--logdir",
@@ -390,6 +393,12 @@ fn a_privileged_critic_trains_deterministically_and_resumes_exactly() {
             "1",
             "--robust-start",
             "0",
+            // The preset's gate and decay off: perturbations from step 0, and a continuation
+            // to a larger --timesteps keeps the constant rate (a decay would stretch).
+            "--robust-start-speed",
+            "0",
+            "--lr-decay",
+            "0",
             "--num-steps",
             "600",
             "--traj-len",
@@ -443,6 +452,10 @@ fn small_gated_run(dir: &Path, args: &[&str], name: &str) -> (PathBuf, String, S
     let logdir = dir.to_str().unwrap();
     let mut all = vec!["train", "ppo", "--env", "cassie", "--num-steps", "600", "--traj-len", "60"];
     all.extend([
+        // A constant rate: the continuations here run to a larger --timesteps, which would
+        // stretch the preset's decay.
+        "--lr-decay",
+        "0",
         "--prenormalize-steps",
         "100",
         "--batch-size",
@@ -489,8 +502,16 @@ fn gate_from(closed: &Path) -> (String, usize, u64) {
 fn a_gated_curriculum_opens_at_its_evaluation_and_resumes_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let train = |speed: &str, extra: &[&str], name: &str| {
-        let mut args =
-            vec!["--commands", "omni-walk", "--reference", "omni", "--omni-start-speed", speed];
+        let mut args = vec![
+            "--commands",
+            "omni-walk",
+            "--reference",
+            "omni",
+            "--omni-start-speed",
+            speed,
+            "--robust-start-speed",
+            "0",
+        ];
         args.extend_from_slice(extra);
         small_gated_run(dir.path(), &args, name)
     };
