@@ -80,6 +80,8 @@ fn bad_input_is_one_clear_error_and_writes_nothing() {
                 "omni-walk",
                 "--omni-start-speed",
                 "0.4",
+                "--robust-start-speed",
+                "0",
                 "--num-eval-eps",
                 "0",
             ],
