@@ -212,6 +212,9 @@ fn an_lstm_cassie_policy_carries_its_state_through_both_formats() {
         "1",
         "--num-eval-eps",
         "0",
+        // No evaluations, so no gate for the preset's perturbations.
+        "--robust-start-speed",
+        "0",
         "--logdir",
         logdir,
         "--run-name",
