@@ -240,16 +240,25 @@ impl CassieConfig {
     }
 }
 
+/// The step a stage begins at: `not_before`, or with a gate (`speed` above 0) the later of that
+/// and the step the gate opened at (`stage_from`); `None` while the gate is closed.
+fn gated_start(speed: f64, not_before: u64, stage_from: Option<u64>) -> Option<u64> {
+    match (speed > 0.0, stage_from) {
+        (false, _) => Some(not_before),
+        (true, Some(opened)) => Some(opened.max(not_before)),
+        (true, None) => None,
+    }
+}
+
 impl CassieConfig {
     /// The strength of the training perturbations after `timesteps` training steps, in a run
     /// whose gated stage began at `stage_from`, in [0, 1]: 0 before `robust_start` (with
     /// [`Self::robust_start_speed`], before the gate opened), then rising linearly over
     /// `robust_ramp` steps to 1.
     pub fn robustness_at(&self, timesteps: u64, stage_from: Option<u64>) -> f64 {
-        let start = match (self.robust_start_speed > 0.0, stage_from) {
-            (false, _) => self.robust_start,
-            (true, Some(opened)) => opened.max(self.robust_start),
-            (true, None) => return 0.0,
+        let Some(start) = gated_start(self.robust_start_speed, self.robust_start, stage_from)
+        else {
+            return 0.0;
         };
         if timesteps < start {
             0.0
@@ -270,11 +279,7 @@ impl CassieConfig {
     /// paid for robustness scores highest (`push45-s0`'s best-eval weights came from before
     /// them and fell 5 of 5 at 1 m/s on rapier).
     pub fn settled_from(&self, stage_from: Option<u64>) -> Option<u64> {
-        let gated = |speed: f64, not_before: u64| match (speed > 0.0, stage_from) {
-            (false, _) => Some(not_before),
-            (true, Some(opened)) => Some(opened.max(not_before)),
-            (true, None) => None,
-        };
+        let gated = |speed: f64, not_before: u64| gated_start(speed, not_before, stage_from);
         let perturbed = self.dynamics_randomization || self.obs_noise > 0.0 || self.push > 0.0;
         let robust = match perturbed {
             true => {
