@@ -5,8 +5,9 @@
 //!
 //! Per iteration: eval episodes first, then train trajectories; the evaluated (pre-update)
 //! weights are saved if they set a new best `Test/Return` (once the env's training
-//! distribution has settled, only among evaluations since: [`best_is_replaced`]); optimize; save `*_latest`; log; and
-//! last the resume file, so a kill before it repeats the iteration on resume (same numbers).
+//! distribution has settled, only among evaluations since: [`best_is_replaced`]); optimize;
+//! save `*_latest`; log; and last the resume file, so a kill before it repeats the iteration
+//! on resume (same numbers).
 //!
 //! Experience comes through the [`Collect`] seam: a [`CollectRequest`] and a
 //! [`PolicySnapshot`] go out, a [`Collected`] comes back. The local [`SamplerPool`] implements

@@ -123,7 +123,10 @@ crate::settings! {
         /// crouch costs, standing taller earns nothing. Why: seed 2 learned a crouched gait
         /// (pelvis 0.71-0.73 m when it first walked at 1 m/s, `push45G-s2`; 0.75 on the
         /// lab's springs at the end, `dg-s2`, where seed 0 rode 0.79), and ran 0.2 m/s slower
-        /// on rapier than on MuJoCo at the same command.
+        /// on rapier than on MuJoCo at the same command. Measured at 0.8: seed 1 rode 0.81-0.86
+        /// m and met every transfer bound at 30 minutes (`h80-s1`; without it, `dg-s1`, it
+        /// crouched at 0.73-0.77 m and fell at 1 m/s); seed 0 rode taller too but overshot the
+        /// command (`h80-s0`), so it is off by default.
         #[serde(default)]
         height_target: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 1.2, what: "a pelvis height in [0, 1.2] m" };
