@@ -279,6 +279,31 @@ fn the_omnidirectional_config_is_the_measured_recipe() {
     assert!(printed.contains("omni_start = 2500000"), "{printed}");
 }
 
+/// The walking preset's perturbation gate waits for an evaluation, so it gives way (with a
+/// note) to `--num-eval-eps 0` and to the user's own `--omni-start-speed`; typed, it is kept
+/// and the conflict refused (the cases of `bad_input_is_one_clear_error`).
+#[test]
+fn the_presets_gate_gives_way_to_the_users_own_settings() {
+    for extra in
+        [&["--num-eval-eps", "0"][..], &["--commands", "omni-walk", "--omni-start-speed", "0.4"]]
+    {
+        let mut args = vec!["train", "ppo", "--env", "cassie", "--print-config"];
+        args.extend(extra);
+        let o = gait(&args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let printed = String::from_utf8_lossy(&o.stdout);
+        assert!(printed.contains("robust_start_speed = 0.0"), "{extra:?}: {printed}");
+        assert!(
+            stderr(&o).contains("note: the preset's --robust-start-speed 0.4 is off"),
+            "{extra:?}: {}",
+            stderr(&o)
+        );
+    }
+    let o = gait(&["train", "ppo", "--env", "cassie", "--print-config"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("robust_start_speed = 0.4"));
+    assert!(!stderr(&o).contains("is off"), "{}", stderr(&o));
+}
+
 /// `--print-config` prints the effective settings as TOML and trains nothing; that TOML given
 /// back with `--config` reproduces them, typed flags override the file, a run dir stores its
 /// `config.toml`, and a bad file is one usage error naming the key.

@@ -226,7 +226,8 @@ pub fn resolve(flags: &TrainFlags) -> anyhow::Result<(TrainJob, Vec<String>)> {
         if !applied.is_empty() {
             notes.push(format!("env '{env}' preset: {}", applied.join(" ")));
         }
-        let config = layered(&TrainConfig::for_env(&env))?;
+        let mut config = layered(&TrainConfig::for_env(&env))?;
+        notes.extend(presets::give_way(&mut config, set_by_user));
         config.validate()?;
         return Ok((TrainJob { config, start: Start::Fresh }, notes));
     };

@@ -25,6 +25,38 @@ pub fn changes(env: &str) -> Vec<(String, serde_json::Value)> {
     base.leaves().into_iter().zip(preset).filter(|(a, b)| a != b).map(|(_, b)| b).collect()
 }
 
+/// The leaf of the walking preset's perturbation gate (`--robust-start-speed`).
+const PERTURBATION_GATE: &str = "env.cassie.robust_start_speed";
+
+/// Turns off preset settings that the user's own settings cannot run with, and says so; a
+/// setting the user typed (or named in `--config`) is never touched. The walking preset's
+/// perturbation gate waits for an evaluation, and a run has one gated stage, so with
+/// `--num-eval-eps 0` or the user's own `--omni-start-speed` it gives way (the perturbations
+/// then begin at `--robust-start`, as they did before the gate) instead of refusing a run the
+/// user asked for plainly. Typed together with either, `--robust-start-speed` is still refused.
+pub fn give_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) -> Vec<String> {
+    let cassie = &mut config.env.cassie;
+    if config.run.env != "cassie"
+        || cassie.robust_start_speed == 0.0
+        || set_by_user(PERTURBATION_GATE)
+    {
+        return Vec::new();
+    }
+    let reason = if config.eval.num_eval_eps == 0 {
+        "--num-eval-eps 0 runs no evaluation to wait for"
+    } else if cassie.stage_gate().is_some_and(|g| g.setting != "--robust-start-speed") {
+        "--omni-start-speed is this run's gated stage"
+    } else {
+        return Vec::new();
+    };
+    let speed = std::mem::take(&mut cassie.robust_start_speed);
+    vec![format!(
+        "note: the preset's --robust-start-speed {speed} is off ({reason}); the perturbations \
+         begin at --robust-start {}",
+        cassie.robust_start
+    )]
+}
+
 /// Chosen for a 2-core machine (docs/cassie.md "Cassie training"): the reference nets and PPO
 /// constants, 10k-step iterations (about 3 s here at 500 Hz, not run_ppo's 50k at 80 workers),
 /// traj_len 400 (8 s) and std 0.2 (the walking A/Bs of walking.md §4; std 0.13 explored too
@@ -126,5 +158,31 @@ mod tests {
         assert_eq!((c.ppo.mirror, c.ppo.prenorm, c.net.std), (1.0, true, 0.2));
         assert_eq!((c.ppo.lr_decay, c.env.cassie.robust_start_speed), (0.9, 0.4));
         assert_eq!(c.env.cassie.stage_gate().map(|g| g.not_before), Some(2_000_000));
+    }
+
+    #[test]
+    fn the_perturbation_gate_gives_way_to_the_users_settings_only_when_it_must() {
+        let typed_nothing = |_: &str| false;
+        let mut plain = TrainConfig::for_env("cassie");
+        assert!(give_way(&mut plain, typed_nothing).is_empty());
+        assert_eq!(plain.env.cassie.robust_start_speed, 0.4);
+
+        let mut no_evals = TrainConfig::for_env("cassie");
+        no_evals.eval.num_eval_eps = 0;
+        let notes = give_way(&mut no_evals, typed_nothing);
+        assert!(notes[0].contains("--num-eval-eps 0"), "{notes:?}");
+        assert_eq!(no_evals.env.cassie.robust_start_speed, 0.0);
+        no_evals.validate().unwrap();
+
+        let mut omni = TrainConfig::for_env("cassie");
+        omni.env.cassie.commands = crate::envs::cassie::CommandKind::OmniWalk;
+        omni.env.cassie.omni_start_speed = 0.4;
+        assert!(give_way(&mut omni, typed_nothing)[0].contains("--omni-start-speed"));
+        omni.validate().unwrap();
+
+        let mut typed = TrainConfig::for_env("cassie");
+        typed.eval.num_eval_eps = 0;
+        assert!(give_way(&mut typed, |k| k == PERTURBATION_GATE).is_empty());
+        assert!(typed.validate().is_err(), "a typed gate without evaluations is refused");
     }
 }
