@@ -269,6 +269,8 @@ fn the_omnidirectional_config_is_the_measured_recipe() {
         "0",
         "--robust-start-speed",
         "0",
+        "--height-target",
+        "0",
     ];
     let mut args = vec!["train", "ppo", "--env", "cassie", "--print-config"];
     args.extend(flags);
