@@ -44,7 +44,7 @@ pub fn give_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) ->
     }
     let reason = if config.eval.num_eval_eps == 0 {
         "--num-eval-eps 0 runs no evaluation to wait for"
-    } else if cassie.stage_gate().is_some_and(|g| g.setting != "--robust-start-speed") {
+    } else if cassie.omni_gate().is_some() {
         "--omni-start-speed is this run's gated stage"
     } else {
         return Vec::new();

@@ -360,18 +360,23 @@ impl CassieConfig {
     /// ([`Self::omni_start_speed`], with omnidirectional commands) and the perturbations'
     /// ([`Self::robust_start_speed`]). [`Self::check`] allows one.
     fn stage_gates(&self) -> impl Iterator<Item = StageGate> {
-        let omni = matches!(self.commands, CommandKind::Omni | CommandKind::OmniWalk);
-        let omni = (omni && self.omni_start_speed > 0.0).then_some(StageGate {
-            not_before: self.omni_start,
-            forward_speed: self.omni_start_speed,
-            setting: "--omni-start-speed",
-        });
         let robust = (self.robust_start_speed > 0.0).then_some(StageGate {
             not_before: self.robust_start,
             forward_speed: self.robust_start_speed,
             setting: "--robust-start-speed",
         });
-        omni.into_iter().chain(robust)
+        self.omni_gate().into_iter().chain(robust)
+    }
+
+    /// The omnidirectional stage's gate ([`Self::omni_start_speed`], with omnidirectional
+    /// commands), if these settings ask for one.
+    pub fn omni_gate(&self) -> Option<StageGate> {
+        let omni = matches!(self.commands, CommandKind::Omni | CommandKind::OmniWalk);
+        (omni && self.omni_start_speed > 0.0).then_some(StageGate {
+            not_before: self.omni_start,
+            forward_speed: self.omni_start_speed,
+            setting: "--omni-start-speed",
+        })
     }
 
     /// The gate of the run's stage that waits for forward walking: the omnidirectional
