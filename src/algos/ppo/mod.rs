@@ -1,13 +1,22 @@
 //! `PpoOptim`: the PPO update (roadrunner `algo/ppo.py` §3), feed-forward.
 //!
 //! Per minibatch: clipped surrogate, 0.5·MSE critic, entropy bonus, optional mirror loss;
-//! backward; per-network gradient-norm clip; actor Adam step, then critic Adam step. KL(new‖old)
+//! backward; per-network gradient-norm clip; actor Adam step and critic Adam step. KL(new‖old)
 //! is measured on the pre-step distribution and its running maximum over the call is checked
 //! after every minibatch: above `--kl` the update stops (the offending step stays applied).
 //! Any non-finite loss or input writes a diagnostic dump and fails with a clear error.
+//!
+//! The actor and the critic share no parameter and no graph, so the critic's half of every
+//! minibatch (its loss, backward and Adam step) runs on a second thread beside the actor's, in
+//! lockstep: both losses are checked before either network steps, and the KL stop ends both
+//! after the same minibatch. Every tensor op is the one the sequential loop ran, on the same
+//! inputs, so the numbers are bit for bit the sequential ones (a test pins it). Why: on the
+//! 2-core machine the samplers wait while the update runs, so its second core sat idle for
+//! about a third of every Cassie iteration (docs/benchmarks.md).
 
 use std::f64::consts::PI;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
 use anyhow::{bail, Context, Result};
 use rand::Rng;
@@ -79,6 +88,15 @@ impl Batch {
         inputs
     }
 
+    /// The critic's inputs: its own observation (or the policy's), the returns and the mask.
+    fn critic_inputs(&self) -> CriticInputs {
+        CriticInputs {
+            states: self.critic_states.as_ref().unwrap_or(&self.states).shallow_clone(),
+            returns: self.returns.shallow_clone(),
+            mask: self.mask.shallow_clone(),
+        }
+    }
+
     /// The same selection applied to every field.
     fn select(&self, f: impl Fn(&Tensor) -> Tensor) -> Batch {
         Batch {
@@ -92,6 +110,113 @@ impl Batch {
             old_std: f(&self.old_std),
             mirror_states: self.mirror_states.as_ref().map(&f),
             mask: f(&self.mask),
+        }
+    }
+}
+
+/// What the critic's update reads of a batch, as handles of its own (shallow copies), so the
+/// critic's thread holds them while the actor's reads the full [`Batch`].
+struct CriticInputs {
+    states: Tensor,
+    returns: Tensor,
+    mask: Tensor,
+}
+
+/// One minibatch's rows of the full batch: `ids` along the batch dimension, and for recurrent
+/// nets the first `steps` time steps (the longest trajectory in it).
+#[derive(Clone)]
+struct Selection {
+    ids: Vec<i64>,
+    steps: Option<i64>,
+}
+
+impl Selection {
+    /// The rows of `x` (an index tensor built once per side with [`Selection::index`]).
+    fn apply(&self, x: &Tensor, idx: &Tensor) -> Tensor {
+        match self.steps {
+            Some(t) => x.index_select(1, idx).narrow(0, 0, t),
+            None => x.index_select(0, idx),
+        }
+    }
+
+    fn index(&self, device: Device) -> Tensor {
+        Tensor::from_slice(&self.ids).to_device(device)
+    }
+}
+
+/// The actor's thread to the critic's: compute this minibatch's loss, or step on it.
+enum ToCritic {
+    Loss(Selection),
+    Step,
+}
+
+/// The critic's thread to the actor's: the minibatch's loss (its value, and the tensor for a
+/// diagnostic dump), then after a step the first non-finite parameter, if any.
+enum FromCritic {
+    Loss(f64, Tensor),
+    Stepped(Option<String>),
+}
+
+/// `mean(x)` over real (mask = 1) steps.
+fn masked_mean(x: &Tensor, mask: &Tensor, denom: &Tensor) -> Tensor {
+    (x * mask).sum(Kind::Float) / denom
+}
+
+/// The critic loss `0.5·mean((returns − V)²)` over real steps.
+fn critic_loss(critic: &Critic, b: &CriticInputs) -> Tensor {
+    let denom = b.mask.sum(Kind::Float);
+    let values = critic.value(&b.states);
+    0.5 * masked_mean(&(&b.returns - values).square(), &b.mask, &denom)
+}
+
+/// The critic's half of [`PpoOptim::optimize`], run on its own thread by [`CriticHalf::serve`].
+struct CriticHalf<'a> {
+    /// `&mut` though only read: a shared reference would need the critic to be `Sync`, which
+    /// libtorch tensors are not.
+    critic: &'a mut Critic,
+    opt: &'a mut Adam,
+    /// The full batch's critic inputs; each minibatch selects its rows.
+    full: CriticInputs,
+    grad_clip: f64,
+    /// The actor's thread's libtorch thread count.
+    threads: i32,
+    device: Device,
+}
+
+impl CriticHalf<'_> {
+    /// For every minibatch the actor's thread names: its loss, then (once both losses are
+    /// finite) its backward and Adam step. Ends when the actor's thread hangs up (the update
+    /// finished, stopped or failed).
+    fn serve(self, inbox: mpsc::Receiver<ToCritic>, outbox: mpsc::Sender<FromCritic>) {
+        // libtorch's intra-op settings are partly per thread (OpenMP's and MKL's): the
+        // caller's, as the sequential loop ran.
+        tch::set_num_threads(self.threads);
+        let mut loss = None;
+        while let Ok(msg) = inbox.recv() {
+            let reply = match msg {
+                ToCritic::Loss(sel) => {
+                    let idx = sel.index(self.device);
+                    let batch = CriticInputs {
+                        states: sel.apply(&self.full.states, &idx),
+                        returns: sel.apply(&self.full.returns, &idx),
+                        mask: sel.apply(&self.full.mask, &idx),
+                    };
+                    let l = critic_loss(self.critic, &batch);
+                    let reply = FromCritic::Loss(l.double_value(&[]), l.detach());
+                    loss = Some(l);
+                    reply
+                }
+                ToCritic::Step => {
+                    let Some(l) = loss.take() else { break };
+                    self.opt.zero_grad();
+                    l.backward();
+                    self.opt.clip_and_step(self.grad_clip);
+                    FromCritic::Stepped(self.opt.first_non_finite_param().map(str::to_string))
+                }
+            };
+            if outbox.send(reply).is_err() {
+                break;
+            }
         }
     }
 }
@@ -232,99 +357,122 @@ impl PpoOptim {
 
     /// Runs `epochs` passes of minibatches over the finished steps of `buffer`: shuffled
     /// states for feed-forward networks, whole trajectories (time-major, zero-padded, masked)
-    /// for recurrent ones, `batch_size` states or trajectories each.
+    /// for recurrent ones, `batch_size` states or trajectories each. The critic's half runs on
+    /// a second thread ([`CriticHalf`]; the module doc says why and why the numbers are the
+    /// sequential ones).
     pub fn optimize(&mut self, buffer: &Buffer, rng: &mut impl Rng) -> Result<OptimStats> {
         let full = self.full_batch(buffer);
         let inputs = full.inputs();
         if inputs.iter().any(|(_, t)| !is_finite(t)) {
-            return Err(self.non_finite(&inputs));
+            return Err(non_finite(self.dump_dir.as_deref(), &inputs));
         }
-        let recurrent = self.actor.is_recurrent();
-        let lengths: Vec<usize> = buffer.traj_idx.windows(2).map(|w| w[1] - w[0]).collect();
-        let mut stats = OptimStats::default();
-        let mut kl_max = 0.0f64;
-        'epochs: for epoch in 0..self.hp.epochs {
-            let batches = if recurrent {
-                buffer.trajectory_batches(self.hp.batch_size, rng)
-            } else {
-                buffer.minibatch_indices(self.hp.batch_size, rng)
+        let threads = tch::get_num_threads();
+        let critic_inputs = full.critic_inputs();
+        let Self { actor, critic, actor_opt, critic_opt, hp, device, mirror, dump_dir } = self;
+        let (device, dump_dir) = (*device, dump_dir.as_deref());
+        std::thread::scope(|scope| {
+            let (to_critic, inbox) = mpsc::channel();
+            let (outbox, from_critic) = mpsc::channel();
+            let half = CriticHalf {
+                critic,
+                opt: critic_opt,
+                full: critic_inputs,
+                grad_clip: hp.grad_clip,
+                threads,
+                device,
             };
-            // With augmentation the mirrored copies sit after the originals in `full`.
-            let originals = if recurrent { buffer.num_trajs() } else { buffer.returns.len() };
-            for mut ids in batches {
-                if self.hp.mirror_augment {
-                    let shifted: Vec<i64> = ids.iter().map(|i| i + originals as i64).collect();
-                    ids.extend(shifted);
-                }
-                let idx = Tensor::from_slice(&ids).to_device(self.device);
-                let batch = if recurrent {
-                    let t = ids.iter().map(|&k| lengths[k as usize % originals]).max().unwrap_or(0)
-                        as i64;
-                    full.select(|x| x.index_select(1, &idx).narrow(0, 0, t))
+            std::thread::Builder::new()
+                .name("critic-update".into())
+                .spawn_scoped(scope, move || half.serve(inbox, outbox))
+                .context("starting the critic's update thread")?;
+            let lost = || anyhow::anyhow!("the critic's update thread stopped unexpectedly");
+            let actor = &*actor;
+            let recurrent = actor.is_recurrent();
+            let lengths: Vec<usize> = buffer.traj_idx.windows(2).map(|w| w[1] - w[0]).collect();
+            let mut stats = OptimStats::default();
+            let mut kl_max = 0.0f64;
+            'epochs: for epoch in 0..hp.epochs {
+                let batches = if recurrent {
+                    buffer.trajectory_batches(hp.batch_size, rng)
                 } else {
-                    full.select(|x| x.index_select(0, &idx))
+                    buffer.minibatch_indices(hp.batch_size, rng)
                 };
-                let losses = self.losses(&batch);
-                // Losses are read back for the statistics anyway; only a non-finite one pays
-                // for the full per-tensor diagnosis.
-                let values = [
-                    (&losses.actor + &losses.entropy_pen).double_value(&[]),
-                    losses.critic.double_value(&[]),
-                    losses.mirror.double_value(&[]),
-                ];
-                if values.iter().any(|l| !l.is_finite()) {
-                    let mut tensors = batch.inputs();
-                    tensors.extend([
-                        ("log_probs", &losses.logp),
-                        ("actor_loss", &losses.actor),
-                        ("critic_loss", &losses.critic),
-                        ("mirror_loss", &losses.mirror),
-                    ]);
-                    return Err(self.non_finite(&tensors));
-                }
-                self.actor_opt.zero_grad();
-                (&losses.actor + &losses.entropy_pen + &losses.mirror).backward();
-                self.actor_opt.clip_and_step(self.hp.grad_clip);
-                self.critic_opt.zero_grad();
-                losses.critic.backward();
-                self.critic_opt.clip_and_step(self.hp.grad_clip);
-                // Finite losses can still produce a non-finite step (a huge learning rate
-                // overflows f32): caught here, before anything is saved or sampled.
-                for (net, opt, lr) in [
-                    ("actor", &self.actor_opt, self.hp.a_lr),
-                    ("critic", &self.critic_opt, self.hp.c_lr),
-                ] {
-                    if let Some(param) = opt.first_non_finite_param() {
-                        return Err(self.diverged(
-                            net,
-                            param,
-                            lr,
-                            epoch,
-                            stats.minibatches,
-                            &batch,
-                        ));
+                // With augmentation the mirrored copies sit after the originals in `full`.
+                let originals = if recurrent { buffer.num_trajs() } else { buffer.returns.len() };
+                for mut ids in batches {
+                    if hp.mirror_augment {
+                        let shifted: Vec<i64> = ids.iter().map(|i| i + originals as i64).collect();
+                        ids.extend(shifted);
+                    }
+                    let steps = recurrent.then(|| {
+                        ids.iter().map(|&k| lengths[k as usize % originals]).max().unwrap_or(0)
+                            as i64
+                    });
+                    let sel = Selection { ids, steps };
+                    to_critic.send(ToCritic::Loss(sel.clone())).map_err(|_| lost())?;
+                    let idx = sel.index(device);
+                    let batch = full.select(|x| sel.apply(x, &idx));
+                    let losses = actor_losses(actor, hp, mirror.as_ref(), device, &batch);
+                    let Ok(FromCritic::Loss(critic_value, critic_tensor)) = from_critic.recv()
+                    else {
+                        return Err(lost());
+                    };
+                    // Losses are read back for the statistics anyway; only a non-finite one
+                    // pays for the full per-tensor diagnosis.
+                    let values = [
+                        (&losses.actor + &losses.entropy_pen).double_value(&[]),
+                        critic_value,
+                        losses.mirror.double_value(&[]),
+                    ];
+                    if values.iter().any(|l| !l.is_finite()) {
+                        let mut tensors = batch.inputs();
+                        tensors.extend([
+                            ("log_probs", &losses.logp),
+                            ("actor_loss", &losses.actor),
+                            ("critic_loss", &critic_tensor),
+                            ("mirror_loss", &losses.mirror),
+                        ]);
+                        return Err(non_finite(dump_dir, &tensors));
+                    }
+                    to_critic.send(ToCritic::Step).map_err(|_| lost())?;
+                    actor_opt.zero_grad();
+                    (&losses.actor + &losses.entropy_pen + &losses.mirror).backward();
+                    actor_opt.clip_and_step(hp.grad_clip);
+                    let Ok(FromCritic::Stepped(critic_bad)) = from_critic.recv() else {
+                        return Err(lost());
+                    };
+                    // Finite losses can still produce a non-finite step (a huge learning rate
+                    // overflows f32): caught here, before anything is saved or sampled.
+                    let bad = match (actor_opt.first_non_finite_param(), critic_bad.as_deref()) {
+                        (Some(param), _) => Some(("actor", param, hp.a_lr)),
+                        (None, Some(param)) => Some(("critic", param, hp.c_lr)),
+                        (None, None) => None,
+                    };
+                    if let Some((net, param, lr)) = bad {
+                        let at = (epoch, stats.minibatches);
+                        return Err(diverged(dump_dir, net, param, lr, at, &batch));
+                    }
+
+                    stats.actor_loss += values[0];
+                    stats.critic_loss += values[1];
+                    stats.mirror_loss += values[2];
+                    stats.kl += losses.kl;
+                    stats.minibatches += 1;
+                    stats.samples += batch.mask.sum(Kind::Float).double_value(&[]) as usize;
+                    kl_max = kl_max.max(losses.kl);
+                    if kl_max > hp.kl {
+                        stats.early_stopped = true;
+                        break 'epochs;
                     }
                 }
-
-                stats.actor_loss += values[0];
-                stats.critic_loss += values[1];
-                stats.mirror_loss += values[2];
-                stats.kl += losses.kl;
-                stats.minibatches += 1;
-                stats.samples += batch.mask.sum(Kind::Float).double_value(&[]) as usize;
-                kl_max = kl_max.max(losses.kl);
-                if kl_max > self.hp.kl {
-                    stats.early_stopped = true;
-                    break 'epochs;
-                }
             }
-        }
-        let k = stats.minibatches.max(1) as f64;
-        stats.actor_loss /= k;
-        stats.critic_loss /= k;
-        stats.mirror_loss /= k;
-        stats.kl /= k;
-        Ok(stats)
+            let k = stats.minibatches.max(1) as f64;
+            stats.actor_loss /= k;
+            stats.critic_loss /= k;
+            stats.mirror_loss /= k;
+            stats.kl /= k;
+            Ok(stats)
+        })
     }
 
     /// The whole buffer as one batch (`[N, dim]`, or `[T, trajectories, dim]` padded when
@@ -396,90 +544,116 @@ impl PpoOptim {
 
     /// All loss terms of one batch; every mean runs over real (mask = 1) steps only.
     pub fn losses(&self, b: &Batch) -> Losses {
-        let denom = b.mask.sum(Kind::Float);
-        let masked_mean = |x: &Tensor| (x * &b.mask).sum(Kind::Float) / &denom;
-        let per_step = |x: &Tensor| {
-            let a = x.size().last().copied().unwrap_or(1) as f64;
-            x.sum_dim_intlist(-1, true, Kind::Float) / a
-        };
-        let (mean, std) = self.actor.distribution(&b.states);
-        let std = std.expand_as(&mean);
-        let logp = log_prob(&b.actions, &mean, &std);
-        // Padding gets ratio 1 (and advantage 0), as in the reference.
-        let ratio = ((&logp - &b.old_logp) * &b.mask).exp();
-        let surrogate = (&ratio * &b.advantages)
-            .min_other(&(ratio.clamp(1.0 - self.hp.clip, 1.0 + self.hp.clip) * &b.advantages));
-        let actor = -masked_mean(&surrogate);
-        let entropy = per_step(&(std.log() + 0.5 + 0.5 * (2.0 * PI).ln()));
-        let entropy_pen = -self.hp.entropy_coeff * masked_mean(&entropy);
-        let mirror_loss = match (&self.mirror, &b.mirror_states) {
-            // Masked, unlike the reference, which averages padding in.
-            (Some(m), Some(ms)) => {
-                self.hp.mirror * 4.0 * masked_mean(&m.error(&self.actor, &mean, ms))
-            }
-            _ => Tensor::zeros([], (Kind::Float, self.device)),
-        };
-        let values = self.critic.value(b.critic_states.as_ref().unwrap_or(&b.states));
-        let critic = 0.5 * masked_mean(&(&b.returns - values).square());
-        let kl = tch::no_grad(|| {
-            let (m, sd) = (mean.detach(), std.detach());
-            let per_dim = (&b.old_std / &sd).log()
-                + (sd.square() + (&m - &b.old_mean).square()) / (b.old_std.square() * 2.0)
-                - 0.5;
-            masked_mean(&per_step(&per_dim)).double_value(&[])
-        });
-        Losses { actor, entropy_pen, mirror: mirror_loss, critic, kl, logp }
+        let a = actor_losses(&self.actor, &self.hp, self.mirror.as_ref(), self.device, b);
+        let critic = critic_loss(&self.critic, &b.critic_inputs());
+        Losses {
+            actor: a.actor,
+            entropy_pen: a.entropy_pen,
+            mirror: a.mirror,
+            critic,
+            kl: a.kl,
+            logp: a.logp,
+        }
     }
+}
 
-    /// The error for a non-finite batch, naming the tensors and where the dump went.
-    fn non_finite(&self, tensors: &[(&str, &Tensor)]) -> anyhow::Error {
-        let bad: Vec<&str> =
-            tensors.iter().filter(|(_, t)| !is_finite(t)).map(|(n, _)| *n).collect();
-        let dump = match self.dump_non_finite(tensors) {
-            Ok(Some(p)) => format!("; diagnostic dump written to {}", p.display()),
-            Ok(None) => String::new(),
-            Err(e) => format!("; writing the diagnostic dump failed: {e:#}"),
-        };
-        anyhow::anyhow!("non-finite values in {} during the PPO update{dump}", bad.join(", "))
-    }
+/// The actor's loss terms of one batch: [`Losses`] without the critic's.
+struct ActorLosses {
+    actor: Tensor,
+    entropy_pen: Tensor,
+    mirror: Tensor,
+    kl: f64,
+    logp: Tensor,
+}
 
-    /// The error for an update that made a parameter non-finite. The dump holds the
-    /// minibatch that drove the step (finite: the losses were checked before it), so the run
-    /// directory never holds a non-finite value.
-    fn diverged(
-        &self,
-        net: &str,
-        param: &str,
-        lr: f64,
-        epoch: usize,
-        minibatch: usize,
-        batch: &Batch,
-    ) -> anyhow::Error {
-        let flag = if net == "actor" { "--a-lr" } else { "--c-lr" };
-        let dump = match self.dump_non_finite(&batch.inputs()) {
-            Ok(Some(p)) => format!("; the minibatch is in {}", p.display()),
-            Ok(None) => String::new(),
-            Err(e) => format!("; writing the diagnostic dump failed: {e:#}"),
-        };
-        anyhow::anyhow!(
-            "the PPO update diverged: {net} parameter '{param}' became NaN or infinite \
-             (epoch {epoch}, minibatch {minibatch}; {flag} {lr:e} may be too high). Nothing \
-             from this update was saved{dump}"
-        )
-    }
+/// The clipped surrogate, entropy penalty, mirror loss and KL(new‖old) of one batch.
+fn actor_losses(
+    actor: &Actor,
+    hp: &PpoConfig,
+    mirror: Option<&MirrorTensors>,
+    device: Device,
+    b: &Batch,
+) -> ActorLosses {
+    let denom = b.mask.sum(Kind::Float);
+    let masked_mean = |x: &Tensor| masked_mean(x, &b.mask, &denom);
+    let per_step = |x: &Tensor| {
+        let a = x.size().last().copied().unwrap_or(1) as f64;
+        x.sum_dim_intlist(-1, true, Kind::Float) / a
+    };
+    let (mean, std) = actor.distribution(&b.states);
+    let std = std.expand_as(&mean);
+    let logp = log_prob(&b.actions, &mean, &std);
+    // Padding gets ratio 1 (and advantage 0), as in the reference.
+    let ratio = ((&logp - &b.old_logp) * &b.mask).exp();
+    let surrogate = (&ratio * &b.advantages)
+        .min_other(&(ratio.clamp(1.0 - hp.clip, 1.0 + hp.clip) * &b.advantages));
+    let loss = -masked_mean(&surrogate);
+    let entropy = per_step(&(std.log() + 0.5 + 0.5 * (2.0 * PI).ln()));
+    let entropy_pen = -hp.entropy_coeff * masked_mean(&entropy);
+    let mirror_loss = match (mirror, &b.mirror_states) {
+        // Masked, unlike the reference, which averages padding in.
+        (Some(m), Some(ms)) => hp.mirror * 4.0 * masked_mean(&m.error(actor, &mean, ms)),
+        _ => Tensor::zeros([], (Kind::Float, device)),
+    };
+    let kl = tch::no_grad(|| {
+        let (m, sd) = (mean.detach(), std.detach());
+        let per_dim = (&b.old_std / &sd).log()
+            + (sd.square() + (&m - &b.old_mean).square()) / (b.old_std.square() * 2.0)
+            - 0.5;
+        masked_mean(&per_step(&per_dim)).double_value(&[])
+    });
+    ActorLosses { actor: loss, entropy_pen, mirror: mirror_loss, kl, logp }
+}
 
-    fn dump_non_finite(&self, tensors: &[(&str, &Tensor)]) -> Result<Option<PathBuf>> {
-        let Some(dir) = &self.dump_dir else {
-            return Ok(None);
-        };
-        let path = dir.join("training_error.safetensors");
-        let named: Vec<(&str, Tensor)> =
-            tensors.iter().map(|(n, t)| (*n, t.detach().to_device(Device::Cpu))).collect();
-        crate::fsutil::write_atomic_with(&path, |tmp| {
-            Tensor::write_safetensors(&named, tmp).context("writing the dump")
-        })?;
-        Ok(Some(path))
-    }
+/// The error for a non-finite batch, naming the tensors and where the dump went.
+fn non_finite(dump_dir: Option<&Path>, tensors: &[(&str, &Tensor)]) -> anyhow::Error {
+    let bad: Vec<&str> = tensors.iter().filter(|(_, t)| !is_finite(t)).map(|(n, _)| *n).collect();
+    let dump = match dump_non_finite(dump_dir, tensors) {
+        Ok(Some(p)) => format!("; diagnostic dump written to {}", p.display()),
+        Ok(None) => String::new(),
+        Err(e) => format!("; writing the diagnostic dump failed: {e:#}"),
+    };
+    anyhow::anyhow!("non-finite values in {} during the PPO update{dump}", bad.join(", "))
+}
+
+/// The error for an update that made a parameter non-finite, at `(epoch, minibatch)`. The dump
+/// holds the minibatch that drove the step (finite: the losses were checked before it), so
+/// the run directory never holds a non-finite value.
+fn diverged(
+    dump_dir: Option<&Path>,
+    net: &str,
+    param: &str,
+    lr: f64,
+    (epoch, minibatch): (usize, usize),
+    batch: &Batch,
+) -> anyhow::Error {
+    let flag = if net == "actor" { "--a-lr" } else { "--c-lr" };
+    let dump = match dump_non_finite(dump_dir, &batch.inputs()) {
+        Ok(Some(p)) => format!("; the minibatch is in {}", p.display()),
+        Ok(None) => String::new(),
+        Err(e) => format!("; writing the diagnostic dump failed: {e:#}"),
+    };
+    anyhow::anyhow!(
+        "the PPO update diverged: {net} parameter '{param}' became NaN or infinite \
+         (epoch {epoch}, minibatch {minibatch}; {flag} {lr:e} may be too high). Nothing \
+         from this update was saved{dump}"
+    )
+}
+
+fn dump_non_finite(
+    dump_dir: Option<&Path>,
+    tensors: &[(&str, &Tensor)],
+) -> Result<Option<PathBuf>> {
+    let Some(dir) = dump_dir else {
+        return Ok(None);
+    };
+    let path = dir.join("training_error.safetensors");
+    let named: Vec<(&str, Tensor)> =
+        tensors.iter().map(|(n, t)| (*n, t.detach().to_device(Device::Cpu))).collect();
+    crate::fsutil::write_atomic_with(&path, |tmp| {
+        Tensor::write_safetensors(&named, tmp).context("writing the dump")
+    })?;
+    Ok(Some(path))
 }
 
 #[cfg(test)]
