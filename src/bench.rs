@@ -108,7 +108,8 @@ pub const BENCH_OBS: usize = 44;
 pub const BENCH_ACT: usize = 10;
 
 /// Times 3 epochs of PPO updates over a synthetic 50k-step buffer (trajectories of 300,
-/// obs 44, act 10, U[0,1) data as the reference's auto-tune uses) on 1 thread, KL stop off;
+/// obs 44, act 10, U[0,1) data as the reference's auto-tune uses) with 1 libtorch thread
+/// (the critic's half on a second OS thread, as in training), KL stop off;
 /// prints `samples_per_s` (real steps passed through an update per second; for recurrent nets
 /// `--batch-size` counts trajectories of 300 steps).
 pub fn bench_optimize(args: &BenchOptimizeOptions) -> Result<f64> {

@@ -67,7 +67,8 @@ pub enum TrainCommand {
 pub enum BenchCommand {
     /// Env steps per second on one core with random actions, resets included.
     Env(BenchEnvFlags),
-    /// PPO update throughput on a synthetic 50k-step buffer (3 epochs, 1 thread).
+    /// PPO update throughput on a synthetic 50k-step buffer (3 epochs, 1 libtorch thread; the
+    /// critic's half on its own thread, as in training).
     Optimize(BenchOptimizeFlags),
 }
 

@@ -204,15 +204,24 @@ impl CassieEnv {
         for c in d.com_offset.iter_mut().flatten() {
             *c = k * rng.gen_range(-0.01..0.01);
         }
+        let centered = self.config.dr_centered;
         for s in &mut d.damping_scale {
-            *s = 1.0 + k * rng.gen_range(-0.5..1.0);
+            *s = if centered {
+                2f32.powf(k * rng.gen_range(-1.0..1.0))
+            } else {
+                1.0 + k * rng.gen_range(-0.5..1.0)
+            };
         }
         d.friction = 1.0 + k * rng.gen_range(-0.2..0.2);
         // The reference drew the slope from the friction range (±0.2 rad).
         d.slope = [k * rng.gen_range(-0.03..0.03), k * rng.gen_range(-0.03..0.03)];
         // The reference drew 3-6 cycles at 2 kHz (1.5-3 ms); as a time, 2-4 ms at any rate.
         d.delay = 0.003 + k * rng.gen_range(-0.001..0.001);
-        d.efficiency = 1.0 - k * rng.gen_range(0.0..0.1);
+        d.efficiency = if centered {
+            1.0 + k * rng.gen_range(-0.05..0.05)
+        } else {
+            1.0 - k * rng.gen_range(0.0..0.1)
+        };
         for n in &mut d.encoder_noise {
             *n = k * rng.gen_range(-0.02..0.02);
         }

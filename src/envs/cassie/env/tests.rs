@@ -918,3 +918,37 @@ fn the_privileged_critic_reads_the_state_without_noise_and_the_perturbations() {
     assert!(later[12] < 1.99 || later[12..] == [PUSH_MEMORY, 0.0, 0.0], "{later:?}");
     assert!(pushed.len() == 1 || pushed[1] - at >= 100, "{pushed:?}");
 }
+
+/// `--dr-centered` draws damping and torque efficiency around the nominal model (median
+/// damping ×1, mean efficiency 1), within the same span; without it they stay harder than
+/// nominal on average (mean damping ×1.25, efficiency 0.95).
+#[test]
+fn centered_randomization_is_centred_on_the_nominal_model() {
+    let draws = |centered: bool| {
+        let config = CassieConfig {
+            dynamics_randomization: true,
+            dr_centered: centered,
+            ..CassieConfig::default()
+        };
+        let mut e = CassieEnv::new(config);
+        e.seed(3);
+        e.set_training(Some(10_000_000));
+        let (mut damping, mut efficiency) = (Vec::new(), Vec::new());
+        for _ in 0..2000 {
+            let d = e.draw_dynamics();
+            damping.push(d.damping_scale[0]);
+            efficiency.push(d.efficiency);
+        }
+        damping.sort_by(f32::total_cmp);
+        let mean = |v: &[f32]| v.iter().sum::<f32>() / v.len() as f32;
+        (damping[0], damping[1000], damping[1999], mean(&damping), mean(&efficiency), efficiency)
+    };
+    let (lo, median, hi, _, eff, effs) = draws(true);
+    assert!(lo >= 0.5 && hi <= 2.0 && lo < 0.52 && hi > 1.9, "damping {lo}..{hi}");
+    assert!((median - 1.0).abs() < 0.06, "median damping {median}");
+    assert!((eff - 1.0).abs() < 0.005, "mean efficiency {eff}");
+    assert!(effs.iter().all(|e| (0.95..=1.05).contains(e)));
+    let (lo, _, hi, mean, eff, _) = draws(false);
+    assert!(lo >= 0.5 && hi <= 2.0, "damping {lo}..{hi}");
+    assert!((mean - 1.25).abs() < 0.03 && (eff - 0.95).abs() < 0.005, "{mean} {eff}");
+}
