@@ -238,3 +238,32 @@ fn learned_log_std_is_logged_trained_and_resumed_exactly() {
     let exp = gait::logging::Experiment::load(&cont).unwrap();
     assert!(exp.config.net.learn_log_std, "inherited by --previous");
 }
+
+/// `--std-decay`: the fixed σ of each iteration is `--std` × (1 − decay × steps before its
+/// collection / `--timesteps`), logged as `Policy/Std`, and a continuation with a larger
+/// `--timesteps` follows its own stretched schedule from the restored weights (not the σ they
+/// were saved with), as `--lr-decay` does.
+#[test]
+fn a_decaying_std_follows_its_schedule_through_a_continuation() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path();
+    let flags = ["--std", "0.5", "--std-decay", "0.8", "--seed", "5", "--timesteps", "16000"];
+    let first = trained_cartpole(logs, "first", &flags);
+    let o = gait(&["train", "ppo", "--previous", first.to_str().unwrap(), "--timesteps", "24000"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let cont = common::continuation_of(&first);
+    let mut before = 0.0f64;
+    for (run, timesteps) in [(&first, 16000.0f64), (&cont, 24000.0)] {
+        let progress = run.join("progress.csv");
+        let steps = common::csv_column(&progress, "Time/Total Timesteps");
+        let std = common::csv_column(&progress, "Policy/Std");
+        assert!(!std.is_empty());
+        for (s, total) in std.iter().zip(&steps) {
+            let expected = 0.5 * (1.0 - 0.8 * (before / timesteps).min(1.0));
+            let s = s.expect("Policy/Std logged");
+            assert!((s - expected).abs() < 1e-6, "σ {s} after {before} steps: {expected} expected");
+            before = total.expect("steps logged");
+        }
+    }
+    assert!(before >= 24000.0, "the continuation ran to its target");
+}

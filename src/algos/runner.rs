@@ -466,7 +466,7 @@ impl Runner {
         let seed = derive(self.config.run.seed, &[stream::MINIBATCH, itr]);
         // The rate follows the steps before this iteration's collection, so it is a function of
         // the resume state and a resumed run steps as an uninterrupted one.
-        self.optim.set_lr_scale(lr_scale(
+        self.optim.set_lr_scale(decay_scale(
             self.config.ppo.lr_decay,
             self.state.total_timesteps,
             self.config.run.timesteps,
@@ -539,6 +539,16 @@ impl Runner {
         evaluate: bool,
         on_steps: &mut dyn FnMut(usize),
     ) -> Result<Collected> {
+        // The std follows the steps before this collection (as the learning rate does), so a
+        // resumed run samples with the std of an uninterrupted one.
+        let decay = self.config.ppo.std_decay;
+        if decay > 0.0 {
+            let scale = decay_scale(decay, self.state.total_timesteps, self.config.run.timesteps);
+            anyhow::ensure!(
+                self.optim.actor_mut().scale_fixed_std(scale),
+                "--std-decay needs a fixed std"
+            );
+        }
         let policy = PolicySnapshot::of(iteration, self.optim.actor(), self.optim.critic());
         let request = CollectRequest {
             iteration,
@@ -595,16 +605,17 @@ fn best_is_replaced(state: &TrainState, settled: bool, test_return: f64) -> bool
     }
 }
 
-/// The learning rates' factor after `steps` of a run of `timesteps` (`--lr-decay`): 1 at the
-/// start, falling linearly to `1 − decay` at the end, and no lower past it.
-fn lr_scale(decay: f64, steps: u64, timesteps: u64) -> f64 {
+/// The factor of the learning rates (`--lr-decay`) and of a fixed std (`--std-decay`) after
+/// `steps` of a run of `timesteps`: 1 at the start, falling linearly to `1 − decay` at the end,
+/// and no lower past it.
+fn decay_scale(decay: f64, steps: u64, timesteps: u64) -> f64 {
     let progress = if timesteps == 0 { 1.0 } else { (steps as f64 / timesteps as f64).min(1.0) };
     1.0 - decay * progress
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{best_is_replaced, lr_scale, TrainState};
+    use super::{best_is_replaced, decay_scale, TrainState};
 
     /// The best-eval checkpoint: the reference's highest `Test/Return` within a phase, and the
     /// first evaluation of a settled training distribution replaces any earlier best.
@@ -628,8 +639,8 @@ mod tests {
     /// (a continuation run beyond its target), constant without decay.
     #[test]
     fn the_learning_rate_falls_linearly_to_its_floor() {
-        let at = |steps| lr_scale(0.9, steps, 1000);
+        let at = |steps| decay_scale(0.9, steps, 1000);
         assert_eq!([0, 500, 1000, 5000].map(at), [1.0, 0.55, 1.0 - 0.9, 1.0 - 0.9]);
-        assert_eq!(lr_scale(0.0, 700, 1000), 1.0);
+        assert_eq!(decay_scale(0.0, 700, 1000), 1.0);
     }
 }

@@ -291,6 +291,13 @@ impl TrainConfig {
         if n.learn_std && n.learn_log_std {
             return Err(UsageError("--learn-std and --learn-log-std exclude each other".into()));
         }
+        if self.ppo.std_decay > 0.0 && (n.learn_std || n.learn_log_std) {
+            return Err(UsageError(
+                "--std-decay schedules a fixed std; it cannot run with --learn-std or \
+                 --learn-log-std, whose std the PPO loss learns"
+                    .into(),
+            ));
+        }
         if registered {
             crate::envs::spec(&r.env).map_err(|e| UsageError(e.to_string()))?;
         }

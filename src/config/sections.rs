@@ -66,6 +66,14 @@ crate::settings! {
         /// the schedule: its rate is the one of its own step count and target.
         #[serde(default)]
         lr_decay: f64 = 0.0, Range::Unit;
+        /// A fixed action std (`--std`) falls linearly with the run's steps, from `--std` at
+        /// step 0 to (1 − this) of it at `--timesteps` (0: constant), the same schedule as
+        /// `lr_decay`. Why: evaluation and deployment run the mean action, but a policy trained
+        /// at one std tunes its speed to that much noise; Cassie's policies trained at a fixed
+        /// 0.2 walked 0.2-0.4 m/s faster without it than with it, and on MuJoCo seed 2 sped up
+        /// until it fell (docs/cassie.md "The noise the policy walks with"). Needs a fixed std.
+        #[serde(default)]
+        std_decay: f64 = 0.0, Range::Unit;
         /// Adam epsilon (both optimizers).
         eps: f64 = 1e-6, Range::Positive;
         /// KL(new‖old) threshold for early stopping the update.

@@ -103,6 +103,18 @@ impl Actor {
         (mean, std)
     }
 
+    /// Sets a fixed std to `scale` times the spec's (`--std-decay`); `false`, changing nothing,
+    /// for a learned std, whose value the PPO loss owns.
+    pub fn scale_fixed_std(&mut self, scale: f64) -> bool {
+        let (StdHead::Fixed(std), StdSpec::Fixed(initial)) = (&mut self.std, &self.spec.std) else {
+            return false;
+        };
+        let _guard = tch::no_grad_guard();
+        let scaled: Vec<f32> = initial.iter().map(|&s| (s as f64 * scale) as f32).collect();
+        std.copy_(&Tensor::from_slice(&scaled).to_device(std.device()));
+        true
+    }
+
     /// Mean σ over action dims for a state-independent std (fixed or `log_std`), for the
     /// `Policy/Std` scalar; `None` for the state-dependent head.
     pub fn mean_std(&self) -> Option<f64> {
@@ -164,6 +176,26 @@ mod tests {
         std.sum(tch::Kind::Float).backward();
         let grad = actor.var_store().variables()["log_std"].grad();
         assert!(grad.abs().sum(tch::Kind::Float).double_value(&[]) > 0.0);
+    }
+
+    /// `--std-decay`: a fixed std scales from the spec's values (not from its current ones, so
+    /// the schedule never compounds), travels in the parameter snapshot the samplers load, and
+    /// a learned std refuses to be scheduled.
+    #[test]
+    fn a_fixed_std_scales_from_its_spec_and_reaches_the_samplers() {
+        let mut actor = Actor::new(&spec(StdSpec::Fixed(vec![0.2, 0.4])), Device::Cpu);
+        assert!(actor.scale_fixed_std(0.5));
+        assert!(actor.scale_fixed_std(0.5), "a second call scales the spec's std again");
+        let (_, std) = actor.distribution(&Tensor::from_slice(&[0.0f32, 0.0, 0.0]));
+        assert_eq!(Vec::<f32>::try_from(std).unwrap(), vec![0.1, 0.2]);
+        let mut sampler = Actor::new(&spec(StdSpec::Fixed(vec![0.2, 0.4])), Device::Cpu);
+        crate::policies::ParamSnapshot::of(actor.var_store())
+            .load_into(sampler.var_store_mut())
+            .unwrap();
+        assert!((sampler.mean_std().unwrap() - 0.15).abs() < 1e-7);
+        let mut learned = Actor::new(&spec(StdSpec::LogParam(vec![0.2, 0.2])), Device::Cpu);
+        assert!(!learned.scale_fixed_std(0.5));
+        assert!((learned.mean_std().unwrap() - 0.2).abs() < 1e-6, "left alone");
     }
 
     /// An input whose training distribution was constant (its std floored at 1e-3), read far
