@@ -29,7 +29,7 @@ use super::resources;
 use super::seeding::{derive, stream};
 use super::symmetry::Symmetry;
 use super::{tracking, CollectRequest, Collected, PolicySnapshot, PpoOptim, SamplerPool};
-use crate::config::{BackpropWorkers, DeviceKind, Start, TrainConfig, UsageError};
+use crate::config::{BackpropWorkers, DeviceKind, Start, StdSchedule, TrainConfig, UsageError};
 use crate::envs::{self, EnvFactory};
 use crate::logging::metrics::{IterationReport, RankTiming, TestMetrics, Timing, UpdateMetrics};
 use crate::logging::summary::FinalEval;
@@ -541,9 +541,8 @@ impl Runner {
     ) -> Result<Collected> {
         // The std follows the steps before this collection (as the learning rate does), so a
         // resumed run samples with the std of an uninterrupted one.
-        let decay = self.config.ppo.std_decay;
-        if decay > 0.0 {
-            let scale = decay_scale(decay, self.state.total_timesteps, self.config.run.timesteps);
+        if self.config.ppo.std_decay > 0.0 {
+            let scale = std_scale(&self.config, self.state.total_timesteps, self.state.stage_from)?;
             anyhow::ensure!(
                 self.optim.actor_mut().scale_fixed_std(scale),
                 "--std-decay needs a fixed std"
@@ -605,6 +604,19 @@ fn best_is_replaced(state: &TrainState, settled: bool, test_return: f64) -> bool
     }
 }
 
+/// The factor of a fixed std (`--std-decay`) for a collection after `steps`, in a run whose
+/// gated stage began at `stage_from`: along the run's steps, or with the env's perturbations.
+fn std_scale(config: &TrainConfig, steps: u64, stage_from: Option<u64>) -> Result<f64> {
+    let decay = config.ppo.std_decay;
+    Ok(match config.ppo.std_schedule {
+        StdSchedule::Steps => decay_scale(decay, steps, config.run.timesteps),
+        StdSchedule::Perturbations => {
+            let strength = config.env.perturbation_strength(&config.run.env, steps, stage_from);
+            1.0 - decay * strength.context("--std-schedule: the env has no perturbations")?
+        }
+    })
+}
+
 /// The factor of the learning rates (`--lr-decay`) and of a fixed std (`--std-decay`) after
 /// `steps` of a run of `timesteps`: 1 at the start, falling linearly to `1 − decay` at the end,
 /// and no lower past it.
@@ -615,7 +627,8 @@ fn decay_scale(decay: f64, steps: u64, timesteps: u64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{best_is_replaced, decay_scale, TrainState};
+    use super::{best_is_replaced, decay_scale, std_scale, TrainState};
+    use crate::config::{StdSchedule, TrainConfig};
 
     /// The best-eval checkpoint: the reference's highest `Test/Return` within a phase, and the
     /// first evaluation of a settled training distribution replaces any earlier best.
@@ -642,5 +655,28 @@ mod tests {
         let at = |steps| decay_scale(0.9, steps, 1000);
         assert_eq!([0, 500, 1000, 5000].map(at), [1.0, 0.55, 1.0 - 0.9, 1.0 - 0.9]);
         assert_eq!(decay_scale(0.0, 700, 1000), 1.0);
+    }
+
+    /// `--std-schedule perturbations`: the walking preset's std stays at `--std` until the
+    /// perturbation gate opens (whenever that is), falls with their ramp and stays at its floor;
+    /// `steps` follows the learning rates' schedule instead.
+    #[test]
+    fn a_perturbation_schedule_holds_the_std_until_the_gate_then_follows_the_ramp() {
+        let mut config = TrainConfig::for_env("cassie");
+        config.ppo.std_decay = 0.75;
+        config.ppo.std_schedule = StdSchedule::Perturbations;
+        let ramp = config.env.cassie.robust_ramp;
+        let gate = 2_840_000; // seed 2's: walking learned late
+        let at = |steps, stage_from| std_scale(&config, steps, stage_from).unwrap();
+        assert_eq!(at(3_000_000, None), 1.0, "the gate is still closed");
+        assert_eq!(at(gate, Some(gate)), 1.0);
+        assert!((at(gate + ramp / 2, Some(gate)) - (1.0 - 0.375)).abs() < 1e-12);
+        assert!((at(gate + 3 * ramp, Some(gate)) - 0.25).abs() < 1e-12);
+        config.ppo.std_schedule = StdSchedule::Steps;
+        let half = config.run.timesteps / 2;
+        assert!((std_scale(&config, half, Some(gate)).unwrap() - 0.625).abs() < 1e-9);
+        config.run.env = "cartpole".into();
+        config.ppo.std_schedule = StdSchedule::Perturbations;
+        assert!(std_scale(&config, half, None).is_err(), "no perturbations to follow");
     }
 }

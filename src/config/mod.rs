@@ -55,6 +55,20 @@ pub enum DeviceKind {
     Cuda,
 }
 
+/// What a fixed std's decay (`--std-decay`) follows (`--std-schedule`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum StdSchedule {
+    /// The run's steps over `--timesteps`, as `--lr-decay` does.
+    #[default]
+    Steps,
+    /// The env's perturbation strength (Cassie's `--robust-*` gate and ramp): the std stays at
+    /// `--std` until the perturbations begin and reaches (1 − decay) of it as they reach full
+    /// strength, so a seed that learns to walk late still explores at full noise until it
+    /// walks.
+    Perturbations,
+}
+
 /// Everything `gait train ppo` needs besides where it starts from (see [`Start`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -290,6 +304,14 @@ impl TrainConfig {
         }
         if n.learn_std && n.learn_log_std {
             return Err(UsageError("--learn-std and --learn-log-std exclude each other".into()));
+        }
+        if self.ppo.std_schedule == StdSchedule::Perturbations
+            && self.env.perturbation_strength(&r.env, 0, None).is_none()
+        {
+            return Err(UsageError(format!(
+                "--std-schedule perturbations: env '{}' has no perturbation schedule",
+                r.env
+            )));
         }
         if self.ppo.std_decay > 0.0 && (n.learn_std || n.learn_log_std) {
             return Err(UsageError(
@@ -551,5 +573,18 @@ mod tests {
         let config = TrainConfig::default().merged_with_toml("[net]\nlayers = []\n").unwrap();
         assert!(config.validate().is_err());
         assert!(TrainConfig::for_env("cassie").validate().is_ok());
+    }
+
+    /// A std schedule needs something to schedule: a fixed std, and for `perturbations` an env
+    /// with a perturbation ramp (cartpole has none).
+    #[test]
+    fn a_std_schedule_without_a_fixed_std_or_perturbations_is_refused() {
+        let file = "[ppo]\nstd_decay = 0.5\nstd_schedule = \"perturbations\"\n";
+        let cassie = TrainConfig::for_env("cassie").merged_with_toml(file).unwrap();
+        assert!(cassie.validate().is_ok());
+        let err = TrainConfig::default().merged_with_toml(file).unwrap().validate().unwrap_err();
+        assert!(err.to_string().contains("no perturbation schedule"), "{err}");
+        let learned = cassie.merged_with_toml("[net]\nlearn_log_std = true\n").unwrap();
+        assert!(learned.validate().unwrap_err().to_string().contains("fixed std"));
     }
 }

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use super::checks::Range;
-use super::{BackpropWorkers, DeviceKind, SaveFreq};
+use super::{BackpropWorkers, DeviceKind, SaveFreq, StdSchedule};
 use crate::policies::{Arch, Nonlinearity};
 
 crate::settings! {
@@ -74,6 +74,10 @@ crate::settings! {
         /// until it fell (docs/cassie.md "The noise the policy walks with"). Needs a fixed std.
         #[serde(default)]
         std_decay: f64 = 0.0, Range::Unit;
+        /// What `std_decay` follows: `steps` (over `--timesteps`) or `perturbations` (the env's
+        /// perturbation ramp, from its gate to full strength).
+        #[serde(default)]
+        std_schedule: StdSchedule = StdSchedule::Steps;
         /// Adam epsilon (both optimizers).
         eps: f64 = 1e-6, Range::Positive;
         /// KL(new‖old) threshold for early stopping the update.
@@ -154,4 +158,4 @@ crate::settings! {
     }
 }
 
-crate::choice_settings!(DeviceKind, Arch, Nonlinearity);
+crate::choice_settings!(DeviceKind, Arch, Nonlinearity, StdSchedule);

@@ -41,6 +41,18 @@ impl EnvConfig {
         }
     }
 
+    /// The strength of `env`'s training perturbations after `timesteps` of a run whose gated
+    /// stage began at `stage_from`, in [0, 1] (Cassie's [`CassieConfig::robustness_at`]);
+    /// `None` for an env without a perturbation schedule.
+    pub fn perturbation_strength(
+        &self,
+        env: &str,
+        timesteps: u64,
+        stage_from: Option<u64>,
+    ) -> Option<f64> {
+        (env == "cassie").then(|| self.cassie.robustness_at(timesteps, stage_from))
+    }
+
     /// A section of another env that differs from its defaults is refused, naming its first
     /// changed setting as a flag (each setting's range is checked with the others',
     /// [`crate::config::TrainConfig::validate`]).
