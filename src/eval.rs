@@ -1,4 +1,4 @@
-//! `gait eval`: run a trained policy deterministically and report returns, lengths and
+//! `gait eval`: run a trained policy deterministically (or with `--action-noise`) and report returns, lengths and
 //! per-reward-term means.
 
 use std::collections::BTreeMap;
@@ -6,6 +6,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::StandardNormal;
 use tch::Tensor;
 
 use crate::algos::rollout::{Flow, Rollout};
@@ -42,6 +45,8 @@ pub struct EvalOptions {
     pub push: Option<f32>,
     /// Every push exactly `push` instead.
     pub push_exact: bool,
+    /// Gaussian noise of this std added to every raw action (0: the deterministic policy).
+    pub action_noise: f32,
 }
 
 /// One leg of `gait eval --course`: a command held for `seconds`.
@@ -104,8 +109,33 @@ pub enum Source {
 trait EvalPolicy {
     /// A new episode (recurrent state to zero).
     fn reset(&mut self);
-    /// What the env is given for `obs`: the deterministic action, or PD targets.
-    fn act(&mut self, obs: &[f32], action: &mut [f32]) -> Result<()>;
+    /// What the env is given for `obs`: the deterministic action, or PD targets; `noise`
+    /// perturbs the raw action first.
+    fn act(&mut self, obs: &[f32], noise: &mut ActionNoise, action: &mut [f32]) -> Result<()>;
+}
+
+/// `gait eval --action-noise SD`: N(0, SD²) on every raw action, as training samples its
+/// actions around the mean (the preset's fixed std is 0.2), from a generator seeded per
+/// episode, so a noisy evaluation is as repeatable as a deterministic one. Why: a policy tunes
+/// its gait to the noise it trained with, and evaluation runs the mean; with the noise added
+/// back, the two can be told apart (docs/cassie.md "The noise the policy walks with").
+pub struct ActionNoise {
+    std: f32,
+    rng: ChaCha8Rng,
+}
+
+impl ActionNoise {
+    fn new(std: f32, seed: u64) -> Self {
+        Self { std, rng: ChaCha8Rng::seed_from_u64(seed) }
+    }
+
+    fn perturb(&mut self, action: &mut [f32]) {
+        if self.std > 0.0 {
+            for a in action {
+                *a += self.std * self.rng.sample::<f32, _>(StandardNormal);
+            }
+        }
+    }
 }
 
 /// A run's actor on libtorch.
@@ -119,9 +149,10 @@ impl EvalPolicy for TchPolicy {
         self.hidden = None;
     }
 
-    fn act(&mut self, obs: &[f32], action: &mut [f32]) -> Result<()> {
+    fn act(&mut self, obs: &[f32], noise: &mut ActionNoise, action: &mut [f32]) -> Result<()> {
         let (mean, _) = self.actor.step(&Tensor::from_slice(obs), &mut self.hidden);
         mean.copy_data(action, action.len());
+        noise.perturb(action);
         Ok(())
     }
 }
@@ -138,9 +169,10 @@ impl EvalPolicy for OnnxTargets {
         self.policy.reset();
     }
 
-    fn act(&mut self, obs: &[f32], action: &mut [f32]) -> Result<()> {
+    fn act(&mut self, obs: &[f32], noise: &mut ActionNoise, action: &mut [f32]) -> Result<()> {
         // A non-finite action makes non-finite targets, which the episode loop refuses.
         self.policy.act(obs, &mut self.raw)?;
+        noise.perturb(&mut self.raw);
         action.copy_from_slice(&self.pd.targets(obs, &self.raw));
         Ok(())
     }
@@ -446,6 +478,10 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         env.seed(derive(args.seed, &[stream::EVAL_JOB, u64::MAX, episode as u64]));
         let mut ret = 0.0f64;
         eval_policy.reset();
+        let mut noise = ActionNoise::new(
+            args.action_noise,
+            derive(args.seed, &[stream::ACTION_NOISE, u64::MAX, episode as u64]),
+        );
         let mut episode_metrics: Vec<(&'static str, f64)> = Vec::new();
         let recording = replay.is_some() && episode < recorded_episodes;
         let end = rollout.episode(
@@ -453,7 +489,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
             traj_len,
             &mut |_| Ok(Flow::Continue),
             &mut |t, obs, action| {
-                eval_policy.act(obs, action)?;
+                eval_policy.act(obs, &mut noise, action)?;
                 // A non-finite value is a failure of whoever produced it, never a scored episode.
                 if let Some(i) = action.iter().position(|a| !a.is_finite()) {
                     bail!(

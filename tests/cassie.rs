@@ -171,6 +171,27 @@ fn the_pretrained_policy_walks_in_both_simulators() {
     }
 }
 
+/// `gait eval --action-noise SD` adds the training-style noise to the shipped policy's actions:
+/// seeded (the same seed, the same episodes), different from the deterministic episode, 0 is
+/// the deterministic policy, and a negative std is a usage error.
+#[test]
+fn action_noise_is_seeded_and_perturbs_the_policy() {
+    let episodes = |extra: &[&str]| {
+        let out = stdout(&eval_pretrained("1", "60", extra));
+        out.lines().filter(|l| l.starts_with("episode")).map(str::to_string).collect::<Vec<_>>()
+    };
+    let deterministic = episodes(&[]);
+    let noisy = episodes(&["--action-noise", "0.2"]);
+    assert_eq!(noisy, episodes(&["--action-noise", "0.2"]), "seeded");
+    assert_ne!(noisy, deterministic, "the noise changes the episode");
+    assert_ne!(noisy, episodes(&["--action-noise", "0.2", "--seed", "1"]), "seeded by --seed");
+    assert_eq!(episodes(&["--action-noise", "0"]), deterministic);
+    let walk = common::pretrained_walk();
+    let o = gait(&["eval", "--path", walk.to_str().unwrap(), "--action-noise", "-1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not a std"), "{}", stderr(&o));
+}
+
 /// The shipped omnidirectional policy (`pretrained/cassie-omni`, `omniJ-s0` at 45 minutes)
 /// walks backward and sidesteps both ways on gait's model and on the lab's MuJoCo model: 4 s
 /// per command without a fall, at least half the commanded speed on average (over 20 s it

@@ -135,6 +135,7 @@ fn eval_onnx_matches_the_run(run: &Path, model: &Path, steps: usize, command: [f
         physics: PhysicsOverride::default(),
         push: None,
         push_exact: false,
+        action_noise: 0.0,
     };
     let mut sink = Vec::new();
     let gait_run =

@@ -78,6 +78,11 @@ pub struct EvalFlags {
     /// Every push exactly --push instead (the harder check).
     #[arg(long, requires = "push")]
     pub push_exact: bool,
+    /// Add Gaussian noise of this std to every action, as training samples around the mean
+    /// (the Cassie preset's --std is 0.2): how the policy walks with the noise it trained with.
+    /// Seeded by --seed. 0: the deterministic policy.
+    #[arg(long, default_value_t = 0.0, value_parser = action_noise, allow_negative_numbers = true)]
+    pub action_noise: f32,
     /// Run a Cassie policy on this physics instead of the one it trained on: `--sim mujoco`
     /// on a rapier-trained run is the sim-to-sim check on the lab's own model.
     #[arg(long, value_enum, help_heading = "Physics (Cassie)")]
@@ -108,7 +113,16 @@ impl EvalFlags {
             physics: PhysicsOverride { sim: self.sim, sim_dt: self.sim_dt },
             push: self.push.map(|v| v as f32),
             push_exact: self.push_exact,
+            action_noise: self.action_noise,
         }
+    }
+}
+
+/// `--action-noise`: a finite std in [0, 10].
+fn action_noise(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(v) if v.is_finite() && (0.0..=10.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a std in [0, 10]")),
     }
 }
 
