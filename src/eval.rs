@@ -1,5 +1,5 @@
-//! `gait eval`: run a trained policy deterministically (or with `--action-noise`) and report returns, lengths and
-//! per-reward-term means.
+//! `gait eval`: run a trained policy deterministically (or with `--action-noise`) and report
+//! returns, lengths and per-reward-term means.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -119,7 +119,7 @@ trait EvalPolicy {
 /// episode, so a noisy evaluation is as repeatable as a deterministic one. Why: a policy tunes
 /// its gait to the noise it trained with, and evaluation runs the mean; with the noise added
 /// back, the two can be told apart (docs/cassie.md "The noise the policy walks with").
-pub struct ActionNoise {
+struct ActionNoise {
     std: f32,
     rng: ChaCha8Rng,
 }

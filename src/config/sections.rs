@@ -70,7 +70,7 @@ crate::settings! {
         /// step 0 to (1 − this) of it at `--timesteps` (0: constant), the same schedule as
         /// `lr_decay`. Why: evaluation and deployment run the mean action, but a policy trained
         /// at one std tunes its speed to that much noise; Cassie's policies trained at a fixed
-        /// 0.2 walked 0.2-0.4 m/s faster without it than with it, and on MuJoCo seed 2 sped up
+        /// 0.2 walked 0.1-0.45 m/s faster without it than with it, and on MuJoCo seed 2 sped up
         /// until it fell (docs/cassie.md "The noise the policy walks with"). Needs a fixed std.
         #[serde(default)]
         std_decay: f64 = 0.0, Range::Unit;
