@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::train::{cassie_number, EnvSettings, SettingFlags};
 use crate::bench::{BenchEnvOptions, BenchOptimizeOptions, BENCH_ACT, BENCH_OBS, BENCH_STEPS};
-use crate::config::checks::{non_negative_f32, positive_usize};
+use crate::config::checks::{non_negative_f32, positive_usize, Range};
 use crate::config::{TrainConfig, UsageError};
 use crate::envs::cassie::SimKind;
 use crate::eval::{CourseSegment, EvalOptions, PhysicsOverride, Source};
@@ -120,10 +120,8 @@ impl EvalFlags {
 
 /// `--action-noise`: a finite std in [0, 10].
 fn action_noise(s: &str) -> Result<f32, String> {
-    match s.trim().parse::<f32>() {
-        Ok(v) if v.is_finite() && (0.0..=10.0).contains(&v) => Ok(v),
-        _ => Err(format!("'{s}' is not a std in [0, 10]")),
-    }
+    let range = Range::Within { lo: 0.0, hi: 10.0, what: "a std in [0, 10]" };
+    range.parse(s).map(|v| v as f32)
 }
 
 /// Flags of `gait export`.
