@@ -102,6 +102,14 @@ impl GaitClock {
         self.cycle_time
     }
 
+    /// Changes the cycle time and keeps the phase's fraction of the cycle. The swing values
+    /// depend on that fraction alone, so the tables stand (nothing is allocated).
+    pub fn retime(&mut self, cycle_time: f64) {
+        let fraction = self.phase / self.cycle_time;
+        self.cycle_time = cycle_time;
+        self.phase = (fraction * cycle_time).rem_euclid(cycle_time);
+    }
+
     pub fn swing(&self) -> [f64; 2] {
         self.swing
     }

@@ -25,6 +25,9 @@ pub enum ObsKind {
     Reference,
 }
 
+/// The gait cycle (s) of the walking reference without `full_gait` or `cadence`.
+pub const FIXED_CYCLE: f64 = 0.7;
+
 crate::settings! {
     /// Cassie's settings (`[env.cassie]`, flags `--policy-rate` ...). A field missing from an
     /// older `experiment.json` takes the value that run trained with (the reference task), not
@@ -62,6 +65,16 @@ crate::settings! {
         full_clock: bool = false;
         /// Randomize the gait (swing ratio, cycle time, period shifts) with every new command.
         full_gait: bool = false;
+        /// The gait cycle's shortening per m/s of forward command past 0.5 m/s (s per m/s):
+        /// the cycle is `0.7 − this × clamp(|x| − 0.5, 0, 1)` s, so a faster command steps more
+        /// often as well as farther (0.6 s at 1 m/s with 0.2). 0: a fixed 0.7 s cycle. Why: at
+        /// the fixed cycle the walkers had two gaits, a slow one whose speed saturated near 0.7
+        /// m/s and a fast one that overshot (`ch2-c0` at 3.78M steps on rapier: 0.60 m/s at a
+        /// 0.8 command, 0.70 at 1.2; later 0.71 at 0.8 and 0.94 at 0.9). Not with `full_gait`,
+        /// which draws the cycle.
+        #[serde(default)]
+        cadence: f64 = 0.0,
+            Range::Within { lo: 0.0, hi: 0.4, what: "a cycle slope in [0, 0.4] s per m/s" };
         /// Randomize dynamics at every training reset (damping, masses, COMs, friction, slope,
         /// encoder offsets, torque delay and efficiency, spring stiffness) and jitter the
         /// policy rate by 0-5 Hz per step; evaluations run the nominal model.
@@ -76,6 +89,16 @@ crate::settings! {
         /// later (evaluations keep U(2, 5) s, so runs are measured alike).
         push_every: f64 = 2.0,
             Range::Within { lo: 0.1, hi: 60.0, what: "an interval in [0.1, 60] s" };
+        /// With a value above 0, once the perturbations have begun, a forward command
+        /// (`--commands forward`) is held U(this, 2 × this) s instead of 5-10 s, so most
+        /// episodes change speed while walking; 0: 5-10 s throughout. Why: a walker that had
+        /// only held one speed per episode did not slow down when told (`pretrained/cassie-walk`
+        /// on MuJoCo: 4 s at 1.2 m/s, then 0.90 m/s for 6 s at a 0.6 command it walks at 0.69
+        /// from rest), and ran away past 1 m/s over 10-30 s. From the perturbations on, so the
+        /// runs learn to walk as before (identical rows until then).
+        #[serde(default)]
+        command_hold: f64 = 0.0,
+            Range::Within { lo: 0.0, hi: 60.0, what: "a hold in [0, 60] s" };
         /// Training steps before pushes, randomized dynamics and observation noise begin: a
         /// policy first learns to walk, then to be perturbed. From scratch, pushes from the
         /// first step kept one run marching in place and randomized dynamics with noise held
@@ -337,7 +360,17 @@ impl CassieConfig {
                         clock or omni"
                 .into());
         }
+        if self.cadence > 0.0 && self.full_gait {
+            return Err("--cadence sets the gait cycle from the command and --full-gait draws \
+                        it at random: set one of them"
+                .into());
+        }
         Ok(())
+    }
+
+    /// The gait cycle (s) at forward command `x` without `full_gait` ([`Self::cadence`]).
+    pub fn cycle_time_at(&self, x: f64) -> f64 {
+        FIXED_CYCLE - self.cadence * (x.abs() - 0.5).clamp(0.0, 1.0)
     }
 
     /// The share of pure-axis commands after `timesteps` training steps (`None`: an

@@ -19,7 +19,7 @@ use rapier3d::glamx::{EulerRot, Quat};
 
 use super::clock::GaitClock;
 use super::commands::{Command, CommandKind};
-use super::config::{CassieConfig, ObsKind, NOISE_STD};
+use super::config::{CassieConfig, ObsKind, FIXED_CYCLE, NOISE_STD};
 use super::critic_obs::{self, LastPush};
 use super::description::Description;
 use super::mirror_lists;
@@ -102,7 +102,7 @@ impl CassieEnv {
         let mut sims = config.sim.build(config.sim_dt());
         let sim = sims.remove(0);
         let spare = sims.pop();
-        let clock = GaitClock::new(0.7, config.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
+        let clock = GaitClock::new(FIXED_CYCLE, config.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
         let obs_len = Self::observation_len(&config);
         let critic_len = if config.privileged_critic { obs_len + critic_obs::EXTRAS } else { 0 };
         Self {
@@ -176,7 +176,7 @@ impl CassieEnv {
             };
             (cycle, [swing, swing], shift)
         } else {
-            (0.7, [0.5, 0.5], [0.0, 0.5])
+            (self.config.cycle_time_at(self.command.x), [0.5, 0.5], [0.0, 0.5])
         };
         if !self.clock.is_gait(cycle, self.config.policy_rate, swing, shift, 0.1) {
             self.clock = GaitClock::new(cycle, self.config.policy_rate, swing, shift, 0.1);
@@ -233,6 +233,29 @@ impl CassieEnv {
     /// training, where only `gait eval --push` can ask for them).
     fn robustness(&self) -> f64 {
         self.training.map_or(1.0, |t| self.config.robustness_at(t, self.stage_from))
+    }
+
+    /// With [`CassieConfig::cadence`], sets the gait cycle for the command now in force,
+    /// keeping the phase's fraction of the cycle so the legs carry on where they were.
+    fn retime_clock(&mut self) {
+        if self.config.cadence > 0.0 && !self.config.full_gait {
+            self.clock.retime(self.config.cycle_time_at(self.command.x));
+        }
+    }
+
+    /// Policy steps between command draws in the episode starting now: the distribution's,
+    /// or [`CassieConfig::command_hold`]'s for forward commands once the perturbations have
+    /// begun (training only).
+    fn redraw_interval(&mut self) -> u32 {
+        let kind = self.config.commands_at(self.training, self.stage_from);
+        let hold = self.config.command_hold;
+        let perturbed = self.training.is_some() && self.robustness() > 0.0;
+        if kind == CommandKind::Forward && hold > 0.0 && perturbed {
+            let lo = (hold * self.config.policy_rate).round().max(1.0) as u32;
+            self.rng.gen_range(lo..2 * lo)
+        } else {
+            kind.next_redraw(&mut self.rng)
+        }
     }
 
     /// The pushes' top speed (m/s) in force: `gait eval --push`'s, else the config's scaled by
@@ -339,9 +362,9 @@ impl CassieEnv {
         self.renew_clock();
         let phase = self.rng.gen_range(0.0..self.clock.cycle_time());
         self.clock.set_phase(phase);
-        self.redraw_every =
-            self.config.commands_at(self.training, self.stage_from).next_redraw(&mut self.rng);
+        self.redraw_every = self.redraw_interval();
         self.new_command();
+        self.retime_clock();
         let dynamics = self.draw_dynamics();
         let heading = match heading {
             Some(h) => h,
@@ -620,6 +643,7 @@ impl Env for CassieEnv {
         self.clock.increment();
         if let Some(&(_, leg)) = self.course.iter().find(|(start, _)| *start == self.steps) {
             self.command = leg;
+            self.retime_clock();
         }
         if self.fixed_command.is_none() && self.steps.is_multiple_of(self.redraw_every) {
             self.new_command();
@@ -628,6 +652,7 @@ impl Env for CassieEnv {
                 self.renew_clock();
                 self.clock.set_phase(phase);
             }
+            self.retime_clock();
         }
         self.write_obs();
         Step { obs: &self.obs, reward, done, info: &self.terms }

@@ -753,6 +753,79 @@ fn forward_commands_come_before_the_omni_start() {
     assert!(eval > 200, "evaluations draw omnidirectional commands: {eval}");
 }
 
+/// `command_hold`: once the perturbations have begun, forward commands are held
+/// U(hold, 2 × hold) s; before them, in evaluations and without the setting, 5-10 s. The
+/// draws before the perturbations are the same as without the setting.
+#[test]
+fn command_holds_shorten_with_the_perturbations() {
+    let config = CassieConfig {
+        command_hold: 2.0,
+        robust_start: 1_000,
+        obs_noise: 1.0,
+        ..CassieConfig::default()
+    };
+    let holds = |config: &CassieConfig, training: Option<u64>| {
+        let mut e = CassieEnv::new(config.clone());
+        e.seed(3);
+        e.set_training(training);
+        (0..200)
+            .map(|_| {
+                e.reset();
+                e.redraw_every
+            })
+            .collect::<Vec<_>>()
+    };
+    let range = |h: &[u32]| (*h.iter().min().unwrap(), *h.iter().max().unwrap());
+    let plain = CassieConfig { command_hold: 0.0, ..config.clone() };
+    assert_eq!(holds(&config, Some(999)), holds(&plain, Some(999)), "unchanged before");
+    let (lo, hi) = range(&holds(&config, Some(999)));
+    assert!(lo >= 250 && hi < 500, "5-10 s before the perturbations: {lo}-{hi}");
+    let (lo, hi) = range(&holds(&config, Some(2_000)));
+    assert!(lo >= 100 && hi < 200 && hi - lo > 50, "2-4 s with them: {lo}-{hi}");
+    let (lo, _) = range(&holds(&config, None));
+    assert!(lo >= 250, "evaluations keep 5-10 s: {lo}");
+    let (lo, _) = range(&holds(&plain, Some(2_000)));
+    assert!(lo >= 250, "no setting, no change: {lo}");
+}
+
+/// `cadence`: the cycle follows the forward command (0.7 s to 0.5 m/s, 0.6 s at 1 m/s and
+/// 0.5 s from 1.5 m/s with 0.2), a command change keeps the phase's share of the cycle, and
+/// without the setting the cycle stays 0.7 s.
+#[test]
+fn the_cycle_shortens_with_the_command_and_keeps_its_phase() {
+    let config = CassieConfig { cadence: 0.2, ..CassieConfig::default() };
+    for (x, cycle) in [(0.0, 0.7), (0.5, 0.7), (-1.0, 0.6), (1.0, 0.6), (2.0, 0.5)] {
+        assert!(
+            (config.cycle_time_at(x) - cycle).abs() < 1e-12,
+            "{x}: {}",
+            config.cycle_time_at(x)
+        );
+    }
+    assert_eq!(CassieConfig::default().cycle_time_at(1.2), 0.7);
+    let full = CassieConfig { full_gait: true, ..config.clone() };
+    assert!(full.check().unwrap_err().contains("--full-gait"));
+    let mut e = CassieEnv::new(config);
+    e.seed(2);
+    e.set_command(&[1.0, 0.0, 0.0]).unwrap();
+    e.reset();
+    assert!((e.cycle_time() - 0.6).abs() < 1e-12, "{}", e.cycle_time());
+    e.set_course(&[
+        CourseLeg { start: 0, command: [1.0, 0.0, 0.0] },
+        CourseLeg { start: 7, command: [0.3, 0.0, 0.0] },
+    ])
+    .unwrap();
+    e.reset();
+    for _ in 0..6 {
+        e.step(&[0.0; N]);
+    }
+    let fraction = e.clock.phase() / e.clock.cycle_time();
+    let next = (e.clock.phase() + 1.0 / 50.0) / 0.6;
+    e.step(&[0.0; N]);
+    assert!((e.cycle_time() - 0.7).abs() < 1e-12, "{}", e.cycle_time());
+    let after = e.clock.phase() / e.clock.cycle_time();
+    assert!((after - next.rem_euclid(1.0)).abs() < 1e-9, "{fraction} → {after}, not {next}");
+}
+
 /// `omni_start_speed`: the omnidirectional stage waits for the step the runner's gate opened
 /// at (`Env::set_stage`), never before `omni_start`; evaluations draw omnidirectional commands
 /// throughout; no gate without the setting or for forward commands.
