@@ -76,7 +76,14 @@ pub struct ReferenceGait {
     /// Observation indices of the command `x, y, turn`.
     pub command: [usize; 3],
     /// The gait clock's cycle time T (s); the phase φ advances 1/policy_rate per step.
+    /// With `cadence`, the cycle at forward commands up to 0.5 m/s.
     pub cycle_time: f64,
+    /// The cycle's shortening per m/s of forward command past 0.5 m/s (s per m/s): at command
+    /// x the cycle is `cycle_time − cadence · clamp(|x| − 0.5, 0, 1)`, and a command change
+    /// keeps the phase's share of the cycle (`φ/T`). Sidecars written before it existed
+    /// mean 0 (a fixed cycle).
+    #[serde(default)]
+    pub cadence: f64,
     /// Observation indices of the clock input `[sin, cos](2πφ/T)`, from which the phase is
     /// recovered as `φ = T · atan2(sin, cos) / 2π` (mod T).
     pub clock: [usize; 2],

@@ -102,7 +102,12 @@ pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSp
         hip_pitch: [2, 7],
         knee: [3, 8],
         command: [35, 36, 37],
-        cycle_time: clock.cycle_time(),
+        cycle_time: if config.cadence > 0.0 {
+            config.cycle_time_at(0.0)
+        } else {
+            clock.cycle_time()
+        },
+        cadence: config.cadence,
         clock: [42, 43],
         swing_table: clock.swing_table(),
         foot_placement: config.foot_placement as f32,

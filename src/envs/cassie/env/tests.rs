@@ -824,6 +824,9 @@ fn the_cycle_shortens_with_the_command_and_keeps_its_phase() {
     assert!((e.cycle_time() - 0.7).abs() < 1e-12, "{}", e.cycle_time());
     let after = e.clock.phase() / e.clock.cycle_time();
     assert!((after - next.rem_euclid(1.0)).abs() < 1e-9, "{fraction} → {after}, not {next}");
+    // An export's controller states the rule, whatever the command of the moment.
+    let reference = e.controller().and_then(|c| c.pd?.reference).expect("a reference gait");
+    assert_eq!((reference.cycle_time, reference.cadence), (0.7, 0.2));
 }
 
 /// `omni_start_speed`: the omnidirectional stage waits for the step the runner's gate opened
