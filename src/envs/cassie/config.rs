@@ -25,6 +25,12 @@ pub enum ObsKind {
     Reference,
 }
 
+/// Older run files have no `forward_reach`: they trained with
+/// [`reference::HIP_PITCH_PER_SPEED`].
+fn default_forward_reach() -> f64 {
+    reference::HIP_PITCH_PER_SPEED as f64
+}
+
 /// The gait cycle (s) of the walking reference without `full_gait` or `cadence`.
 pub const FIXED_CYCLE: f64 = 0.7;
 
@@ -201,6 +207,13 @@ crate::settings! {
         /// before the setting existed), or the yaw rate in the robot's own frame.
         #[serde(default)]
         turn_reward: TurnKind = TurnKind::Heading;
+        /// The reference gait's hip pitch per m/s of forward command (rad·s/m): the swing leg
+        /// reaches forward by this × x × its swing value. Why a setting: at 0.25 the walkers'
+        /// slow gait saturated near 0.7 m/s and the faster commands took a second gait that
+        /// overshot ("Two gaits" in docs/cassie.md); the A/B of a longer reach.
+        #[serde(default = "default_forward_reach")]
+        forward_reach: f64 = 0.25,
+            Range::Within { lo: 0.0, hi: 2.0, what: "a hip pitch gain in [0, 2] rad·s/m" };
         /// The omni reference gait's hip roll per m/s of lateral command (rad·s/m): the swing
         /// leg swings away from the commanded side by this × y × its swing value. 0.3 moved a
         /// walking robot 0.03-0.04 m/s sideways at y = 0.3 (`reference.rs`).
@@ -339,6 +352,7 @@ impl CassieConfig {
             kind: self.reference,
             floor: self.step_in_place as f32,
             roll_per_speed: reference::hip_roll_per_speed(self.lateral_reach),
+            pitch_per_speed: self.forward_reach as f32,
             placement: self.foot_placement as f32,
         }
     }

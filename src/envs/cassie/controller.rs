@@ -87,7 +87,7 @@ pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSp
                   target[knee] += knee_fold * g * s, g = clip(max(hypot(x, y), |turn|) / \
                   full_step_speed, min_gain, 1); with foot_placement, see its field"
             .to_string(),
-        hip_pitch_per_speed: reference::HIP_PITCH_PER_SPEED,
+        hip_pitch_per_speed: config.forward_reach as f32,
         hip_roll_per_speed: if omni {
             reference::hip_roll_per_speed(config.lateral_reach)
         } else {

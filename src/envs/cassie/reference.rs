@@ -64,7 +64,7 @@ pub enum ReferenceKind {
     None,
 }
 
-/// Hip-pitch amplitude per m/s of forward command (rad·s/m).
+/// Hip-pitch amplitude per m/s of forward command (rad·s/m) at the default `--forward-reach`.
 pub const HIP_PITCH_PER_SPEED: f32 = 0.25;
 /// Hip-roll amplitude per m/s of lateral command (rad·s/m) at the default `--lateral-reach`.
 #[cfg(test)]
@@ -104,6 +104,8 @@ pub struct Gait {
     pub floor: f32,
     /// The omni reference's hip roll per m/s of lateral command ([`hip_roll_per_speed`]).
     pub roll_per_speed: f32,
+    /// The hip pitch per m/s of forward command (`--forward-reach`).
+    pub pitch_per_speed: f32,
     /// The foot placement gain (rad·s/m, `--foot-placement`): hip roll and pitch per m/s of
     /// velocity error; 0: none.
     pub placement: f32,
@@ -141,7 +143,7 @@ impl Gait {
         for (leg, s) in swing.into_iter().enumerate() {
             out[5 * leg + HIP_ROLL] = (roll * y + k * error[1]) * s;
             out[5 * leg + HIP_YAW] = yaw * turn * (s - 0.5);
-            out[5 * leg + HIP_PITCH] = (HIP_PITCH_PER_SPEED * x + k * error[0]) * s;
+            out[5 * leg + HIP_PITCH] = (self.pitch_per_speed * x + k * error[0]) * s;
             out[5 * leg + KNEE] = KNEE_FOLD * g * s;
         }
     }
@@ -158,7 +160,30 @@ mod tests {
     }
 
     fn gait(kind: ReferenceKind, floor: f32, roll_per_speed: f32) -> Gait {
-        Gait { kind, floor, roll_per_speed, placement: 0.0 }
+        Gait { kind, floor, roll_per_speed, pitch_per_speed: HIP_PITCH_PER_SPEED, placement: 0.0 }
+    }
+
+    /// `--forward-reach` sets the swing leg's hip pitch per m/s of forward command, in the
+    /// offsets and in an export's controller; the stance leg and the knee are unchanged.
+    #[test]
+    fn the_forward_reach_scales_the_hip_pitch() {
+        let reach = |r: f32| {
+            let g = Gait { pitch_per_speed: r, ..gait(ReferenceKind::Clock, 0.0, 0.0) };
+            let mut out = [0.0; N];
+            g.offsets([1.0, 0.0], &cmd(1.2, 0.0, 0.0), [0.0; 2], &mut out);
+            out
+        };
+        let (base, long) = (reach(HIP_PITCH_PER_SPEED), reach(0.4));
+        assert!(
+            (base[HIP_PITCH] - 0.25 * 1.2).abs() < 1e-6 && (long[HIP_PITCH] - 0.48).abs() < 1e-6
+        );
+        assert_eq!((long[5 + HIP_PITCH], long[KNEE]), (base[5 + HIP_PITCH], base[KNEE]));
+        let config = crate::envs::cassie::CassieConfig { forward_reach: 0.4, ..Default::default() };
+        assert_eq!(config.gait().pitch_per_speed, 0.4);
+        let clock = GaitClock::new(0.7, 50.0, [0.5, 0.5], [0.0, 0.5], 0.1);
+        let spec =
+            crate::envs::cassie::controller::describe(&config, &clock).expect("a controller");
+        assert_eq!(spec.pd.and_then(|p| p.reference).map(|r| r.hip_pitch_per_speed), Some(0.4));
     }
 
     #[test]
