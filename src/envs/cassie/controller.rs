@@ -70,8 +70,9 @@ fn observation(config: &CassieConfig) -> Vec<String> {
     names
 }
 
-/// Cassie's controller for `config`, with `clock` the (fixed) gait clock. `None` for runs whose
-/// gait changes with every command (`full_gait`), which a static description cannot hold.
+/// Cassie's controller for `config`, with `clock` the gait clock (its swing table). `None`
+/// for runs whose gait changes with every command (`full_gait`), which a static description
+/// cannot hold.
 pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSpec> {
     if config.full_gait {
         return None;
@@ -102,11 +103,7 @@ pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSp
         hip_pitch: [2, 7],
         knee: [3, 8],
         command: [35, 36, 37],
-        cycle_time: if config.cadence > 0.0 {
-            config.cycle_time_at(0.0)
-        } else {
-            clock.cycle_time()
-        },
+        cycle_time: config.cycle_time_at(0.0),
         cadence: config.cadence,
         clock: [42, 43],
         swing_table: clock.swing_table(),
