@@ -28,33 +28,51 @@ pub fn changes(env: &str) -> Vec<(String, serde_json::Value)> {
 /// The leaf of the walking preset's perturbation gate (`--robust-start-speed`).
 const PERTURBATION_GATE: &str = "env.cassie.robust_start_speed";
 
+/// The leaf of the walking preset's speed-dependent cycle (`--cadence`).
+const CADENCE: &str = "env.cassie.cadence";
+
 /// Turns off preset settings that the user's own settings cannot run with, and says so; a
-/// setting the user typed (or named in `--config`) is never touched. The walking preset's
-/// perturbation gate waits for an evaluation, and a run has one gated stage, so with
-/// `--num-eval-eps 0` or the user's own `--omni-start-speed` it gives way (the perturbations
-/// then begin at `--robust-start`, as they did before the gate) instead of refusing a run the
-/// user asked for plainly. Typed together with either, `--robust-start-speed` is still refused.
+/// setting the user typed (or named in `--config`) is never touched, so typed together the
+/// two are still refused by validation.
+/// * The perturbation gate waits for an evaluation, and a run has one gated stage, so with
+///   `--num-eval-eps 0` or the user's own `--omni-start-speed` it gives way (the perturbations
+///   then begin at `--robust-start`, as they did before the gate) instead of refusing a run
+///   the user asked for plainly.
+/// * The cadence sets the cycle from the command and `--full-gait` draws it at random, so
+///   with `--full-gait` the preset's cadence gives way (a fixed cycle, as before it).
 pub fn give_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) -> Vec<String> {
-    let cassie = &mut config.env.cassie;
-    if config.run.env != "cassie"
-        || cassie.robust_start_speed == 0.0
-        || set_by_user(PERTURBATION_GATE)
-    {
+    if config.run.env != "cassie" {
         return Vec::new();
     }
-    let reason = if config.eval.num_eval_eps == 0 {
-        "--num-eval-eps 0 runs no evaluation to wait for"
-    } else if cassie.omni_gate().is_some() {
-        "--omni-start-speed is this run's gated stage"
-    } else {
-        return Vec::new();
-    };
-    let speed = std::mem::take(&mut cassie.robust_start_speed);
-    vec![format!(
-        "note: the preset's --robust-start-speed {speed} is off ({reason}); the perturbations \
-         begin at --robust-start {}",
-        cassie.robust_start
-    )]
+    let mut notes = Vec::new();
+    let cassie = &config.env.cassie;
+    if cassie.robust_start_speed > 0.0 && !set_by_user(PERTURBATION_GATE) {
+        let reason = if config.eval.num_eval_eps == 0 {
+            Some("--num-eval-eps 0 runs no evaluation to wait for")
+        } else if cassie.omni_gate().is_some() {
+            Some("--omni-start-speed is this run's gated stage")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            let cassie = &mut config.env.cassie;
+            let speed = std::mem::take(&mut cassie.robust_start_speed);
+            notes.push(format!(
+                "note: the preset's --robust-start-speed {speed} is off ({reason}); the \
+                 perturbations begin at --robust-start {}",
+                cassie.robust_start
+            ));
+        }
+    }
+    let cassie = &mut config.env.cassie;
+    if cassie.cadence > 0.0 && cassie.full_gait && !set_by_user(CADENCE) {
+        let cadence = std::mem::take(&mut cassie.cadence);
+        notes.push(format!(
+            "note: the preset's --cadence {cadence} is off (--full-gait draws the gait cycle); \
+             the cycle is drawn with every command"
+        ));
+    }
+    notes
 }
 
 /// Chosen for a 2-core machine (docs/cassie.md "Cassie training"): the reference nets and PPO
@@ -110,6 +128,14 @@ fn cassie(c: &mut TrainConfig) {
     // them at 20-30 minutes and seed 0 at 30 (`h76-s1`, `h76-s0`). At 0.8 m seed 0 walked taller
     // still and overshot the command (`h80-s0`, `hp-s0`).
     cassie.height_target = 0.76;
+    // A longer, quicker stride at speed: the reference's swing hip pitch 0.4 rad per m/s of
+    // command (0.25 before) and a cycle that shortens past 0.5 m/s (0.6 s at 1 m/s). At the
+    // fixed 0.7 s cycle the walkers had a slow gait that saturated near 0.7 m/s and a fast one
+    // that overshot, and seed 2 marched in place to 2.84M steps and did not meet within 30
+    // minutes (`h76-s2`); with both it walked by 2.04M and met at 3.0M steps, seed 1 at 3.75M
+    // (`rc-s2`, `rc-s1`). Either alone left seed 2 short (`reach4-s2`, `cad2-s2`).
+    cassie.forward_reach = 0.4;
+    cassie.cadence = 0.2;
 }
 
 /// Small nets and short runs for the classic-control test envs.
@@ -163,7 +189,28 @@ mod tests {
         assert_eq!((c.ppo.mirror, c.ppo.prenorm, c.net.std), (1.0, true, 0.2));
         assert_eq!((c.ppo.lr_decay, c.env.cassie.robust_start_speed), (0.9, 0.4));
         assert_eq!(c.env.cassie.height_target, 0.76);
+        assert_eq!((c.env.cassie.forward_reach, c.env.cassie.cadence), (0.4, 0.2));
         assert_eq!(c.env.cassie.stage_gate().map(|g| g.not_before), Some(2_000_000));
+    }
+
+    #[test]
+    fn the_cadence_gives_way_to_a_full_gait_unless_typed() {
+        let mut full = TrainConfig::for_env("cassie");
+        full.env.cassie.full_gait = true;
+        assert!(full.validate().is_err(), "the two together are refused");
+        let notes = give_way(&mut full, |k| k == "env.cassie.full_gait");
+        assert!(notes.iter().any(|n| n.contains("--cadence 0.2 is off")), "{notes:?}");
+        assert_eq!(full.env.cassie.cadence, 0.0);
+        full.validate().unwrap();
+
+        let mut typed = TrainConfig::for_env("cassie");
+        typed.env.cassie.full_gait = true;
+        assert!(give_way(&mut typed, |k| k == CADENCE).is_empty());
+        assert!(typed.validate().is_err(), "a typed cadence with --full-gait is refused");
+
+        let mut plain = TrainConfig::for_env("cassie");
+        assert!(give_way(&mut plain, |_| false).is_empty());
+        assert_eq!(plain.env.cassie.cadence, 0.2);
     }
 
     #[test]
