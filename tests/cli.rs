@@ -271,6 +271,11 @@ fn the_omnidirectional_config_is_the_measured_recipe() {
         "0",
         "--height-target",
         "0",
+        // The reference of its day, before the walking preset's longer reach and cadence.
+        "--forward-reach",
+        "0.25",
+        "--cadence",
+        "0",
     ];
     let mut args = vec!["train", "ppo", "--env", "cassie", "--print-config"];
     args.extend(flags);
