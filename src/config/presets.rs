@@ -44,35 +44,47 @@ pub fn give_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) ->
     if config.run.env != "cassie" {
         return Vec::new();
     }
-    let mut notes = Vec::new();
-    let cassie = &config.env.cassie;
-    if cassie.robust_start_speed > 0.0 && !set_by_user(PERTURBATION_GATE) {
-        let reason = if config.eval.num_eval_eps == 0 {
-            Some("--num-eval-eps 0 runs no evaluation to wait for")
-        } else if cassie.omni_gate().is_some() {
-            Some("--omni-start-speed is this run's gated stage")
-        } else {
-            None
-        };
-        if let Some(reason) = reason {
-            let cassie = &mut config.env.cassie;
-            let speed = std::mem::take(&mut cassie.robust_start_speed);
-            notes.push(format!(
-                "note: the preset's --robust-start-speed {speed} is off ({reason}); the \
-                 perturbations begin at --robust-start {}",
-                cassie.robust_start
-            ));
-        }
-    }
+    [gate_gives_way(config, &set_by_user), cadence_gives_way(config, &set_by_user)]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// The perturbation gate's part of [`give_way`]: its note, if it turned the gate off.
+fn gate_gives_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) -> Option<String> {
     let cassie = &mut config.env.cassie;
-    if cassie.cadence > 0.0 && cassie.full_gait && !set_by_user(CADENCE) {
-        let cadence = std::mem::take(&mut cassie.cadence);
-        notes.push(format!(
-            "note: the preset's --cadence {cadence} is off (--full-gait draws the gait cycle); \
-             the cycle is drawn with every command"
-        ));
+    if cassie.robust_start_speed == 0.0 || set_by_user(PERTURBATION_GATE) {
+        return None;
     }
-    notes
+    let reason = if config.eval.num_eval_eps == 0 {
+        "--num-eval-eps 0 runs no evaluation to wait for"
+    } else if cassie.omni_gate().is_some() {
+        "--omni-start-speed is this run's gated stage"
+    } else {
+        return None;
+    };
+    let speed = std::mem::take(&mut cassie.robust_start_speed);
+    Some(format!(
+        "note: the preset's --robust-start-speed {speed} is off ({reason}); the perturbations \
+         begin at --robust-start {}",
+        cassie.robust_start
+    ))
+}
+
+/// The cadence's part of [`give_way`]: its note, if it turned the cadence off.
+fn cadence_gives_way(
+    config: &mut TrainConfig,
+    set_by_user: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let cassie = &mut config.env.cassie;
+    if cassie.cadence == 0.0 || !cassie.full_gait || set_by_user(CADENCE) {
+        return None;
+    }
+    let cadence = std::mem::take(&mut cassie.cadence);
+    Some(format!(
+        "note: the preset's --cadence {cadence} is off (--full-gait draws the gait cycle); the \
+         cycle is drawn with every command"
+    ))
 }
 
 /// Chosen for a 2-core machine (docs/cassie.md "Cassie training"): the reference nets and PPO

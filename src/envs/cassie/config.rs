@@ -25,8 +25,8 @@ pub enum ObsKind {
     Reference,
 }
 
-/// Older run files have no `forward_reach`: they trained with
-/// [`reference::HIP_PITCH_PER_SPEED`].
+/// `forward_reach`'s default, [`reference::HIP_PITCH_PER_SPEED`], which is also what older run
+/// files without the key trained with.
 fn default_forward_reach() -> f64 {
     reference::HIP_PITCH_PER_SPEED as f64
 }
@@ -212,7 +212,7 @@ crate::settings! {
         /// slow gait saturated near 0.7 m/s and the faster commands took a second gait that
         /// overshot ("Two gaits" in docs/cassie.md); the A/B of a longer reach.
         #[serde(default = "default_forward_reach")]
-        forward_reach: f64 = reference::HIP_PITCH_PER_SPEED as f64,
+        forward_reach: f64 = default_forward_reach(),
             Range::Within { lo: 0.0, hi: 2.0, what: "a hip pitch gain in [0, 2] rad·s/m" };
         /// The omni reference gait's hip roll per m/s of lateral command (rad·s/m): the swing
         /// leg swings away from the commanded side by this × y × its swing value. 0.3 moved a
