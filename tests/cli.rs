@@ -105,8 +105,8 @@ fn bad_input_is_one_clear_error_and_writes_nothing() {
                 "0.3",
             ],
             2,
-            "--omni-start-speed and --robust-start-speed both wait for an evaluation, and a run \
-             has one gated stage: set one of them",
+            "--omni-start-speed 0.4 and --robust-start-speed 0.3 share one evaluation gate: set \
+             them equal, or set one of them",
         ),
         (
             &["--env", "cassie", "--foot-placement", "0.3", "--reference", "none"],

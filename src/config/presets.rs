@@ -34,10 +34,10 @@ const CADENCE: &str = "env.cassie.cadence";
 /// Turns off preset settings that the user's own settings cannot run with, and says so; a
 /// setting the user typed (or named in `--config`) is never touched, so typed together the
 /// two are still refused by validation.
-/// * The perturbation gate waits for an evaluation, and a run has one gated stage, so with
-///   `--num-eval-eps 0` or the user's own `--omni-start-speed` it gives way (the perturbations
-///   then begin at `--robust-start`, as they did before the gate) instead of refusing a run
-///   the user asked for plainly.
+/// * The perturbation gate waits for an evaluation, and a run has one gate, so with
+///   `--num-eval-eps 0` or the user's own `--omni-start-speed` at another speed it gives way
+///   (the perturbations then begin at `--robust-start`, as they did before the gate) instead
+///   of refusing a run the user asked for plainly; at the same speed the two stages share it.
 /// * The cadence sets the cycle from the command and `--full-gait` draws it at random, so
 ///   with `--full-gait` the preset's cadence gives way (a fixed cycle, as before it).
 pub fn give_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) -> Vec<String> {
@@ -58,8 +58,8 @@ fn gate_gives_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) 
     }
     let reason = if config.eval.num_eval_eps == 0 {
         "--num-eval-eps 0 runs no evaluation to wait for"
-    } else if cassie.omni_gate().is_some() {
-        "--omni-start-speed is this run's gated stage"
+    } else if cassie.omni_gate().is_some_and(|g| g.forward_speed != cassie.robust_start_speed) {
+        "--omni-start-speed sets this run's one gate at another speed"
     } else {
         return None;
     };
@@ -239,10 +239,18 @@ mod tests {
         assert_eq!(no_evals.env.cassie.robust_start_speed, 0.0);
         no_evals.validate().unwrap();
 
-        let mut omni = TrainConfig::for_env("cassie");
-        omni.env.cassie.commands = crate::envs::cassie::CommandKind::OmniWalk;
-        omni.env.cassie.omni_start_speed = 0.4;
+        // The user's omnidirectional gate at the preset's speed shares the one gate; at
+        // another speed the preset's gives way.
+        let mut shared = TrainConfig::for_env("cassie");
+        shared.env.cassie.commands = crate::envs::cassie::CommandKind::OmniWalk;
+        shared.env.cassie.omni_start_speed = 0.4;
+        assert!(give_way(&mut shared, typed_nothing).is_empty());
+        assert_eq!(shared.env.cassie.robust_start_speed, 0.4);
+        shared.validate().unwrap();
+        let mut omni = shared.clone();
+        omni.env.cassie.omni_start_speed = 0.3;
         assert!(give_way(&mut omni, typed_nothing)[0].contains("--omni-start-speed"));
+        assert_eq!(omni.env.cassie.robust_start_speed, 0.0);
         omni.validate().unwrap();
 
         let mut typed = TrainConfig::for_env("cassie");

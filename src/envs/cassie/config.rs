@@ -121,8 +121,8 @@ crate::settings! {
         /// (`Test/Forward Speed`) reaches this (m/s), and ramp from there; 0: they begin at
         /// `robust_start`. Why: seed 2 (`push45-s2`) still marched in place at 2.0M steps, and
         /// under the perturbations it kept marching to 4.0M, as `mixed-push1-s0` did with
-        /// pushes from the start; the same gate as [`Self::omni_start_speed`], and a run has
-        /// one of the two.
+        /// pushes from the start. A run has one gate: with [`Self::omni_start_speed`] at the
+        /// same speed the two stages share it ([`Self::stage_gate`]).
         #[serde(default)]
         robust_start_speed: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 2.0, what: "a speed in [0, 2] m/s" };
@@ -187,7 +187,8 @@ crate::settings! {
         /// command (`Test/Forward Speed`) reaches this (m/s); 0: it begins at `omni_start`.
         /// Why: with the fixed start, seed 1 (`omniJ-s1`) was still marching in place at
         /// 2.5M steps, where seed 0 had begun to walk, and the omnidirectional commands came
-        /// before any forward walking to build on.
+        /// before any forward walking to build on. With [`Self::robust_start_speed`] at the
+        /// same speed, the perturbations wait for the same evaluation.
         #[serde(default)]
         omni_start_speed: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 2.0, what: "a speed in [0, 2] m/s" };
@@ -359,10 +360,14 @@ impl CassieConfig {
 
     /// Checks across settings (each setting's own range is checked on its own).
     pub fn check(&self) -> Result<(), String> {
-        if self.stage_gates().count() > 1 {
-            return Err("--omni-start-speed and --robust-start-speed both wait for an \
-                        evaluation, and a run has one gated stage: set one of them"
-                .into());
+        if let (Some(omni), Some(robust)) = (self.omni_gate(), self.robust_gate()) {
+            if omni.forward_speed != robust.forward_speed {
+                return Err(format!(
+                    "--omni-start-speed {} and --robust-start-speed {} share one evaluation \
+                     gate: set them equal, or set one of them",
+                    omni.forward_speed, robust.forward_speed
+                ));
+            }
         }
         if self.foot_placement > 0.0 && self.obs != ObsKind::Velocity {
             return Err("--foot-placement reads the observed pelvis velocity: it needs \
@@ -411,16 +416,13 @@ impl CassieConfig {
         }
     }
 
-    /// The gates these settings ask for: the omnidirectional stage's
-    /// ([`Self::omni_start_speed`], with omnidirectional commands) and the perturbations'
-    /// ([`Self::robust_start_speed`]). [`Self::check`] allows one.
-    fn stage_gates(&self) -> impl Iterator<Item = StageGate> {
-        let robust = (self.robust_start_speed > 0.0).then_some(StageGate {
+    /// The perturbations' gate ([`Self::robust_start_speed`]), if these settings ask for one.
+    fn robust_gate(&self) -> Option<StageGate> {
+        (self.robust_start_speed > 0.0).then_some(StageGate {
             not_before: self.robust_start,
             forward_speed: self.robust_start_speed,
             setting: "--robust-start-speed",
-        });
-        self.omni_gate().into_iter().chain(robust)
+        })
     }
 
     /// The omnidirectional stage's gate ([`Self::omni_start_speed`], with omnidirectional
@@ -434,11 +436,23 @@ impl CassieConfig {
         })
     }
 
-    /// The gate of the run's stage that waits for forward walking: the omnidirectional
-    /// commands' ([`Self::omni_start_speed`]) or the perturbations'
-    /// ([`Self::robust_start_speed`]).
+    /// The gate of the run's stages that wait for forward walking: the omnidirectional
+    /// commands' ([`Self::omni_start_speed`]), the perturbations'
+    /// ([`Self::robust_start_speed`]), or both. Both share one gate (the runner opens one per
+    /// run, [`Self::check`] asks for one speed): it opens at the first evaluation that walks
+    /// from the earlier of the two `not_before` steps, and each stage then begins at the later
+    /// of that step and its own start. Why both: an omnidirectional run needs forward walking
+    /// before its omnidirectional commands *and* before its perturbations, and a seed that
+    /// walks late must not be perturbed while it still marches in place (`push45-s2`).
     pub fn stage_gate(&self) -> Option<StageGate> {
-        self.stage_gates().next()
+        match (self.omni_gate(), self.robust_gate()) {
+            (Some(omni), Some(robust)) => Some(StageGate {
+                not_before: omni.not_before.min(robust.not_before),
+                setting: "--omni-start-speed (shared with --robust-start-speed)",
+                ..omni
+            }),
+            (omni, robust) => omni.or(robust),
+        }
     }
 
     /// The share of omnidirectional commands after `timesteps` training steps ([`Self::omni_ramp`]).

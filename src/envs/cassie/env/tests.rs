@@ -515,7 +515,7 @@ fn perturbations_start_after_walking_and_ramp_to_full() {
 
 /// `robust_start_speed`: the perturbations wait for the step the runner's gate opened at and
 /// ramp from there, never before `robust_start`; the env's strength (which scales its pushes,
-/// noise and randomized model) follows; a run asks for one gated stage, not two.
+/// noise and randomized model) follows; a run has one gate, which two stages may share.
 #[test]
 fn gated_perturbations_begin_where_the_runner_opened_them() {
     let config = CassieConfig {
@@ -545,10 +545,19 @@ fn gated_perturbations_begin_where_the_runner_opened_them() {
     e.set_stage(Some(4_000));
     e.reset();
     assert_eq!((e.push_speed(), e.robustness()), (1.0, 1.0));
-    // One gated stage per run.
+    // One gate per run: two stages share it at one speed.
     let both =
         CassieConfig { commands: CommandKind::OmniWalk, omni_start_speed: 0.4, ..config.clone() };
-    assert!(both.check().expect_err("two gates").contains("a run has one gated stage"));
+    assert!(both.check().expect_err("two speeds").contains("share one evaluation gate"));
+    let shared = CassieConfig { omni_start: 3_000, omni_start_speed: 0.3, ..both };
+    shared.check().unwrap();
+    let gate = shared.stage_gate().expect("one gate");
+    assert_eq!((gate.not_before, gate.forward_speed), (1_000, 0.3), "the earlier start");
+    // Opened at 2000: the perturbations from there, the omnidirectional commands from 3000.
+    assert_eq!(shared.robustness_at(2_250, Some(2_000)), 0.5);
+    assert_eq!(shared.commands_at(Some(2_999), Some(2_000)), CommandKind::Forward);
+    assert_eq!(shared.commands_at(Some(3_000), Some(2_000)), CommandKind::OmniWalk);
+    assert_eq!(shared.settled_from(Some(2_000)), Some(3_000));
     let forward = CassieConfig { omni_start_speed: 0.4, ..config };
     assert!(forward.check().is_ok(), "forward commands have no omnidirectional gate");
     assert_eq!(forward.stage_gate().map(|g| g.setting), Some("--robust-start-speed"));
