@@ -287,12 +287,13 @@ fn the_omnidirectional_config_is_the_measured_recipe() {
 }
 
 /// The walking preset's perturbation gate waits for an evaluation, so it gives way (with a
-/// note) to `--num-eval-eps 0` and to the user's own `--omni-start-speed`; typed, it is kept
-/// and the conflict refused (the cases of `bad_input_is_one_clear_error`).
+/// note) to `--num-eval-eps 0` and to the user's own `--omni-start-speed` at another speed;
+/// at its own speed the two stages share the gate; typed, it is kept and the conflict refused
+/// (the cases of `bad_input_is_one_clear_error`).
 #[test]
 fn the_presets_gate_gives_way_to_the_users_own_settings() {
     for extra in
-        [&["--num-eval-eps", "0"][..], &["--commands", "omni-walk", "--omni-start-speed", "0.4"]]
+        [&["--num-eval-eps", "0"][..], &["--commands", "omni-walk", "--omni-start-speed", "0.3"]]
     {
         let mut args = vec!["train", "ppo", "--env", "cassie", "--print-config"];
         args.extend(extra);
@@ -306,9 +307,14 @@ fn the_presets_gate_gives_way_to_the_users_own_settings() {
             stderr(&o)
         );
     }
-    let o = gait(&["train", "ppo", "--env", "cassie", "--print-config"]);
-    assert!(String::from_utf8_lossy(&o.stdout).contains("robust_start_speed = 0.4"));
-    assert!(!stderr(&o).contains("is off"), "{}", stderr(&o));
+    for extra in [&[][..], &["--commands", "omni-walk", "--omni-start-speed", "0.4"]] {
+        let mut args = vec!["train", "ppo", "--env", "cassie", "--print-config"];
+        args.extend(extra);
+        let o = gait(&args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        assert!(String::from_utf8_lossy(&o.stdout).contains("robust_start_speed = 0.4"));
+        assert!(!stderr(&o).contains("is off"), "{extra:?}: {}", stderr(&o));
+    }
 }
 
 /// `--print-config` prints the effective settings as TOML and trains nothing; that TOML given
