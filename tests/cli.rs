@@ -8,6 +8,13 @@ fn gait(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gait")).args(args).output().expect("run gait")
 }
 
+/// `gait train ppo --env cassie EXTRA --print-config`: the effective settings of a Cassie run.
+fn cassie_print_config(extra: &[&str]) -> Output {
+    let mut args = vec!["train", "ppo", "--env", "cassie", "--print-config"];
+    args.extend(extra);
+    gait(&args)
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -277,9 +284,7 @@ fn the_omnidirectional_config_is_the_measured_recipe() {
         "--cadence",
         "0",
     ];
-    let mut args = vec!["train", "ppo", "--env", "cassie", "--print-config"];
-    args.extend(flags);
-    let from_flags = gait(&args);
+    let from_flags = cassie_print_config(&flags);
     assert!(from_flags.status.success(), "{}", stderr(&from_flags));
     let printed = String::from_utf8_lossy(&from_file.stdout);
     assert_eq!(printed, String::from_utf8_lossy(&from_flags.stdout));
@@ -295,9 +300,7 @@ fn the_presets_gate_gives_way_to_the_users_own_settings() {
     for extra in
         [&["--num-eval-eps", "0"][..], &["--commands", "omni-walk", "--omni-start-speed", "0.3"]]
     {
-        let mut args = vec!["train", "ppo", "--env", "cassie", "--print-config"];
-        args.extend(extra);
-        let o = gait(&args);
+        let o = cassie_print_config(extra);
         assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
         let printed = String::from_utf8_lossy(&o.stdout);
         assert!(printed.contains("robust_start_speed = 0.0"), "{extra:?}: {printed}");
@@ -308,9 +311,7 @@ fn the_presets_gate_gives_way_to_the_users_own_settings() {
         );
     }
     for extra in [&[][..], &["--commands", "omni-walk", "--omni-start-speed", "0.4"]] {
-        let mut args = vec!["train", "ppo", "--env", "cassie", "--print-config"];
-        args.extend(extra);
-        let o = gait(&args);
+        let o = cassie_print_config(extra);
         assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
         assert!(String::from_utf8_lossy(&o.stdout).contains("robust_start_speed = 0.4"));
         assert!(!stderr(&o).contains("is off"), "{extra:?}: {}", stderr(&o));

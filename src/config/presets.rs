@@ -58,7 +58,7 @@ fn gate_gives_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) 
     }
     let reason = if config.eval.num_eval_eps == 0 {
         "--num-eval-eps 0 runs no evaluation to wait for"
-    } else if cassie.omni_gate().is_some_and(|g| g.forward_speed != cassie.robust_start_speed) {
+    } else if cassie.gate_conflict().is_some() {
         "--omni-start-speed sets this run's one gate at another speed"
     } else {
         return None;

@@ -360,14 +360,11 @@ impl CassieConfig {
 
     /// Checks across settings (each setting's own range is checked on its own).
     pub fn check(&self) -> Result<(), String> {
-        if let (Some(omni), Some(robust)) = (self.omni_gate(), self.robust_gate()) {
-            if omni.forward_speed != robust.forward_speed {
-                return Err(format!(
-                    "--omni-start-speed {} and --robust-start-speed {} share one evaluation \
-                     gate: set them equal, or set one of them",
-                    omni.forward_speed, robust.forward_speed
-                ));
-            }
+        if let Some((omni, robust)) = self.gate_conflict() {
+            return Err(format!(
+                "--omni-start-speed {omni} and --robust-start-speed {robust} share one \
+                 evaluation gate: set them equal, or set one of them"
+            ));
         }
         if self.foot_placement > 0.0 && self.obs != ObsKind::Velocity {
             return Err("--foot-placement reads the observed pelvis velocity: it needs \
@@ -414,6 +411,15 @@ impl CassieConfig {
             }
             (kind, _) => kind,
         }
+    }
+
+    /// The two gates' speeds `(omni, robust)` when both are asked for at different speeds:
+    /// the combination [`Self::check`] refuses (a run opens one gate), and the one the walking
+    /// preset's gate gives way to (`presets::give_way`).
+    pub fn gate_conflict(&self) -> Option<(f64, f64)> {
+        let (omni, robust) = (self.omni_gate()?, self.robust_gate()?);
+        (omni.forward_speed != robust.forward_speed)
+            .then_some((omni.forward_speed, robust.forward_speed))
     }
 
     /// The perturbations' gate ([`Self::robust_start_speed`]), if these settings ask for one.
