@@ -148,6 +148,19 @@ impl Buffer {
         self.traj_idx.push(end);
     }
 
+    /// Sets the values of the open trajectory's steps, then closes it as
+    /// [`Buffer::end_trajectory`] does. For a sampler that computes a trajectory's values in one
+    /// batched forward after the episode instead of one per step (`AlgoSampler`).
+    ///
+    /// # Panics
+    /// If `values` does not hold one value per step of the open trajectory.
+    pub fn end_trajectory_with_values(&mut self, values: &[f32], terminal_value: f32) {
+        let start = *self.traj_idx.last().expect("traj_idx starts non-empty");
+        assert_eq!(values.len(), self.len() - start, "one value per step of the open trajectory");
+        self.values[start..].copy_from_slice(values);
+        self.end_trajectory(terminal_value);
+    }
+
     /// Appends all finished trajectories of `other` (the reference's `buffer + buffer`).
     pub fn append(&mut self, other: &Buffer) {
         assert_eq!(
@@ -372,6 +385,32 @@ mod tests {
         let mut all = batches.concat();
         all.sort();
         assert_eq!(all, vec![0, 1, 2]);
+    }
+
+    /// Values set after the episode close a trajectory as values pushed with each step do,
+    /// and only the open trajectory's values change.
+    #[test]
+    fn values_set_at_the_end_match_values_pushed_per_step() {
+        let (mut per_step, mut at_end) = (Buffer::new(1, 1, 0.9, 0.8), Buffer::new(1, 1, 0.9, 0.8));
+        for b in [&mut per_step, &mut at_end] {
+            b.push(&[0.0], &[0.0], 1.0, 0.5);
+            b.end_trajectory(0.0);
+        }
+        for (r, v) in [(0.0, 2.0), (1.0, 2.5), (0.0, 2.0)] {
+            per_step.push(&[0.0], &[0.0], r, v);
+            at_end.push(&[0.0], &[0.0], r, 0.0);
+        }
+        per_step.end_trajectory(3.0);
+        at_end.end_trajectory_with_values(&[2.0, 2.5, 2.0], 3.0);
+        assert_eq!(per_step, at_end);
+    }
+
+    #[test]
+    #[should_panic(expected = "one value per step")]
+    fn values_for_another_length_are_refused() {
+        let mut b = Buffer::new(1, 1, 0.9, 0.8);
+        b.push(&[0.0], &[0.0], 1.0, 0.0);
+        b.end_trajectory_with_values(&[1.0, 2.0], 0.0);
     }
 
     #[test]

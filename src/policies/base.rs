@@ -138,4 +138,24 @@ mod tests {
             assert!(dm < 1e-6 && ds < 1e-6 && dv < 1e-6, "step {t}: {dm} {ds} {dv}");
         }
     }
+
+    /// A trajectory's values from one batched forward (what the samplers compute after each
+    /// episode) are the per-step values, for feed-forward and recurrent critics.
+    #[test]
+    fn a_trajectorys_batched_values_match_its_step_values() {
+        for arch in [Arch::Ff, Arch::Lstm] {
+            let spec = NetSpec { arch, ..NetSpec::ff(5, 3, &[16, 16]) };
+            tch::manual_seed(12);
+            let critic = Critic::new(&spec, Device::Cpu);
+            let obs: Vec<f32> = (0..7 * 5).map(|i| ((i * 37 % 11) as f32 - 5.0) / 3.0).collect();
+            let batched = critic.trajectory_values(&obs, 5);
+            assert_eq!(batched.len(), 7);
+            let mut h: Hidden = None;
+            for (t, v) in batched.iter().enumerate() {
+                let x = Tensor::from_slice(&obs[t * 5..(t + 1) * 5]);
+                let step = critic.value_step(&x, &mut h).double_value(&[0]) as f32;
+                assert!((step - v).abs() < 1e-5, "{arch:?} step {t}: {step} vs {v}");
+            }
+        }
+    }
 }

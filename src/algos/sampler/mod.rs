@@ -226,8 +226,8 @@ impl AlgoSampler {
         self.env.set_stage(job.stage_from);
         let mut metric_sums: Vec<(&'static str, f64)> = Vec::new();
         // Recurrent state starts at zero with every episode and is carried step by step.
-        let (mut actor_h, mut critic_h): (Hidden, Hidden) = (None, None);
-        let (actor, critic, std) = (&self.actor, &self.critic, &mut self.std);
+        let mut actor_h: Hidden = None;
+        let (actor, std) = (&self.actor, &mut self.std);
         let end = self.rollout.episode(
             self.env.as_mut(),
             job.max_len,
@@ -259,18 +259,8 @@ impl AlgoSampler {
                 if !tr.reward.is_finite() {
                     bail!("env returned a non-finite reward ({}) at step {}", tr.reward, tr.t);
                 }
-                // The critic reads its own observation of the state the action was chosen
-                // from (the policy's, for envs without one).
-                let value = if train {
-                    let s = Tensor::from_slice(tr.critic_obs);
-                    let v = critic.value_step(&s, &mut critic_h).double_value(&[0]) as f32;
-                    check_policy_output(&[v], "value")
-                        .with_context(|| format!("at step {}", tr.t))?;
-                    v
-                } else {
-                    0.0
-                };
-                buffer.push(tr.obs, tr.action, tr.reward, value);
+                // The values come after the episode, in one batched forward (below).
+                buffer.push(tr.obs, tr.action, tr.reward, 0.0);
                 if own_critic {
                     buffer.push_critic_state(tr.critic_obs);
                 }
@@ -290,17 +280,34 @@ impl AlgoSampler {
             let metrics = metric_sums.iter().map(|&(k, v)| (k.to_string(), v / n)).collect();
             EvalEpisode { command, metrics }
         });
-        // Terminated: 0. Cut by the time limit: bootstrap with the critic's value.
-        let terminal = if train && !end.done {
-            let last = Tensor::from_slice(self.rollout.critic_obs());
-            self.critic.value_step(&last, &mut critic_h).double_value(&[0]) as f32
+        if train {
+            // The critic reads its own observation of each state an action was chosen from
+            // (the policy's, for envs without one), then of the state the episode ended in.
+            // Terminated: 0. Cut by the time limit: bootstrap with the critic's value of it.
+            let values = trajectory_values(&self.critic, &buffer, self.rollout.critic_obs())?;
+            let (steps, last) = values.split_at(buffer.len());
+            buffer.end_trajectory_with_values(steps, if end.done { 0.0 } else { last[0] });
         } else {
-            0.0
-        };
-        buffer.end_trajectory(terminal);
+            buffer.end_trajectory(0.0);
+        }
         let steps_per_s = buffer.len() as f64 / start.elapsed().as_secs_f64().max(1e-9);
         Ok(Some(Trajectory { buffer, steps_per_s, episode }))
     }
+}
+
+/// The critic's values of the states of `buffer`'s one open trajectory and of `last`, the
+/// state it ended in (`len + 1` values), from one batched forward; a non-finite value is the
+/// policy's failure at that step.
+fn trajectory_values(critic: &Critic, buffer: &Buffer, last: &[f32]) -> Result<Vec<f32>> {
+    let (states, dim) = buffer.critic_view();
+    let mut obs = Vec::with_capacity(states.len() + last.len());
+    obs.extend_from_slice(states);
+    obs.extend_from_slice(last);
+    let values = critic.trajectory_values(&obs, dim);
+    if let Some(t) = values.iter().position(|v| !v.is_finite()) {
+        check_policy_output(&values[t..=t], "value").with_context(|| format!("at step {t}"))?;
+    }
+    Ok(values)
 }
 
 fn check_finite(values: &[f32], what: &str) -> Result<()> {
