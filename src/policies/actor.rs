@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use tch::{nn, nn::Module, Device, Tensor};
 
 use super::base::{Base, Hidden};
+use super::fast::FastActor;
 use super::layers::linear;
 use super::{NetSpec, Normalizer};
 
@@ -140,6 +141,22 @@ impl Actor {
         self.distribution(obs).0
     }
 
+    /// A plain-Rust copy of this actor for the samplers' per-step forward
+    /// ([`FastActor`]); `None` for an LSTM or a state-dependent std, which keep the torch
+    /// forward. A copy: it does not follow later changes to these weights.
+    pub fn fast(&self) -> Option<FastActor> {
+        let _guard = tch::no_grad_guard();
+        let Base::Ff { layers, act } = &self.base else {
+            return None;
+        };
+        let std: Vec<f32> = match &self.std {
+            StdHead::Fixed(s) => Vec::<f32>::try_from(s).ok()?,
+            StdHead::LogParam(log) => Vec::<f32>::try_from(&log.clamp(-5.0, 0.5).exp()).ok()?,
+            StdHead::Learned(_) => return None,
+        };
+        Some(FastActor::new(self.norm.parts(), layers, *act, &self.means, std))
+    }
+
     /// One rollout step on `[obs]`, carrying the recurrent state (ignored when feed-forward).
     pub fn step(&self, obs: &Tensor, hidden: &mut Hidden) -> (Tensor, Tensor) {
         self.heads(&self.base.step(&self.norm.forward(obs), hidden))
@@ -153,6 +170,51 @@ mod tests {
 
     fn spec(std: StdSpec) -> NetSpec {
         NetSpec { nonlinearity: Nonlinearity::Tanh, std, ..NetSpec::ff(3, 2, &[8]) }
+    }
+
+    /// The plain-Rust copy gives the torch forward's mean and std, with normalizer
+    /// statistics and clipping, for every activation; recurrent actors and a state-dependent
+    /// std have none.
+    #[test]
+    fn the_fast_copy_matches_the_torch_forward() {
+        use crate::policies::Arch;
+        for act in
+            [Nonlinearity::Relu, Nonlinearity::Tanh, Nonlinearity::Elu, Nonlinearity::Sigmoid]
+        {
+            for std in [StdSpec::Fixed(vec![0.2, 0.3]), StdSpec::LogParam(vec![0.4, 0.1])] {
+                let spec = NetSpec {
+                    nonlinearity: act,
+                    std,
+                    obs_clip: Some(2.0),
+                    ..NetSpec::ff(11, 2, &[32, 17])
+                };
+                tch::manual_seed(5);
+                let mut actor = Actor::new(&spec, Device::Cpu);
+                let mut stats = RunningStats::new(11);
+                stats.update(
+                    &(0..55).map(|i| ((i * 7 % 13) as f32 - 6.0) * 0.3).collect::<Vec<_>>(),
+                );
+                actor.normalizer_mut().set_stats(&stats).unwrap();
+                let mut fast = actor.fast().expect("a feed-forward actor with a fixed std");
+                for k in 0..4 {
+                    // Some inputs lie far enough out to be clipped.
+                    let obs: Vec<f32> =
+                        (0..11).map(|i| ((i * 5 + k * 3) % 9) as f32 - 4.0).collect();
+                    let (mean, sd) = actor.step(&Tensor::from_slice(&obs), &mut None);
+                    let (mean, sd) =
+                        (Vec::<f32>::try_from(mean).unwrap(), Vec::<f32>::try_from(sd).unwrap());
+                    let mut got = [0.0f32; 2];
+                    fast.mean(&obs, &mut got);
+                    for (a, b) in got.iter().zip(&mean) {
+                        assert!((a - b).abs() < 1e-5, "{act:?}: {got:?} vs {mean:?}");
+                    }
+                    assert_eq!(fast.std(), &sd[..]);
+                }
+            }
+        }
+        let lstm = NetSpec { arch: Arch::Lstm, ..NetSpec::ff(3, 2, &[8]) };
+        assert!(Actor::new(&lstm, Device::Cpu).fast().is_none());
+        assert!(Actor::new(&spec(StdSpec::Learned), Device::Cpu).fast().is_none());
     }
 
     /// `log_std` starts at the given σ for every state, is trainable, and moves with a loss.

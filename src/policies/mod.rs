@@ -4,6 +4,7 @@
 mod actor;
 mod base;
 mod critic;
+mod fast;
 mod layers;
 pub(crate) mod normalizer;
 mod params;
@@ -11,6 +12,7 @@ mod params;
 pub use actor::{Actor, StdSpec};
 pub use base::Hidden;
 pub use critic::Critic;
+pub use fast::FastActor;
 pub use layers::{Arch, Nonlinearity};
 pub use normalizer::{Normalizer, RunningStats};
 pub use params::{

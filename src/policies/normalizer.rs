@@ -103,6 +103,12 @@ impl Normalizer {
         }
     }
 
+    /// Its mean, std and clip, for a copy that normalizes without libtorch
+    /// ([`super::fast::FastActor`]).
+    pub(super) fn parts(&self) -> (&Tensor, &Tensor, Option<f64>) {
+        (&self.mean, &self.std, self.clip)
+    }
+
     /// Its statistics.
     pub fn stats(&self) -> RunningStats {
         let mean: Vec<f64> = to_f64_vec(&self.mean);

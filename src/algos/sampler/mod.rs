@@ -35,7 +35,7 @@ use super::rollout::{Flow, Rollout};
 use super::seeding::{derive, stream};
 use super::{Buffer, EvalEpisode};
 use crate::envs::{Env, Pushes};
-use crate::policies::{Actor, Critic, Hidden, NetSpec, ParamSnapshot};
+use crate::policies::{Actor, Critic, FastActor, Hidden, NetSpec, ParamSnapshot};
 
 /// Parameters broadcast to the workers once per iteration.
 #[derive(Debug)]
@@ -174,6 +174,9 @@ pub struct AlgoSampler {
     id: usize,
     env: Box<dyn Env>,
     actor: Actor,
+    /// The actor's plain-Rust copy for train jobs (`None` where the actor has none),
+    /// renewed with every new policy version.
+    fast: Option<FastActor>,
     critic: Critic,
     version: Option<u64>,
     discount: f64,
@@ -187,6 +190,7 @@ impl AlgoSampler {
         if self.version != Some(policy.version) {
             policy.actor.load_into(self.actor.var_store_mut())?;
             policy.critic.load_into(self.critic.var_store_mut())?;
+            self.fast = self.actor.fast();
             self.version = Some(policy.version);
         }
         Ok(())
@@ -228,6 +232,9 @@ impl AlgoSampler {
         // Recurrent state starts at zero with every episode and is carried step by step.
         let mut actor_h: Hidden = None;
         let (actor, std) = (&self.actor, &mut self.std);
+        // Train jobs step the plain-Rust copy where there is one; evaluations keep the torch
+        // forward (`policies::fast`).
+        let mut fast = self.fast.as_mut().filter(|_| train);
         let end = self.rollout.episode(
             self.env.as_mut(),
             job.max_len,
@@ -238,14 +245,24 @@ impl AlgoSampler {
                 {
                     return Ok(Flow::Stop);
                 }
-                let s = Tensor::from_slice(obs);
-                let (mean, sd) = actor.step(&s, &mut actor_h);
-                mean.copy_data(action, act_dim);
+                let sd = match fast.as_deref_mut() {
+                    Some(fast) => {
+                        fast.mean(obs, action);
+                        std.copy_from_slice(fast.std());
+                        None
+                    }
+                    None => {
+                        let (mean, sd) = actor.step(&Tensor::from_slice(obs), &mut actor_h);
+                        mean.copy_data(action, act_dim);
+                        Some(sd)
+                    }
+                };
                 check_policy_output(action, "action mean")
                     .with_context(|| format!("at step {t}"))?;
                 if train {
-                    let sd = sd.expand([act_dim as i64], false);
-                    sd.copy_data(std, act_dim);
+                    if let Some(sd) = sd {
+                        sd.expand([act_dim as i64], false).copy_data(std, act_dim);
+                    }
                     check_policy_output(std, "action std")
                         .with_context(|| format!("at step {t}"))?;
                     for (a, s) in action.iter_mut().zip(std.iter()) {
@@ -381,6 +398,7 @@ impl SamplerPool {
                         env,
                         actor: Actor::new(&spec, Device::Cpu),
                         critic: Critic::new(&spec, Device::Cpu),
+                        fast: None,
                         version: None,
                         discount,
                         gae_lambda,
