@@ -6,6 +6,7 @@ use tch::{nn, nn::Module, Device, Tensor};
 use super::base::{Base, Hidden};
 use super::fast::FastActor;
 use super::layers::linear;
+use super::normalizer::to_f32_vec;
 use super::{NetSpec, Normalizer};
 
 /// How the action standard deviation is produced.
@@ -149,9 +150,9 @@ impl Actor {
         let Base::Ff { layers, act } = &self.base else {
             return None;
         };
-        let std: Vec<f32> = match &self.std {
-            StdHead::Fixed(s) => Vec::<f32>::try_from(s).ok()?,
-            StdHead::LogParam(log) => Vec::<f32>::try_from(&log.clamp(-5.0, 0.5).exp()).ok()?,
+        let std = match &self.std {
+            StdHead::Fixed(s) => to_f32_vec(s),
+            StdHead::LogParam(log) => to_f32_vec(&log.clamp(-5.0, 0.5).exp()),
             StdHead::Learned(_) => return None,
         };
         Some(FastActor::new(self.norm.parts(), layers, *act, &self.means, std))

@@ -6,6 +6,7 @@ use tch::{nn, nn::Module, Device, Tensor};
 
 use super::base::{Base, Hidden};
 use super::layers::linear;
+use super::normalizer::to_f32_vec;
 use super::{NetSpec, Nonlinearity, Normalizer};
 
 /// The value network, with its own observation normalizer.
@@ -64,8 +65,7 @@ impl Critic {
         let (n, d) = ((obs.len() / dim.max(1)) as i64, dim as i64);
         let shape: &[i64] = if self.base.is_recurrent() { &[n, 1, d] } else { &[n, d] };
         let x = Tensor::from_slice(obs).view(shape);
-        let v = self.value(&x).view([-1]);
-        Vec::<f32>::try_from(&v).expect("a CPU float tensor converts to Vec<f32>")
+        to_f32_vec(&self.value(&x))
     }
 
     /// One rollout step on `[obs]` → `[1]`, carrying the recurrent state.

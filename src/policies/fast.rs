@@ -15,6 +15,7 @@
 use tch::{nn, Tensor};
 
 use super::layers::Nonlinearity;
+use super::normalizer::to_f32_vec;
 
 /// One dense layer, row-major `[out][in]` weights, as `nn::Linear` stores them.
 #[derive(Debug, Clone)]
@@ -27,8 +28,8 @@ struct Dense {
 impl Dense {
     fn of(linear: &nn::Linear) -> Self {
         let size = linear.ws.size();
-        let bias = linear.bs.as_ref().map_or_else(|| vec![0.0; size[0] as usize], values);
-        Self { weight: values(&linear.ws), bias, inputs: size[1] as usize }
+        let bias = linear.bs.as_ref().map_or_else(|| vec![0.0; size[0] as usize], to_f32_vec);
+        Self { weight: to_f32_vec(&linear.ws), bias, inputs: size[1] as usize }
     }
 
     /// `out = W x + b`, each row's dot product in eight lanes (a fixed order, so the result
@@ -52,10 +53,6 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
         }
     }
     lanes.iter().sum::<f32>() + tail
-}
-
-fn values(t: &Tensor) -> Vec<f32> {
-    Vec::<f32>::try_from(&t.flatten(0, -1)).expect("a CPU float tensor converts to Vec<f32>")
 }
 
 fn activate(act: Nonlinearity, x: &mut [f32]) {
@@ -101,10 +98,10 @@ impl FastActor {
     ) -> Self {
         let hidden: Vec<Dense> = hidden.iter().map(Dense::of).collect();
         let means = Dense::of(means);
-        let norm_mean = values(norm.0);
+        let norm_mean = to_f32_vec(norm.0);
         let width = hidden.iter().map(|d| d.bias.len()).chain([norm_mean.len()]).max().unwrap_or(0);
         Self {
-            norm_std: values(norm.1),
+            norm_std: to_f32_vec(norm.1),
             norm_mean,
             clip: norm.2.map(|c| c as f32),
             hidden,

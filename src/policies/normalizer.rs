@@ -151,6 +151,12 @@ pub(crate) fn to_f64_vec(t: &Tensor) -> Vec<f64> {
     Vec::<f64>::try_from(&t).expect("a CPU double tensor converts to Vec<f64>")
 }
 
+/// `t`'s values as `f32`, flattened (the float twin of [`to_f64_vec`]).
+pub(crate) fn to_f32_vec(t: &Tensor) -> Vec<f32> {
+    let t = t.to_device(tch::Device::Cpu).to_kind(Kind::Float).flatten(0, -1);
+    Vec::<f32>::try_from(&t).expect("a CPU float tensor converts to Vec<f32>")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -235,6 +235,10 @@ impl AlgoSampler {
         // Train jobs step the plain-Rust copy where there is one; evaluations keep the torch
         // forward (`policies::fast`).
         let mut fast = self.fast.as_mut().filter(|_| train);
+        // The copy's std does not depend on the state: once per episode.
+        if let Some(fast) = &fast {
+            std.copy_from_slice(fast.std());
+        }
         let end = self.rollout.episode(
             self.env.as_mut(),
             job.max_len,
@@ -245,24 +249,19 @@ impl AlgoSampler {
                 {
                     return Ok(Flow::Stop);
                 }
-                let sd = match fast.as_deref_mut() {
-                    Some(fast) => {
-                        fast.mean(obs, action);
-                        std.copy_from_slice(fast.std());
-                        None
-                    }
+                match fast.as_deref_mut() {
+                    Some(fast) => fast.mean(obs, action),
                     None => {
                         let (mean, sd) = actor.step(&Tensor::from_slice(obs), &mut actor_h);
                         mean.copy_data(action, act_dim);
-                        Some(sd)
+                        if train {
+                            sd.expand([act_dim as i64], false).copy_data(std, act_dim);
+                        }
                     }
-                };
+                }
                 check_policy_output(action, "action mean")
                     .with_context(|| format!("at step {t}"))?;
                 if train {
-                    if let Some(sd) = sd {
-                        sd.expand([act_dim as i64], false).copy_data(std, act_dim);
-                    }
                     check_policy_output(std, "action std")
                         .with_context(|| format!("at step {t}"))?;
                     for (a, s) in action.iter_mut().zip(std.iter()) {
