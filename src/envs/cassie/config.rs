@@ -116,6 +116,15 @@ crate::settings! {
         /// 0: at once).
         #[serde(default)]
         robust_ramp: u64 = 0, Range::Natural;
+        /// Training steps before the pushes begin, when they should not begin with the other
+        /// perturbations; unset: with them, at `robust_start`. They wait for the same gate and
+        /// grow over the same `robust_ramp`. Why: a walker learns backward and sideways steps
+        /// for about 5M steps after its forward gate (seed 0, `omniU-s0`), and randomized
+        /// dynamics and noise during that stage held it back (`omniQ-s0`), while pushes need
+        /// more than the half million steps at full strength that fit after it (`omniU-s0`:
+        /// 3 of 10 commands under `--push 0.45`); this lets pushes run during that stage.
+        #[serde(default)]
+        push_start: Option<u64> = None, Range::Natural;
         /// With a value above 0, the perturbations wait, from `robust_start` steps on, for the
         /// first training evaluation whose forward speed at the fastest evaluation command
         /// (`Test/Forward Speed`) reaches this (m/s), and ramp from there; 0: they begin at
@@ -305,8 +314,24 @@ impl CassieConfig {
     /// [`Self::robust_start_speed`], before the gate opened), then rising linearly over
     /// `robust_ramp` steps to 1.
     pub fn robustness_at(&self, timesteps: u64, stage_from: Option<u64>) -> f64 {
-        let Some(start) = gated_start(self.robust_start_speed, self.robust_start, stage_from)
-        else {
+        self.ramp_at(self.robust_start, timesteps, stage_from)
+    }
+
+    /// The pushes' strength after `timesteps` training steps, in [0, 1]: as
+    /// [`Self::robustness_at`], from [`Self::push_start`] when it is set.
+    pub fn push_strength_at(&self, timesteps: u64, stage_from: Option<u64>) -> f64 {
+        self.ramp_at(self.pushes_from(), timesteps, stage_from)
+    }
+
+    /// The step the pushes begin at, before any gate.
+    fn pushes_from(&self) -> u64 {
+        self.push_start.unwrap_or(self.robust_start)
+    }
+
+    /// A perturbation's strength at `timesteps` when it begins at `not_before` (and the gate):
+    /// 0 before, then rising linearly over `robust_ramp` steps to 1.
+    fn ramp_at(&self, not_before: u64, timesteps: u64, stage_from: Option<u64>) -> f64 {
+        let Some(start) = gated_start(self.robust_start_speed, not_before, stage_from) else {
             return 0.0;
         };
         if timesteps < start {
@@ -329,13 +354,12 @@ impl CassieConfig {
     /// them and fell 5 of 5 at 1 m/s on rapier).
     pub fn settled_from(&self, stage_from: Option<u64>) -> Option<u64> {
         let gated = |speed: f64, not_before: u64| gated_start(speed, not_before, stage_from);
-        let perturbed = self.dynamics_randomization || self.obs_noise > 0.0 || self.push > 0.0;
-        let robust = match perturbed {
-            true => {
-                gated(self.robust_start_speed, self.robust_start)?.saturating_add(self.robust_ramp)
-            }
-            false => 0,
+        let full = |not_before: u64| {
+            gated(self.robust_start_speed, not_before).map(|s| s.saturating_add(self.robust_ramp))
         };
+        let perturbed = self.dynamics_randomization || self.obs_noise > 0.0;
+        let robust = if perturbed { full(self.robust_start)? } else { 0 };
+        let pushes = if self.push > 0.0 { full(self.pushes_from())? } else { 0 };
         let omni = match self.commands {
             CommandKind::Omni | CommandKind::OmniWalk => {
                 gated(self.omni_start_speed, self.omni_start)?
@@ -344,7 +368,7 @@ impl CassieConfig {
             }
             CommandKind::Forward => 0,
         };
-        Some(robust.max(omni))
+        Some(robust.max(pushes).max(omni))
     }
 
     /// The reference gait these settings ask for.
@@ -422,10 +446,11 @@ impl CassieConfig {
             .then_some((omni.forward_speed, robust.forward_speed))
     }
 
-    /// The perturbations' gate ([`Self::robust_start_speed`]), if these settings ask for one.
+    /// The perturbations' gate ([`Self::robust_start_speed`]), if these settings ask for one,
+    /// from the earlier of their start and the pushes'.
     fn robust_gate(&self) -> Option<StageGate> {
         (self.robust_start_speed > 0.0).then_some(StageGate {
-            not_before: self.robust_start,
+            not_before: self.robust_start.min(self.pushes_from()),
             forward_speed: self.robust_start_speed,
             setting: "--robust-start-speed",
         })

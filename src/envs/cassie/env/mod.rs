@@ -262,7 +262,11 @@ impl CassieEnv {
     /// the perturbations' strength.
     fn push_speed(&self) -> f32 {
         match self.pushes {
-            Pushes::Own => (self.config.push * self.robustness()) as f32,
+            Pushes::Own => {
+                let strength =
+                    self.training.map_or(1.0, |t| self.config.push_strength_at(t, self.stage_from));
+                (self.config.push * strength) as f32
+            }
             Pushes::Full => self.config.push as f32,
             Pushes::UpTo(v) | Pushes::Exactly(v) => v,
         }

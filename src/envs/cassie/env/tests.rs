@@ -513,6 +513,45 @@ fn perturbations_start_after_walking_and_ramp_to_full() {
     assert_eq!(c.robustness_at(1250, Some(5_000)), 0.5, "no gate: a stage does not move it");
 }
 
+/// `push_start`: the pushes on their own start, behind the same gate and ramp, while the
+/// randomized model and the noise keep `robust_start`; the training distribution settles once
+/// both are at full strength.
+#[test]
+fn pushes_may_begin_before_the_other_perturbations() {
+    let config = CassieConfig {
+        robust_start: 7_000,
+        robust_ramp: 1_000,
+        robust_start_speed: 0.4,
+        push_start: Some(2_000),
+        push: 0.45,
+        obs_noise: 1.0,
+        dynamics_randomization: true,
+        ..CassieConfig::default()
+    };
+    assert_eq!(config.stage_gate().expect("a gate").not_before, 2_000, "from the pushes' start");
+    let pushes = |t| config.push_strength_at(t, Some(2_500));
+    assert_eq!([2_499, 2_500, 3_000, 3_500, 9_000].map(pushes), [0.0, 0.0, 0.5, 1.0, 1.0]);
+    assert_eq!(config.push_strength_at(9_000, None), 0.0, "the gate still closed");
+    assert_eq!(config.robustness_at(6_999, Some(2_500)), 0.0, "the rest wait for robust_start");
+    assert_eq!(config.robustness_at(7_500, Some(2_500)), 0.5);
+    assert_eq!(config.settled_from(Some(2_500)), Some(8_000));
+    let late = CassieConfig { push_start: Some(9_000), ..config.clone() };
+    assert_eq!(late.settled_from(Some(2_500)), Some(10_000), "the later of the two");
+    // The env: pushes at the pushes' strength, the rest at the others'.
+    let mut e = CassieEnv::new(config.clone());
+    e.seed(4);
+    e.set_training(Some(3_000));
+    e.set_stage(Some(2_500));
+    e.reset();
+    assert_eq!((e.push_speed(), e.robustness()), (0.225, 0.0));
+    // Unset, the pushes keep robust_start: the same schedule as before the setting.
+    let unset = CassieConfig { push_start: None, ..config };
+    for t in [0, 6_999, 7_000, 7_500, 9_000] {
+        assert_eq!(unset.push_strength_at(t, Some(2_500)), unset.robustness_at(t, Some(2_500)));
+    }
+    assert_eq!(unset.stage_gate().expect("a gate").not_before, 7_000);
+}
+
 /// `robust_start_speed`: the perturbations wait for the step the runner's gate opened at and
 /// ramp from there, never before `robust_start`; the env's strength (which scales its pushes,
 /// noise and randomized model) follows; a run has one gate, which two stages may share.
