@@ -14,6 +14,7 @@ use tch::Tensor;
 use crate::algos::rollout::{Flow, Rollout};
 use crate::algos::seeding::{derive, stream};
 use crate::config::UsageError;
+use crate::course::LegTally;
 use crate::envs::cassie::SimKind;
 use crate::envs::{self, CommandError, CourseLeg, EnvConfig, Pushes};
 use crate::outputs::Output;
@@ -469,6 +470,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         interrupted: false,
     };
     let mut steps_total = 0usize;
+    let dt = env.policy_dt();
     let mut rollout = Rollout::new();
     for episode in 0..args.episodes {
         if crate::algos::interrupt::requested() {
@@ -483,6 +485,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
             derive(args.seed, &[stream::ACTION_NOISE, u64::MAX, episode as u64]),
         );
         let mut episode_metrics: Vec<(&'static str, f64)> = Vec::new();
+        let mut legs = course.as_ref().map(|(legs, steps)| LegTally::new(legs, *steps, dt));
         let recording = replay.is_some() && episode < recorded_episodes;
         let end = rollout.episode(
             env.as_mut(),
@@ -518,6 +521,9 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
                     *summary.metrics.entry(name.to_string()).or_default() += *value as f64;
                 }
                 crate::algos::tracking::add_metrics(&mut episode_metrics, env.metrics());
+                if let Some(legs) = legs.as_mut() {
+                    legs.add(tr.t, env.metrics());
+                }
                 if let Some(replay) = replay.as_mut().filter(|_| recording) {
                     if replay.episodes.len() == episode {
                         let legs =
@@ -558,6 +564,10 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
             }
         };
         writeln!(out, "episode {episode:3}: return {ret:10.3}, length {len}{means}{cut}")?;
+        if let (Some(tally), Some((course_legs, _))) = (&legs, &course) {
+            let fell_after = (end.done && env.termination().is_some()).then_some(len);
+            tally.write(course_legs, dt, fell_after, out)?;
+        }
         summary.returns.push(ret);
         summary.lengths.push(len);
     }

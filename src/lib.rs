@@ -17,6 +17,7 @@ pub mod algos;
 pub mod bench;
 pub mod cli;
 pub mod config;
+pub mod course;
 pub mod envs;
 pub mod eval;
 pub mod export;

@@ -350,7 +350,7 @@ fn cassie_trains_on_mujoco_with_the_same_numbers_for_any_worker_count() {
 }
 
 /// `gait eval --course`: an episode runs the whole course (1 s + 0.5 s = 75 steps at 50 Hz),
-/// the GIF is drawn for it, and a malformed leg, or one given with --command, is a usage error
+/// each leg's settled means are printed, the GIF is drawn for it, and a malformed leg, or one given with --command, is a usage error
 /// (exit 2) that names the leg and writes nothing.
 #[test]
 fn eval_runs_a_scripted_course() {
@@ -375,6 +375,13 @@ fn eval_runs_a_scripted_course() {
     assert!(stdout(&o).contains("length 75,"), "{}", stdout(&o));
     assert!(stdout(&o).contains("yaw_rate"), "{}", stdout(&o));
     assert!(stdout(&o).contains("(25 frames of episode 0)"), "{}", stdout(&o));
+    // Each leg's means from its settling time on (a second, at most half the leg).
+    for leg in [
+        "  leg 0: 0.0-1.0 s at 1,0,0, from 0.5 s: forward_speed ",
+        "  leg 1: 1.0-1.5 s at 0,0,0.4, from 1.2 s: forward_speed ",
+    ] {
+        assert!(stdout(&o).contains(leg), "{leg}: {}", stdout(&o));
+    }
     let bad = dir.path().join("bad.gif");
     for (args, message) in [
         (vec!["--course", "1:1,0"], "'1:1,0': a course leg is SECONDS:X,Y,TURN"),
