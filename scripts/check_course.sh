@@ -24,6 +24,7 @@ for sim in $sims; do
   "$gait" eval --path "$run" --course $course --episodes "$episodes" --sim "$sim" "${dt[@]}" "$@" |
     awk -v sim="$sim" -v episodes="$episodes" '
     function abs(v) { return v < 0 ? -v : v }
+    /^episode/ { ran++ }
     /^  leg [0-9]+:/ {
       leg = $2; sub(":", "", leg); legs = (leg + 1 > legs) ? leg + 1 : legs
       cmd[leg] = $6; sub(",$", "", cmd[leg]); sub(":$", "", cmd[leg]); sub(";$", "", cmd[leg])
@@ -39,6 +40,7 @@ for sim in $sims; do
       }
     }
     END {
+      if (ran == 0) { printf "%-7s no episode ran\n", sim; exit 1 }
       for (k = 0; k < legs; k++) {
         n = reached[k]
         if (n == 0) { printf "%-7s %-4d %-14s %d/%-4d 0/%-6d not reached%18s no\n", sim, k, cmd[k], fell[k], episodes, episodes, ""; continue }

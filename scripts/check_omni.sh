@@ -32,6 +32,7 @@ for sim in $sims; do
         }
       }
       END {
+        if (n == 0) { printf "%-7s %-12s no episode ran\n", sim, c; exit 1 }
         stand = (cmd[1] == 0 && cmd[2] == 0 && cmd[3] == 0)
         ok = (falls == 0 && ef <= (stand ? 0.1 : 0.15) && el <= (stand ? 0.1 : 0.15) && ew <= 0.1) ? "yes" : "no"
         printf "%-7s %-12s %d/%-4d %6.3f (%.3f)   %6.3f (%.3f)   %6.3f (%.3f)   %s\n", sim, c, falls, n, f / n, ef, l / n, el, w / n, ew, ok
