@@ -18,6 +18,10 @@ pub const SETTLE_SECONDS: f32 = 1.0;
 pub struct LegTally {
     /// Each leg's first step, first tallied step and end (exclusive).
     spans: Vec<(usize, usize, usize)>,
+    /// Each leg's command `[x, y, turn]`.
+    commands: Vec<[f32; 3]>,
+    /// Seconds per policy step.
+    dt: f32,
     sums: Vec<Vec<(&'static str, f64)>>,
     counts: Vec<usize>,
 }
@@ -36,7 +40,13 @@ impl LegTally {
                 (start, start + settle.min((end - start) / 2), end)
             })
             .collect();
-        Self { spans, sums: vec![Vec::new(); legs.len()], counts: vec![0; legs.len()] }
+        Self {
+            spans,
+            commands: legs.iter().map(|leg| leg.command).collect(),
+            dt,
+            sums: vec![Vec::new(); legs.len()],
+            counts: vec![0; legs.len()],
+        }
     }
 
     /// Adds step `t`'s metrics to its leg, if the step is past that leg's settling time.
@@ -63,17 +73,11 @@ impl LegTally {
 
     /// One line per leg: its time span, command and settled means; the leg the episode fell
     /// in (`fell_after`: the episode's length in steps, when it ended in a fall) says so.
-    pub fn write(
-        &self,
-        legs: &[CourseLeg],
-        dt: f32,
-        fell_after: Option<usize>,
-        out: &mut impl Write,
-    ) -> std::io::Result<()> {
-        for (i, (leg, means)) in legs.iter().zip(self.means()).enumerate() {
+    pub fn write(&self, fell_after: Option<usize>, out: &mut impl Write) -> std::io::Result<()> {
+        let at = |step: usize| step as f32 * self.dt;
+        for (i, means) in self.means().into_iter().enumerate() {
             let (start, from, end) = self.spans[i];
-            let [x, y, turn] = leg.command;
-            let at = |step: usize| step as f32 * dt;
+            let [x, y, turn] = self.commands[i];
             write!(out, "  leg {i}: {:.1}-{:.1} s at {x},{y},{turn}", at(start), at(end))?;
             match means {
                 Some(means) => {
@@ -125,7 +129,7 @@ mod tests {
         assert_eq!(means[1], Some(vec![("forward_speed", 0.25)]));
         assert_eq!(means[2], None, "fell before the stop leg settled");
         let mut out = Vec::new();
-        tally.write(&legs(), 0.02, Some(240), &mut out).unwrap();
+        tally.write(Some(240), &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(

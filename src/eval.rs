@@ -470,7 +470,6 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         interrupted: false,
     };
     let mut steps_total = 0usize;
-    let dt = env.policy_dt();
     let mut rollout = Rollout::new();
     for episode in 0..args.episodes {
         if crate::algos::interrupt::requested() {
@@ -485,7 +484,8 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
             derive(args.seed, &[stream::ACTION_NOISE, u64::MAX, episode as u64]),
         );
         let mut episode_metrics: Vec<(&'static str, f64)> = Vec::new();
-        let mut legs = course.as_ref().map(|(legs, steps)| LegTally::new(legs, *steps, dt));
+        let mut legs =
+            course.as_ref().map(|(legs, steps)| LegTally::new(legs, *steps, env.policy_dt()));
         let recording = replay.is_some() && episode < recorded_episodes;
         let end = rollout.episode(
             env.as_mut(),
@@ -555,18 +555,18 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
             .iter()
             .map(|(name, sum)| format!(", {name} {:.3}", sum / len.max(1) as f64))
             .collect();
+        let fell = env.termination().filter(|_| end.done);
         let cut = if crate::algos::interrupt::requested() {
             " (interrupted)".to_string()
         } else {
-            match env.termination().filter(|_| end.done) {
+            match &fell {
                 Some(why) => format!(", fell: {why}"),
                 None => String::new(),
             }
         };
         writeln!(out, "episode {episode:3}: return {ret:10.3}, length {len}{means}{cut}")?;
-        if let (Some(tally), Some((course_legs, _))) = (&legs, &course) {
-            let fell_after = (end.done && env.termination().is_some()).then_some(len);
-            tally.write(course_legs, dt, fell_after, out)?;
+        if let Some(tally) = &legs {
+            tally.write(fell.map(|_| len), out)?;
         }
         summary.returns.push(ret);
         summary.lengths.push(len);
