@@ -267,6 +267,7 @@ impl PhysicsOverride {
         if sim != trained {
             cassie.sim = sim;
             cassie.sim_dt = None;
+            cassie.mujoco_dt = None;
         }
         if let Some(dt) = self.sim_dt {
             cassie.sim_dt = Some(dt);

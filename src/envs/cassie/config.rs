@@ -56,6 +56,15 @@ crate::settings! {
         /// on MuJoCo). An unset value is left out of TOML files (`sim_dt = 0.0005` sets it).
         sim_dt: Option<f64> = None,
             Range::Within { lo: 1e-5, hi: 0.01, what: "a timestep in [0.00001, 0.01] s" };
+        /// MuJoCo's physics timestep (s) when mixing (`sim = "mixed"`); unset: `sim_dt`. Why:
+        /// MuJoCo on the lab's model runs 1.9× faster at 4 ms than at 2 ms, and a policy trained
+        /// with it there walks on the lab's 0.5 ms model under pushes (`omniD4-s0`), while
+        /// rapier trained at 4 ms fell turning in place at its own 2 ms (3 of 6 episodes; none
+        /// at 4 ms), so rapier keeps its timestep. Evaluations on one model use that model's
+        /// default (or `gait eval --sim-dt`).
+        #[serde(default)]
+        mujoco_dt: Option<f64> = None,
+            Range::Within { lo: 1e-5, hi: 0.01, what: "a timestep in [0.00001, 0.01] s" };
         /// Reward function.
         reward: RewardKind = RewardKind::Walk;
         /// Reference gait added to the PD targets (the action is a residual on it).
@@ -400,6 +409,13 @@ impl CassieConfig {
                         clock or omni"
                 .into());
         }
+        if self.mujoco_dt.is_some() && self.sim != SimKind::Mixed {
+            return Err(format!(
+                "--mujoco-dt sets MuJoCo's timestep when mixing models (--sim mixed); with \
+                 --sim {} set --sim-dt",
+                self.sim.name()
+            ));
+        }
         if self.cadence > 0.0 && self.full_gait {
             return Err("--cadence sets the gait cycle from the command and --full-gait draws \
                         it at random: set one of them"
@@ -499,8 +515,17 @@ impl CassieConfig {
         self.sim_dt.unwrap_or(self.sim.default_dt())
     }
 
-    /// Physics substeps per policy step at `rate` Hz.
-    pub(crate) fn substeps(&self, rate: f64) -> usize {
-        ((1.0 / self.sim_dt()) / rate).round().max(1.0) as usize
+    /// The timestep (s) of `backend`, one of this config's models: [`Self::sim_dt`], but
+    /// `mujoco_dt` for MuJoCo when mixing.
+    pub fn dt_of(&self, backend: SimKind) -> f64 {
+        match (self.sim, backend, self.mujoco_dt) {
+            (SimKind::Mixed, SimKind::Mujoco, Some(dt)) => dt,
+            _ => self.sim_dt(),
+        }
+    }
+
+    /// Physics substeps per policy step at `rate` Hz on `backend`.
+    pub(crate) fn substeps(&self, backend: SimKind, rate: f64) -> usize {
+        ((1.0 / self.dt_of(backend)) / rate).round().max(1.0) as usize
     }
 }

@@ -61,18 +61,20 @@ impl SimKind {
         }
     }
 
-    /// The simulators of this kind, each in its reset pose (nominal dynamics, heading 0):
-    /// one, or rapier and MuJoCo for [`SimKind::Mixed`].
-    pub fn build(self, dt: f64) -> Vec<Box<dyn Physics>> {
+    /// The simulators of this kind, each in its reset pose (nominal dynamics, heading 0) at
+    /// its timestep from `dt_of`: one, or rapier and MuJoCo for [`SimKind::Mixed`].
+    pub fn build(self, dt_of: impl Fn(SimKind) -> f64) -> Vec<Box<dyn Physics>> {
         let rapier = || -> Box<dyn Physics> {
             Box::new(super::sim::CassieSim::new(
                 &super::description::Description::cassie(),
                 &Dynamics::default(),
-                dt as f32,
+                dt_of(SimKind::Rapier) as f32,
                 0.0,
             ))
         };
-        let mujoco = || -> Box<dyn Physics> { Box::new(super::mujoco::MujocoCassie::new(dt)) };
+        let mujoco = || -> Box<dyn Physics> {
+            Box::new(super::mujoco::MujocoCassie::new(dt_of(SimKind::Mujoco)))
+        };
         match self {
             SimKind::Rapier => vec![rapier()],
             SimKind::Mujoco => vec![mujoco()],

@@ -99,7 +99,7 @@ impl CassieEnv {
         let desc = Description::cassie();
         let offset = desc.neutral_stance();
         let torque_limits: Vec<f32> = desc.motors().map(|(.., m)| m.gear * m.ctrl_limit).collect();
-        let mut sims = config.sim.build(config.sim_dt());
+        let mut sims = config.sim.build(|backend| config.dt_of(backend));
         let sim = sims.remove(0);
         let spare = sims.pop();
         let clock = GaitClock::new(FIXED_CYCLE, config.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
@@ -622,8 +622,9 @@ impl Env for CassieEnv {
             self.config.policy_rate
         };
         self.heading += self.command.turn / self.config.policy_rate;
-        let substeps = self.config.substeps(rate);
-        self.update_push((substeps as f64 * self.config.sim_dt()) as f32);
+        let backend = self.sim.kind();
+        let substeps = self.config.substeps(backend, rate);
+        self.update_push((substeps as f64 * self.config.dt_of(backend)) as f32);
         self.sim.step(&targets, substeps);
         if self.config.turn_reward == TurnKind::Rate {
             // The commanded frame is the robot's own heading: the command is in the body frame.

@@ -501,6 +501,36 @@ fn mixed_physics_draws_a_simulator_per_episode_from_the_seed() {
     }
 }
 
+/// `mujoco_dt`: when mixing, MuJoCo steps at its own timestep and rapier keeps `sim_dt`; each
+/// model takes the substeps of its own timestep, so a policy step is 20 ms of simulated time
+/// on both (10 substeps at 4 ms would be 40 ms), and only a mixed run may set it.
+#[test]
+fn mixed_physics_may_step_mujoco_at_its_own_timestep() {
+    let config =
+        CassieConfig { sim: SimKind::Mixed, mujoco_dt: Some(0.004), ..CassieConfig::default() };
+    assert_eq!((config.dt_of(SimKind::Rapier), config.dt_of(SimKind::Mujoco)), (0.002, 0.004));
+    assert_eq!(
+        (config.substeps(SimKind::Rapier, 50.0), config.substeps(SimKind::Mujoco, 50.0)),
+        (10, 5)
+    );
+    let mut e = CassieEnv::new(config.clone());
+    e.seed(1);
+    let mut seen = Vec::new();
+    for _ in 0..8 {
+        e.reset();
+        let start = e.sim().time();
+        for _ in 0..5 {
+            e.step(&[0.0; N]);
+        }
+        assert!((e.sim().time() - start - 0.1).abs() < 1e-6, "{:?}", e.sim().kind());
+        seen.push(e.sim().kind());
+    }
+    assert!(seen.contains(&SimKind::Rapier) && seen.contains(&SimKind::Mujoco), "{seen:?}");
+    let alone = CassieConfig { sim: SimKind::Mujoco, ..config };
+    assert!(alone.check().unwrap_err().contains("--mujoco-dt"));
+    assert_eq!(alone.dt_of(SimKind::Mujoco), 0.0005, "only a mixed run reads it");
+}
+
 /// `robust_start` / `robust_ramp`: nothing before the start, then a linear rise to full.
 #[test]
 fn perturbations_start_after_walking_and_ramp_to_full() {
