@@ -250,70 +250,77 @@ fn common_snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
-/// `configs/cassie-omni.toml` (`make train-omni`) is exactly the flags of the measured run
-/// `omniJ-s0` (docs/cassie-runs.md) on the cassie preset.
+/// `configs/cassie-forward.toml` (`make train-forward`) is exactly the walking preset as it
+/// was before it walked in every direction: forward commands and the clock reference, the
+/// perturbations from 2M steps over 1.5M, 6.5M steps, MuJoCo at rapier's 2 ms.
 #[test]
-fn the_omnidirectional_config_is_the_measured_recipe() {
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/cassie-omni.toml");
+fn the_forward_config_is_the_earlier_walking_preset() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/cassie-forward.toml");
     let from_file = gait(&["train", "ppo", "--config", file, "--print-config"]);
     assert!(from_file.status.success(), "{}", stderr(&from_file));
     let flags = [
         "--commands",
-        "omni-walk",
+        "forward",
         "--reference",
-        "omni",
+        "clock",
         "--progress",
-        "peak",
-        "--robust-start",
-        "50e6",
+        "clip",
         "--omni-start",
-        "2.5e6",
+        "0",
+        "--omni-start-speed",
+        "0",
         "--omni-axes",
-        "0.5",
+        "0",
+        "--robust-start",
+        "2e6",
+        "--robust-ramp",
+        "1.5e6",
         "--timesteps",
-        "9e6",
-        "--lr-decay",
-        "0",
-        "--robust-start-speed",
-        "0",
-        "--height-target",
-        "0",
-        // The reference of its day, before the walking preset's longer reach and cadence.
-        "--forward-reach",
-        "0.25",
-        "--cadence",
-        "0",
+        "6.5e6",
+        "--mujoco-dt",
+        "0.002",
     ];
     let from_flags = cassie_print_config(&flags);
     assert!(from_flags.status.success(), "{}", stderr(&from_flags));
     let printed = String::from_utf8_lossy(&from_file.stdout);
     assert_eq!(printed, String::from_utf8_lossy(&from_flags.stdout));
-    assert!(printed.contains("omni_start = 2500000"), "{printed}");
+    assert!(
+        printed.contains("commands = \"forward\"") && printed.contains("robust_start = 2000000")
+    );
+    assert!(printed.contains("robust_start_speed = 0.4"), "the preset's gate stays: {printed}");
 }
 
-/// The walking preset's perturbation gate waits for an evaluation, so it gives way (with a
-/// note) to `--num-eval-eps 0` and to the user's own `--omni-start-speed` at another speed;
-/// at its own speed the two stages share the gate; typed, it is kept and the conflict refused
-/// (the cases of `bad_input_is_one_clear_error`).
+/// The walking preset's two stage gates (every direction, perturbations) wait for an
+/// evaluation, so they give way (with a note) to `--num-eval-eps 0`, and each to the user's
+/// own speed for the other; at their own speed the two stages share the gate; typed, a gate
+/// is kept and a conflict refused (the cases of `bad_input_is_one_clear_error`).
 #[test]
 fn the_presets_gate_gives_way_to_the_users_own_settings() {
-    for extra in
-        [&["--num-eval-eps", "0"][..], &["--commands", "omni-walk", "--omni-start-speed", "0.3"]]
-    {
+    let off = |what: &str| format!("note: the preset's --{what}-start-speed 0.4 is off");
+    for (extra, robust, omni) in [
+        (&["--num-eval-eps", "0"][..], "0.0", "0.0"),
+        (&["--omni-start-speed", "0.3"][..], "0.0", "0.3"),
+        (&["--robust-start-speed", "0.6"][..], "0.6", "0.0"),
+    ] {
         let o = cassie_print_config(extra);
         assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
         let printed = String::from_utf8_lossy(&o.stdout);
-        assert!(printed.contains("robust_start_speed = 0.0"), "{extra:?}: {printed}");
         assert!(
-            stderr(&o).contains("note: the preset's --robust-start-speed 0.4 is off"),
-            "{extra:?}: {}",
-            stderr(&o)
+            printed.contains(&format!("robust_start_speed = {robust}")),
+            "{extra:?}: {printed}"
         );
+        assert!(printed.contains(&format!("omni_start_speed = {omni}")), "{extra:?}: {printed}");
+        for (what, speed) in [("robust", robust), ("omni", omni)] {
+            let noted = stderr(&o).contains(&off(what));
+            assert_eq!(noted, speed == "0.0", "{extra:?} {what}: {}", stderr(&o));
+        }
     }
-    for extra in [&[][..], &["--commands", "omni-walk", "--omni-start-speed", "0.4"]] {
+    for extra in [&[][..], &["--omni-start-speed", "0.4"]] {
         let o = cassie_print_config(extra);
         assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
-        assert!(String::from_utf8_lossy(&o.stdout).contains("robust_start_speed = 0.4"));
+        let printed = String::from_utf8_lossy(&o.stdout);
+        assert!(printed.contains("robust_start_speed = 0.4"), "{printed}");
+        assert!(printed.contains("omni_start_speed = 0.4"), "{printed}");
         assert!(!stderr(&o).contains("is off"), "{extra:?}: {}", stderr(&o));
     }
 }

@@ -14,8 +14,8 @@ use std::process::Command;
 const NOT_RUN: &[(&str, &str)] = &[
     ("make train", "its recipe is `gait train ppo --env cassie` (checked below), which runs here"),
     (
-        "make train-omni",
-        "its recipe is `gait train ppo --config configs/cassie-omni.toml` (checked below)",
+        "make train-forward",
+        "its recipe is `gait train ppo --config configs/cassie-forward.toml` (checked below)",
     ),
     ("make test", "CI itself: `.ci/run` runs it (checked below)"),
     (
@@ -150,10 +150,10 @@ fn every_readme_command_runs_as_written_or_is_covered_by_a_named_test() {
     let makefile = std::fs::read_to_string(repo().join("Makefile")).unwrap();
     assert!(makefile.contains("./target/release/gait train ppo --env cassie\n"), "{makefile}");
     assert!(
-        makefile.contains("./target/release/gait train ppo --config configs/cassie-omni.toml\n"),
+        makefile.contains("./target/release/gait train ppo --config configs/cassie-forward.toml\n"),
         "{makefile}"
     );
-    assert!(commands.iter().any(|c| c == "gait train ppo --config configs/cassie-omni.toml"));
+    assert!(commands.iter().any(|c| c == "gait train ppo --config configs/cassie-forward.toml"));
     assert!(makefile.contains("cargo test --release --features mpi"), "{makefile}");
     assert!(
         makefile.contains("cargo run --release --features mpi --example custom_env"),

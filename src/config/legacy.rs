@@ -2,8 +2,7 @@
 //! `experiment.json` (`{"env": .., "kl": .., "env_args": {"cassie": {..}}, "previous": ..}`).
 //! Their keys are today's setting names (unique in the sections of that time), so they convert
 //! name by name to today's paths; keys this gait no longer knows are ignored, as the old reader
-//! did. The shipped `pretrained/cassie-walk` is
-//! such a run, and the tests load it.
+//! did.
 
 use std::path::PathBuf;
 

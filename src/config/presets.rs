@@ -3,7 +3,7 @@
 //! always win), prints what they set, and `train ppo --help` lists them.
 
 use super::TrainConfig;
-use crate::envs::cassie::SimKind;
+use crate::envs::cassie::{CommandKind, ProgressKind, ReferenceKind, SimKind};
 use crate::policies::Nonlinearity;
 
 /// Applies the preset of `config.run.env` (none for an env without one).
@@ -28,47 +28,69 @@ pub fn changes(env: &str) -> Vec<(String, serde_json::Value)> {
 /// The leaf of the walking preset's perturbation gate (`--robust-start-speed`).
 const PERTURBATION_GATE: &str = "env.cassie.robust_start_speed";
 
+/// The leaf of the walking preset's omnidirectional gate (`--omni-start-speed`).
+const OMNI_GATE: &str = "env.cassie.omni_start_speed";
+
 /// The leaf of the walking preset's speed-dependent cycle (`--cadence`).
 const CADENCE: &str = "env.cassie.cadence";
 
 /// Turns off preset settings that the user's own settings cannot run with, and says so; a
 /// setting the user typed (or named in `--config`) is never touched, so typed together the
 /// two are still refused by validation.
-/// * The perturbation gate waits for an evaluation, and a run has one gate, so with
-///   `--num-eval-eps 0` or the user's own `--omni-start-speed` at another speed it gives way
-///   (the perturbations then begin at `--robust-start`, as they did before the gate) instead
-///   of refusing a run the user asked for plainly; at the same speed the two stages share it.
+/// * The two stage gates (perturbations, every direction) wait for an evaluation, and a run
+///   has one gate, so with `--num-eval-eps 0` both give way, and with the user's own speed for
+///   one of them the other does (each stage then begins at its own start, as before the
+///   gates) instead of refusing a run the user asked for plainly; at the same speed the two
+///   stages share it.
 /// * The cadence sets the cycle from the command and `--full-gait` draws it at random, so
 ///   with `--full-gait` the preset's cadence gives way (a fixed cycle, as before it).
 pub fn give_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) -> Vec<String> {
     if config.run.env != "cassie" {
         return Vec::new();
     }
-    [gate_gives_way(config, &set_by_user), cadence_gives_way(config, &set_by_user)]
-        .into_iter()
-        .flatten()
-        .collect()
+    let mut notes = gate_gives_way(config, &set_by_user);
+    notes.extend(cadence_gives_way(config, &set_by_user));
+    notes
 }
 
-/// The perturbation gate's part of [`give_way`]: its note, if it turned the gate off.
-fn gate_gives_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) -> Option<String> {
+/// The stage gates' part of [`give_way`]: a note for each preset gate it turned off. The
+/// perturbations' gate gives way first (as it did before the preset had an omnidirectional
+/// gate); the omnidirectional one then gives way only to no evaluations or to the user's own
+/// perturbation gate at another speed.
+fn gate_gives_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) -> Vec<String> {
+    let no_evals = config.eval.num_eval_eps == 0;
     let cassie = &mut config.env.cassie;
-    if cassie.robust_start_speed == 0.0 || set_by_user(PERTURBATION_GATE) {
-        return None;
+    let mut notes = Vec::new();
+    let conflict = cassie.gate_conflict().is_some();
+    if cassie.robust_start_speed > 0.0 && !set_by_user(PERTURBATION_GATE) && (no_evals || conflict)
+    {
+        let reason = if no_evals {
+            "--num-eval-eps 0 runs no evaluation to wait for"
+        } else {
+            "--omni-start-speed sets this run's one gate at another speed"
+        };
+        let speed = std::mem::take(&mut cassie.robust_start_speed);
+        notes.push(format!(
+            "note: the preset's --robust-start-speed {speed} is off ({reason}); the \
+             perturbations begin at --robust-start {}",
+            cassie.robust_start
+        ));
     }
-    let reason = if config.eval.num_eval_eps == 0 {
-        "--num-eval-eps 0 runs no evaluation to wait for"
-    } else if cassie.gate_conflict().is_some() {
-        "--omni-start-speed sets this run's one gate at another speed"
-    } else {
-        return None;
-    };
-    let speed = std::mem::take(&mut cassie.robust_start_speed);
-    Some(format!(
-        "note: the preset's --robust-start-speed {speed} is off ({reason}); the perturbations \
-         begin at --robust-start {}",
-        cassie.robust_start
-    ))
+    let conflict = cassie.gate_conflict().is_some();
+    if cassie.omni_gate().is_some() && !set_by_user(OMNI_GATE) && (no_evals || conflict) {
+        let reason = if no_evals {
+            "--num-eval-eps 0 runs no evaluation to wait for"
+        } else {
+            "--robust-start-speed sets this run's one gate at another speed"
+        };
+        let speed = std::mem::take(&mut cassie.omni_start_speed);
+        notes.push(format!(
+            "note: the preset's --omni-start-speed {speed} is off ({reason}); every direction \
+             begins at --omni-start {}",
+            cassie.omni_start
+        ));
+    }
+    notes
 }
 
 /// The cadence's part of [`give_way`]: its note, if it turned the cadence off.
@@ -98,7 +120,6 @@ fn cadence_gives_way(
 fn cassie(c: &mut TrainConfig) {
     c.sampler.traj_len = 400;
     c.sampler.num_steps = 10_000;
-    c.run.timesteps = 6_500_000;
     c.net.layers = vec![256, 256];
     c.net.std = 0.2;
     c.ppo.a_lr = 3e-4;
@@ -120,8 +141,8 @@ fn cassie(c: &mut TrainConfig) {
     c.ppo.lr_decay = 0.9;
     // Robustness (docs/cassie.md "Sim-to-sim"): each episode on gait's rapier model or the lab's
     // MuJoCo model; randomized dynamics, observation noise and pushes of up to 0.45 m/s (an
-    // impulse of up to 15 N·s on the 33.3 kg robot, issue 23's) once walking has been learned,
-    // growing to full strength over 1.5M steps; a posture term keeps the pelvis level, so a
+    // impulse of up to 15 N·s on the 33.3 kg robot, issue 23's) once walking has been learned
+    // (their start and ramp: [`omnidirectional`]); a posture term keeps the pelvis level, so a
     // push has the whole 20° tilt budget to spend. Pushes of up to 1 m/s (`robustF`, seeds 0-2)
     // met the tracking bounds on seed 0 only; of up to 0.45 m/s (`push45`) on seeds 0 and 1.
     // The perturbations wait for an evaluation at 0.4 m/s: a seed still marching in place when
@@ -131,8 +152,6 @@ fn cassie(c: &mut TrainConfig) {
     cassie.dynamics_randomization = true;
     cassie.obs_noise = 1.0;
     cassie.push = 0.45;
-    cassie.robust_start = 2_000_000;
-    cassie.robust_ramp = 1_500_000;
     cassie.robust_start_speed = 0.4;
     cassie.upright = 0.10;
     // A pelvis-height term with its target below seed 0's walking height (0.79 m): seed 1
@@ -148,6 +167,36 @@ fn cassie(c: &mut TrainConfig) {
     // (`rc-s2`, `rc-s1`). Either alone left seed 2 short (`reach4-s2`, `cad2-s2`).
     cassie.forward_reach = 0.4;
     cassie.cadence = 0.2;
+    omnidirectional(c);
+}
+
+/// Walking in every direction (docs/cassie.md "Walking in every direction", issue 27): the
+/// lab's five command modes over x −0.5..1.5 m/s, y ±0.3 m/s, turn ±0.5 rad/s, with the
+/// reference gait's hip roll and yaw, in three stages of one run. Each answers a measured
+/// failure (`docs/cassie-runs.md`, omnidirectional section):
+/// * forward commands first, until an evaluation walks at 0.4 m/s from 2M steps on: every
+///   direction from scratch marched in place to 4.9-7.4M steps (`omniE-s0`, `omniG-s0`);
+/// * then every direction, half of those commands along one signed axis (pure backward and
+///   sidestep commands are otherwise 2 % and 7 % of all, and were not learned, `omniE-s0`);
+/// * the perturbations (pushes, randomized dynamics, noise) from 7M steps over 1M: during
+///   the middle stage they held backward and sideways walking back (`omniQ-s0`, `omniX-s0`),
+///   and half a million steps of them at the end were not enough for pushes (`omniU-s0`: 3 of
+///   10 commands under pushes, `omniD4-s0` with 5M: 10 of 10 on MuJoCo);
+/// * MuJoCo at 4 ms when mixing (`mujoco_dt`), rapier at its 2 ms: 13M steps fit the
+///   45-minute budget on a 2-core machine, and the MuJoCo-trained half still walks on the
+///   lab's 0.5 ms model.
+fn omnidirectional(c: &mut TrainConfig) {
+    c.run.timesteps = 13_000_000;
+    let cassie = &mut c.env.cassie;
+    cassie.commands = CommandKind::OmniWalk;
+    cassie.reference = ReferenceKind::Omni;
+    cassie.progress = ProgressKind::Peak;
+    cassie.omni_start = 2_000_000;
+    cassie.omni_start_speed = 0.4;
+    cassie.omni_axes = 0.5;
+    cassie.robust_start = 7_000_000;
+    cassie.robust_ramp = 1_000_000;
+    cassie.mujoco_dt = Some(0.004);
 }
 
 /// Small nets and short runs for the classic-control test envs.
@@ -203,6 +252,18 @@ mod tests {
         assert_eq!(c.env.cassie.height_target, 0.76);
         assert_eq!((c.env.cassie.forward_reach, c.env.cassie.cadence), (0.4, 0.2));
         assert_eq!(c.env.cassie.stage_gate().map(|g| g.not_before), Some(2_000_000));
+        let cassie = &c.env.cassie;
+        assert_eq!(
+            (cassie.commands, cassie.reference),
+            (CommandKind::OmniWalk, ReferenceKind::Omni)
+        );
+        assert_eq!(
+            (cassie.omni_start, cassie.omni_start_speed, cassie.omni_axes),
+            (2_000_000, 0.4, 0.5)
+        );
+        assert_eq!((cassie.robust_start, cassie.robust_ramp), (7_000_000, 1_000_000));
+        assert_eq!((c.run.timesteps, cassie.mujoco_dt), (13_000_000, Some(0.004)));
+        assert!(cassie.gate_conflict().is_none(), "one gate for both stages");
     }
 
     #[test]
@@ -235,9 +296,30 @@ mod tests {
         let mut no_evals = TrainConfig::for_env("cassie");
         no_evals.eval.num_eval_eps = 0;
         let notes = give_way(&mut no_evals, typed_nothing);
-        assert!(notes[0].contains("--num-eval-eps 0"), "{notes:?}");
+        assert!(
+            notes[0].contains("--robust-start-speed 0.4 is off (--num-eval-eps 0"),
+            "{notes:?}"
+        );
+        assert!(notes[1].contains("--omni-start-speed 0.4 is off (--num-eval-eps 0"), "{notes:?}");
         assert_eq!(no_evals.env.cassie.robust_start_speed, 0.0);
+        assert_eq!(no_evals.env.cassie.omni_start_speed, 0.0);
         no_evals.validate().unwrap();
+
+        // The user's perturbation gate at another speed: the preset's omnidirectional gate
+        // gives way, the typed one stays.
+        let mut robust = TrainConfig::for_env("cassie");
+        robust.env.cassie.robust_start_speed = 0.6;
+        let notes = give_way(&mut robust, |k| k == PERTURBATION_GATE);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains("--omni-start-speed 0.4 is off (--robust-start-speed"),
+            "{notes:?}"
+        );
+        assert_eq!(
+            (robust.env.cassie.robust_start_speed, robust.env.cassie.omni_start_speed),
+            (0.6, 0.0)
+        );
+        robust.validate().unwrap();
 
         // The user's omnidirectional gate at the preset's speed shares the one gate; at
         // another speed the preset's gives way.
@@ -255,7 +337,9 @@ mod tests {
 
         let mut typed = TrainConfig::for_env("cassie");
         typed.eval.num_eval_eps = 0;
-        assert!(give_way(&mut typed, |k| k == PERTURBATION_GATE).is_empty());
+        let notes = give_way(&mut typed, |k| k == PERTURBATION_GATE);
+        assert!(notes.len() == 1 && notes[0].contains("--omni-start-speed"), "{notes:?}");
+        assert_eq!(typed.env.cassie.robust_start_speed, 0.4, "a typed gate is not touched");
         assert!(typed.validate().is_err(), "a typed gate without evaluations is refused");
     }
 }
