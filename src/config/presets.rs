@@ -31,6 +31,9 @@ const PERTURBATION_GATE: &str = "env.cassie.robust_start_speed";
 /// The leaf of the walking preset's omnidirectional gate (`--omni-start-speed`).
 const OMNI_GATE: &str = "env.cassie.omni_start_speed";
 
+/// The leaf of the walking preset's MuJoCo timestep when mixing (`--mujoco-dt`).
+const MUJOCO_DT: &str = "env.cassie.mujoco_dt";
+
 /// The leaf of the walking preset's speed-dependent cycle (`--cadence`).
 const CADENCE: &str = "env.cassie.cadence";
 
@@ -42,6 +45,8 @@ const CADENCE: &str = "env.cassie.cadence";
 ///   one of them the other does (each stage then begins at its own start, as before the
 ///   gates) instead of refusing a run the user asked for plainly; at the same speed the two
 ///   stages share it.
+/// * `--mujoco-dt` sets MuJoCo's timestep when mixing models, so with `--sim rapier` or
+///   `--sim mujoco` the preset's gives way (that model runs at `--sim-dt`).
 /// * The cadence sets the cycle from the command and `--full-gait` draws it at random, so
 ///   with `--full-gait` the preset's cadence gives way (a fixed cycle, as before it).
 pub fn give_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) -> Vec<String> {
@@ -50,6 +55,7 @@ pub fn give_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) ->
     }
     let mut notes = gate_gives_way(config, &set_by_user);
     notes.extend(cadence_gives_way(config, &set_by_user));
+    notes.extend(mujoco_dt_gives_way(config, &set_by_user));
     notes
 }
 
@@ -91,6 +97,25 @@ fn gate_gives_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) 
         ));
     }
     notes
+}
+
+/// The mixed training's MuJoCo timestep's part of [`give_way`]: on one model (`--sim rapier`
+/// or `--sim mujoco`) the preset's `--mujoco-dt` has nothing to set, and that model runs at
+/// `--sim-dt` (or its default); its note, if it turned it off.
+fn mujoco_dt_gives_way(
+    config: &mut TrainConfig,
+    set_by_user: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let cassie = &mut config.env.cassie;
+    if cassie.sim == SimKind::Mixed || set_by_user(MUJOCO_DT) {
+        return None;
+    }
+    let dt = cassie.mujoco_dt.take()?;
+    Some(format!(
+        "note: the preset's --mujoco-dt {dt} is off (--sim {} trains one model, at --sim-dt {})",
+        cassie.sim.name(),
+        cassie.sim_dt()
+    ))
 }
 
 /// The cadence's part of [`give_way`]: its note, if it turned the cadence off.
@@ -264,6 +289,26 @@ mod tests {
         assert_eq!((cassie.robust_start, cassie.robust_ramp), (7_000_000, 1_000_000));
         assert_eq!((c.run.timesteps, cassie.mujoco_dt), (13_000_000, Some(0.004)));
         assert!(cassie.gate_conflict().is_none(), "one gate for both stages");
+    }
+
+    #[test]
+    fn the_mixed_mujoco_timestep_gives_way_to_one_model_unless_typed() {
+        let mut mujoco = TrainConfig::for_env("cassie");
+        mujoco.env.cassie.sim = SimKind::Mujoco;
+        assert!(mujoco.validate().is_err(), "the two together are refused");
+        let notes = give_way(&mut mujoco, |k| k == "env.cassie.sim");
+        assert!(notes.iter().any(|n| n.contains("--mujoco-dt 0.004 is off (--sim mujoco")));
+        assert_eq!(mujoco.env.cassie.mujoco_dt, None);
+        mujoco.validate().unwrap();
+
+        let mut typed = TrainConfig::for_env("cassie");
+        typed.env.cassie.sim = SimKind::Rapier;
+        assert!(give_way(&mut typed, |k| k == MUJOCO_DT).is_empty());
+        assert!(typed.validate().is_err(), "a typed --mujoco-dt on one model is refused");
+
+        let mut mixed = TrainConfig::for_env("cassie");
+        assert!(give_way(&mut mixed, |_| false).is_empty());
+        assert_eq!(mixed.env.cassie.mujoco_dt, Some(0.004));
     }
 
     #[test]
