@@ -325,6 +325,27 @@ fn the_presets_gate_gives_way_to_the_users_own_settings() {
     }
 }
 
+/// A mixed run (the preset's, MuJoCo at 4 ms) continued on one model: its `--mujoco-dt` goes
+/// with a note, since no flag can unset it; typed with one model, it is refused.
+#[test]
+fn a_mixed_run_continues_on_one_model() {
+    let walk = concat!(env!("CARGO_MANIFEST_DIR"), "/pretrained/cassie-walk");
+    let o = gait(&["train", "ppo", "--previous", walk, "--sim", "mujoco", "--print-config"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(printed.contains("sim = \"mujoco\"") && !printed.contains("mujoco_dt"), "{printed}");
+    assert!(stderr(&o).contains("note: --mujoco-dt 0.004 is off (--sim mujoco"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("mujoco-dt: 0.004 -> (unset)"), "{}", stderr(&o));
+    let typed = ["--sim", "mujoco", "--mujoco-dt", "0.004", "--print-config"];
+    let o = gait(&[&["train", "ppo", "--previous", walk][..], &typed].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--mujoco-dt sets MuJoCo's timestep when mixing"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// `--print-config` prints the effective settings as TOML and trains nothing; that TOML given
 /// back with `--config` reproduces them, typed flags override the file, a run dir stores its
 /// `config.toml`, and a bad file is one usage error naming the key.

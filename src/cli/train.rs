@@ -193,6 +193,7 @@ pub fn shown(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         Value::Array(items) => items.iter().map(shown).collect::<Vec<_>>().join(","),
+        Value::Null => "(unset)".to_string(),
         other => other.to_string(),
     }
 }
@@ -244,7 +245,10 @@ pub fn resolve(flags: &TrainFlags) -> anyhow::Result<(TrainJob, Vec<String>)> {
     }
     let mut base = prev.clone();
     base.run.run_name = None;
-    let config = layered(&base)?;
+    let mut config = layered(&base)?;
+    // A mixed run continued on one model: its MuJoCo timestep has nothing left to set (and no
+    // flag can unset it), so it goes, with a note, unless typed.
+    notes.extend(presets::mujoco_dt_gives_way(&mut config, set_by_user));
     if let Err(e) = config.validate() {
         if prev.validate().is_err() {
             anyhow::bail!(

@@ -99,10 +99,11 @@ fn gate_gives_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) 
     notes
 }
 
-/// The mixed training's MuJoCo timestep's part of [`give_way`]: on one model (`--sim rapier`
-/// or `--sim mujoco`) the preset's `--mujoco-dt` has nothing to set, and that model runs at
-/// `--sim-dt` (or its default); its note, if it turned it off.
-fn mujoco_dt_gives_way(
+/// The mixed training's MuJoCo timestep's part of [`give_way`], also applied to a `--previous`
+/// mixed run continued on one model: on one model (`--sim rapier` or `--sim mujoco`) a
+/// `--mujoco-dt` the user did not type has nothing to set, and that model runs at `--sim-dt`
+/// (or its default); its note, if it turned it off.
+pub fn mujoco_dt_gives_way(
     config: &mut TrainConfig,
     set_by_user: impl Fn(&str) -> bool,
 ) -> Option<String> {
@@ -112,7 +113,7 @@ fn mujoco_dt_gives_way(
     }
     let dt = cassie.mujoco_dt.take()?;
     Some(format!(
-        "note: the preset's --mujoco-dt {dt} is off (--sim {} trains one model, at --sim-dt {})",
+        "note: --mujoco-dt {dt} is off (--sim {} trains one model, at --sim-dt {})",
         cassie.sim.name(),
         cassie.sim_dt()
     ))
