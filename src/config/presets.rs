@@ -70,33 +70,29 @@ fn gate_gives_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) 
     let conflict = cassie.gate_conflict().is_some();
     if cassie.robust_start_speed > 0.0 && !set_by_user(PERTURBATION_GATE) && (no_evals || conflict)
     {
-        let reason = if no_evals {
-            "--num-eval-eps 0 runs no evaluation to wait for"
-        } else {
-            "--omni-start-speed sets this run's one gate at another speed"
-        };
         let speed = std::mem::take(&mut cassie.robust_start_speed);
-        notes.push(format!(
-            "note: the preset's --robust-start-speed {speed} is off ({reason}); the \
-             perturbations begin at --robust-start {}",
-            cassie.robust_start
-        ));
+        let begins = format!("the perturbations begin at --robust-start {}", cassie.robust_start);
+        notes.push(gate_off_note("robust", speed, "omni", no_evals, &begins));
     }
     let conflict = cassie.gate_conflict().is_some();
     if cassie.omni_gate().is_some() && !set_by_user(OMNI_GATE) && (no_evals || conflict) {
-        let reason = if no_evals {
-            "--num-eval-eps 0 runs no evaluation to wait for"
-        } else {
-            "--robust-start-speed sets this run's one gate at another speed"
-        };
         let speed = std::mem::take(&mut cassie.omni_start_speed);
-        notes.push(format!(
-            "note: the preset's --omni-start-speed {speed} is off ({reason}); every direction \
-             begins at --omni-start {}",
-            cassie.omni_start
-        ));
+        let begins = format!("every direction begins at --omni-start {}", cassie.omni_start);
+        notes.push(gate_off_note("omni", speed, "robust", no_evals, &begins));
     }
     notes
+}
+
+/// The note of a preset gate (`--{stage}-start-speed`) turned off: for want of evaluations, or
+/// for the user's own gate (`--{other}-start-speed`) at another speed; `begins` says when its
+/// stage starts instead.
+fn gate_off_note(stage: &str, speed: f64, other: &str, no_evals: bool, begins: &str) -> String {
+    let reason = if no_evals {
+        "--num-eval-eps 0 runs no evaluation to wait for".to_string()
+    } else {
+        format!("--{other}-start-speed sets this run's one gate at another speed")
+    };
+    format!("note: the preset's --{stage}-start-speed {speed} is off ({reason}); {begins}")
 }
 
 /// The mixed training's MuJoCo timestep's part of [`give_way`], also applied to a `--previous`
