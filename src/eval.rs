@@ -562,6 +562,11 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         } else {
             match &fell {
                 Some(why) => format!(", fell: {why}"),
+                // Not a fall: the simulator reset a non-finite state, and the step is dropped.
+                None if end.diverged => {
+                    ", cut: the simulation blew up (non-finite state, reset by the simulator)"
+                        .to_string()
+                }
                 None => String::new(),
             }
         };

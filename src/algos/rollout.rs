@@ -54,6 +54,9 @@ pub struct EpisodeEnd {
     pub done: bool,
     /// A callback stopped the episode.
     pub stopped: bool,
+    /// The env's simulation blew up on the step after the last one ([`Env::diverged`]): that
+    /// step was not visited, and the episode is cut (not done) at the last good state.
+    pub diverged: bool,
 }
 
 /// Reusable episode buffers for one env.
@@ -106,7 +109,7 @@ impl Rollout {
         if own_critic {
             self.critic.extend_from_slice(env.critic_observation());
         }
-        let mut end = EpisodeEnd { steps: 0, done: false, stopped: false };
+        let mut end = EpisodeEnd { steps: 0, done: false, stopped: false, diverged: false };
         if start(&self.obs)? == Flow::Stop {
             end.stopped = true;
             return Ok(end);
@@ -122,6 +125,11 @@ impl Rollout {
             self.next.extend_from_slice(step.obs);
             self.info.clear();
             self.info.extend_from_slice(step.info);
+            if env.diverged() {
+                // `obs` (and the critic's) stay the last good state, which a cut bootstraps.
+                end.diverged = true;
+                return Ok(end);
+            }
             self.critic_next.clear();
             if own_critic {
                 self.critic_next.extend_from_slice(env.critic_observation());

@@ -381,6 +381,7 @@ impl Runner {
             steps: collected.train.len(),
             train_return,
             train_length,
+            physics_resets: collected.physics_resets,
             test,
             update,
             policy_std: self.optim.actor().mean_std(),

@@ -123,6 +123,13 @@ pub trait Env: Send {
     fn reset(&mut self) -> &[f32];
     /// Applies one action.
     fn step(&mut self, action: &[f32]) -> Step<'_>;
+    /// The last step's simulation blew up and the simulator reset its state (MuJoCo does on a
+    /// non-finite acceleration): that step is no transition. The episode loop ends the episode
+    /// before it, as a cut, not a termination: the trajectory keeps the steps before and is
+    /// bootstrapped from the last good state. Cleared by the next reset.
+    fn diverged(&self) -> bool {
+        false
+    }
     /// Sets the task command (e.g. x velocity, y velocity, turn rate) for `gait eval --command`.
     /// Refuses (and changes nothing) for envs without commands and for values the env cannot
     /// mean, NaN and infinities included.

@@ -11,6 +11,7 @@ pub const TOTAL_TIMESTEPS: &str = "Time/Total Timesteps";
 pub const TIMESTEPS_PER_ITERATION: &str = "Time/Timesteps per Iteration";
 pub const TRAIN_RETURN: &str = "Train/Return";
 pub const TRAIN_LENGTH: &str = "Train/Episode Length";
+pub const PHYSICS_RESETS: &str = "Train/Physics Resets";
 pub const TEST_RETURN: &str = "Test/Return";
 pub const TEST_LENGTH: &str = "Test/Episode Length";
 pub const FORWARD_SPEED: &str = "Test/Forward Speed";
@@ -43,6 +44,7 @@ pub const PROGRESS_COLUMNS: &[&str] = &[
     TIMESTEPS_PER_ITERATION,
     TRAIN_RETURN,
     TRAIN_LENGTH,
+    PHYSICS_RESETS,
     TEST_RETURN,
     TEST_LENGTH,
     FORWARD_SPEED,
@@ -134,6 +136,8 @@ pub struct IterationReport {
     pub steps: usize,
     pub train_return: f64,
     pub train_length: f64,
+    /// Train episodes cut because the simulation blew up (MuJoCo reset a non-finite state).
+    pub physics_resets: usize,
     pub test: Option<TestMetrics>,
     pub update: UpdateMetrics,
     /// Mean action std, for policies whose std is a parameter or fixed.
@@ -150,6 +154,7 @@ impl IterationReport {
             (TIMESTEPS_PER_ITERATION, self.steps as f64),
             (TRAIN_RETURN, self.train_return),
             (TRAIN_LENGTH, self.train_length),
+            (PHYSICS_RESETS, self.physics_resets as f64),
         ];
         if let Some(test) = &self.test {
             row.push((TEST_RETURN, test.mean_return));
@@ -247,6 +252,7 @@ mod tests {
             steps: 4000,
             train_return: 12.5,
             train_length: 80.0,
+            physics_resets: 1,
             test: test.then(|| TestMetrics {
                 mean_return: 20.0,
                 mean_length: 100.0,

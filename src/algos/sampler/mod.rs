@@ -116,6 +116,8 @@ struct JobOutput {
 struct Trajectory {
     buffer: Buffer,
     steps_per_s: f64,
+    /// The simulation blew up and the episode was cut before that step ([`crate::envs::Env::diverged`]).
+    diverged: bool,
     /// Eval episodes: the fixed command and the per-step means of the env's metrics.
     episode: Option<EvalEpisode>,
 }
@@ -150,6 +152,8 @@ pub struct Collected {
     pub eval_episodes: Vec<EvalEpisode>,
     /// Mean per-trajectory sampling speed of one worker (steps/s), the reference's `avg_eff`.
     pub worker_steps_per_s: f64,
+    /// Train episodes cut because the simulation blew up ([`crate::envs::Env::diverged`]).
+    pub physics_resets: usize,
     /// With MPI ranks: what moved and who sampled what.
     pub ranks: Option<RankStats>,
 }
@@ -299,7 +303,8 @@ impl AlgoSampler {
         if train {
             // The critic reads its own observation of each state an action was chosen from
             // (the policy's, for envs without one), then of the state the episode ended in.
-            // Terminated: 0. Cut by the time limit: bootstrap with the critic's value of it.
+            // Terminated: 0. Cut by the time limit, or before a step whose simulation blew up:
+            // bootstrap with the critic's value of the last state.
             let values = trajectory_values(&self.critic, &buffer, self.rollout.critic_obs())?;
             let (steps, last) = values.split_at(buffer.len());
             buffer.end_trajectory_with_values(steps, if end.done { 0.0 } else { last[0] });
@@ -307,7 +312,7 @@ impl AlgoSampler {
             buffer.end_trajectory(0.0);
         }
         let steps_per_s = buffer.len() as f64 / start.elapsed().as_secs_f64().max(1e-9);
-        Ok(Some(Trajectory { buffer, steps_per_s, episode }))
+        Ok(Some(Trajectory { buffer, steps_per_s, diverged: end.diverged, episode }))
     }
 }
 
@@ -555,9 +560,11 @@ fn assemble(schedule: Schedule, empty: Buffer) -> Result<Collected> {
     let (mut train, mut eval) = (empty.clone(), empty);
     let mut speeds = Vec::new();
     let (train_trajectories, eval_trajectories) = schedule.into_trajectories();
+    let mut physics_resets = 0;
     for t in &train_trajectories {
         train.append(&t.buffer);
         speeds.push(t.steps_per_s);
+        physics_resets += usize::from(t.diverged);
     }
     let mut eval_episodes = Vec::new();
     for t in eval_trajectories {
@@ -565,7 +572,7 @@ fn assemble(schedule: Schedule, empty: Buffer) -> Result<Collected> {
         eval_episodes.extend(t.episode);
     }
     let worker_steps_per_s = speeds.iter().sum::<f64>() / speeds.len().max(1) as f64;
-    Ok(Collected { train, eval, eval_episodes, worker_steps_per_s, ranks: None })
+    Ok(Collected { train, eval, eval_episodes, worker_steps_per_s, physics_resets, ranks: None })
 }
 
 impl Drop for SamplerPool {

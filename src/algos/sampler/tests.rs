@@ -198,3 +198,57 @@ fn an_env_s_critic_observation_is_stored_and_valued() {
     }
     assert_eq!(got.eval.critic_view().0.len(), got.eval.len() * 5);
 }
+
+/// Cart-pole whose simulation "blows up" on its third step: that step returns garbage and
+/// reports [`Env::diverged`], as MuJoCo's reset of a non-finite state does.
+struct BlowsUpAt3(CartPole, usize, [f32; 4]);
+
+impl Env for BlowsUpAt3 {
+    fn observation_size(&self) -> usize {
+        4
+    }
+    fn action_size(&self) -> usize {
+        1
+    }
+    fn seed(&mut self, seed: u64) {
+        self.0.seed(seed)
+    }
+    fn reset(&mut self) -> &[f32] {
+        self.1 = 0;
+        self.0.reset()
+    }
+    fn step(&mut self, action: &[f32]) -> Step<'_> {
+        self.1 += 1;
+        if self.1 == 3 {
+            return Step { obs: &self.2, reward: 1e6, done: false, info: &[] };
+        }
+        self.0.step(action)
+    }
+    fn diverged(&self) -> bool {
+        self.1 == 3
+    }
+}
+
+/// A step whose simulation blew up is dropped, not learned from: the trajectory keeps the
+/// two steps before it, is cut there (bootstrapped from the critic, not ended at 0), and the
+/// collection counts it.
+#[test]
+fn a_step_whose_simulation_blew_up_cuts_the_trajectory_before_it() {
+    let spec = spec();
+    tch::manual_seed(5);
+    let envs: Vec<Box<dyn Env>> = vec![Box::new(BlowsUpAt3(CartPole::new(), 0, [1e6; 4]))];
+    let mut pool = SamplerPool::spawn(envs, &spec, 0.99, 0.95).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let got = rt.block_on(pool.collect(&request(20), snapshot(&spec))).unwrap();
+    let b = &got.train;
+    assert!(b.num_trajs() >= 10);
+    assert_eq!(got.physics_resets, b.num_trajs(), "every train episode blew up");
+    assert!(b.ep_lens.iter().all(|&n| n == 2), "{:?}", b.ep_lens);
+    assert!(b.rewards.iter().all(|&r| r < 1e5) && b.states.iter().all(|&s| s < 1e5));
+    for k in 0..b.num_trajs() {
+        let last = b.traj_idx[k + 1] - 1;
+        // GAE's last step: return = r + γ V(s') when cut; r when terminated (V(s') = 0).
+        assert!((b.returns[last] - b.rewards[last]).abs() > 1e-6, "trajectory {k}: not cut");
+    }
+    assert_eq!(got.eval.ep_lens, vec![2, 2, 2], "evaluations are cut the same way");
+}

@@ -148,6 +148,15 @@ pub trait Physics: Send {
     /// order), the PD and motor model applied every substep.
     fn step(&mut self, targets: &[f32; N], substeps: usize);
 
+    /// The last [`Physics::step`] blew up: the simulator found a non-finite state and reset it
+    /// (MuJoCo's bad qpos / qvel / qacc warnings, after which it restarts the model from
+    /// `qpos0`). What that step left is no transition of the robot, so the episode ends before
+    /// it. A reset clears it. Rapier never resets a state; its non-finite values reach the
+    /// observation, which the sampler refuses.
+    fn diverged(&self) -> bool {
+        false
+    }
+
     /// A world-frame force (N) on the pelvis COM, applied every substep from now until it is
     /// set again (zero: none; a reset clears it). Pushes are impulses held this way.
     fn set_push(&mut self, force: Vec3);

@@ -663,6 +663,10 @@ impl Env for CassieEnv {
         Step { obs: &self.obs, reward, done, info: &self.terms }
     }
 
+    fn diverged(&self) -> bool {
+        self.sim.diverged()
+    }
+
     fn set_command(&mut self, command: &[f32]) -> Result<(), CommandError> {
         self.fixed_command = Some(checked_command(command)?);
         self.course.clear();

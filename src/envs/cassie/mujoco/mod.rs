@@ -73,6 +73,8 @@ pub struct MujocoCassie {
     drawn: Vec<(usize, Vec<usize>)>,
     base_vel_before: (Vec3, Vec3),
     substeps: u64,
+    /// A substep since the reset ended in MuJoCo's bad-state reset ([`Physics::diverged`]).
+    diverged: bool,
 }
 
 fn v3(a: &[f64]) -> Vec3 {
@@ -161,6 +163,7 @@ impl MujocoCassie {
             drawn,
             base_vel_before: (Vec3::ZERO, Vec3::ZERO),
             substeps: 0,
+            diverged: false,
         };
         sim.reset(&Dynamics::default(), 0.0);
         sim.foot_reset_rotation = foot_bodies.map(|b| quat(&sim.data.xquat()[b]));
@@ -211,6 +214,15 @@ impl MujocoCassie {
         model.geom_quat_mut()[self.floor] = [floor.w, floor.x, floor.y, floor.z];
     }
 
+    /// How many times MuJoCo found a bad qpos, qvel or qacc (each time it resets the state).
+    fn bad_states(&self) -> i64 {
+        let w = self.data.warning();
+        [MjtWarning::mjWARN_BADQPOS, MjtWarning::mjWARN_BADQVEL, MjtWarning::mjWARN_BADQACC]
+            .iter()
+            .map(|&k| w[k as usize].number as i64)
+            .sum()
+    }
+
     fn contact_involves(&self, geom: usize) -> bool {
         self.data.contact().iter().any(|c| c.geom[0] as usize == geom || c.geom[1] as usize == geom)
     }
@@ -233,6 +245,7 @@ impl Physics for MujocoCassie {
         self.drive = Drive::new(motors, dynamics, self.dt as f32);
         self.base_vel_before = (Vec3::ZERO, Vec3::ZERO);
         self.substeps = 0;
+        self.diverged = false;
     }
 
     fn step(&mut self, targets: &[f32; N], substeps: usize) {
@@ -245,9 +258,19 @@ impl Physics for MujocoCassie {
                 *ctrl = tau as f64 / gear;
             }
             self.base_vel_before = (self.base_linvel(), self.base_angvel());
+            let before = self.bad_states();
             self.data.step();
             self.substeps += 1;
+            if self.bad_states() != before {
+                // MuJoCo has reset the model to `qpos0`: nothing after this is the robot's.
+                self.diverged = true;
+                return;
+            }
         }
+    }
+
+    fn diverged(&self) -> bool {
+        self.diverged
     }
 
     fn set_push(&mut self, force: Vec3) {

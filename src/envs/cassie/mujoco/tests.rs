@@ -28,3 +28,22 @@ fn constant_pd_fall_curve_reproduces_the_labs_figures() {
         assert!((got - want).abs() < 0.005, "z {z:?} against the lab's 0.902 / 0.795 / 0.755");
     }
 }
+
+/// A force MuJoCo cannot integrate (pelvis acceleration beyond its 1e10 bound) makes it reset
+/// the model to `qpos0` mid-step: the step reports it, stops stepping, and a reset clears it.
+#[test]
+fn a_state_mujoco_resets_is_reported_until_the_next_reset() {
+    let targets = Description::cassie().neutral_stance();
+    let mut sim = MujocoCassie::new(0.002);
+    sim.reset(&Dynamics::default(), 0.0);
+    sim.step(&targets, 10);
+    assert!(!sim.diverged(), "a nominal step");
+    sim.set_push(Vec3::new(1e12, 0.0, 0.0));
+    sim.step(&targets, 10);
+    assert!(sim.diverged(), "MuJoCo reset a non-finite acceleration");
+    assert_eq!(sim.substeps, 11, "no substep after the reset");
+    sim.reset(&Dynamics::default(), 0.0);
+    assert!(!sim.diverged());
+    sim.step(&targets, 10);
+    assert!(!sim.diverged(), "the push is gone with the reset");
+}
