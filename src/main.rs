@@ -9,6 +9,7 @@ use gait::stdio::{eline, Stdout};
 
 fn main() -> ExitCode {
     gait::malloc_tuning::tune();
+    gait::envs::cassie::route_mujoco_messages();
     // Under an MPI launcher (`--features mpi`): MPI lives as long as `main`, ranks above 0 of a
     // training serve sampler jobs, and rank 0 releases them however it ends.
     #[cfg(feature = "mpi")]

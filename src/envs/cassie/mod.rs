@@ -33,6 +33,7 @@ pub(crate) mod vonmises;
 pub use commands::CommandKind;
 pub use config::{CassieConfig, ObsKind};
 pub use env::CassieEnv;
+pub use mujoco::route_messages as route_mujoco_messages;
 pub use physics::{Physics, SimKind};
 pub use reference::ReferenceKind;
 pub use reward::{ProgressKind, RewardKind, TurnKind};

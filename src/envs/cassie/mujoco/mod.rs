@@ -24,6 +24,28 @@ use super::physics::{Dynamics, Physics, SimKind, PASSIVE};
 use crate::envs::{BodyPose, BodyShape, Primitive};
 pub use model::patched_xml;
 
+/// Routes MuJoCo's messages through gait, once, at the start of the program (before any
+/// thread that steps a simulation, as MuJoCo requires): warnings and errors to stderr as
+/// `MuJoCo: ...`, except MuJoCo's reset of a non-finite state, which gait counts and reports
+/// itself ([`Physics::diverged`]: `Train/Physics Resets`, `gait eval`'s "cut"). MuJoCo's own
+/// handler prints every such reset and appends it to `MUJOCO_LOG.TXT` in the working
+/// directory; under training's perturbations that was hundreds of lines per run.
+pub fn route_messages() {
+    // SAFETY: called first thing in `main`, before any other thread exists.
+    unsafe { set_log_handler(on_message) };
+}
+
+fn on_message(message: &MjLogMessage) {
+    let subject = message.subject();
+    let level = message.level();
+    if matches!(level, MjtLogLevel::mjLOG_DEBUG | MjtLogLevel::mjLOG_INFO)
+        || subject.starts_with("Nan, Inf or huge value in")
+    {
+        return;
+    }
+    eprintln!("MuJoCo: {subject}");
+}
+
 /// Joint addresses, in `qpos` and `qvel`.
 #[derive(Debug, Clone, Copy)]
 struct Joint {
