@@ -2,10 +2,32 @@ use super::*;
 use crate::envs::{CartPole, Step};
 use crate::policies::{Nonlinearity, StdSpec};
 
-/// Cart-pole whose reward turns NaN after a few steps.
-struct NanAfter(CartPole, usize);
+/// How a [`Faulty`] cart-pole goes wrong.
+#[derive(Clone, Copy, PartialEq)]
+enum Fault {
+    /// Its reward turns NaN.
+    NanReward,
+    /// Its simulation "blows up": a garbage observation and reward, and [`Env::diverged`], as
+    /// MuJoCo's reset of a non-finite state.
+    BlowUp,
+}
 
-impl Env for NanAfter {
+/// Cart-pole that goes wrong from its `at`-th step of each episode on.
+struct Faulty {
+    inner: CartPole,
+    fault: Fault,
+    at: usize,
+    t: usize,
+    garbage: [f32; 4],
+}
+
+impl Faulty {
+    fn new(fault: Fault, at: usize) -> Self {
+        Self { inner: CartPole::new(), fault, at, t: 0, garbage: [1e6; 4] }
+    }
+}
+
+impl Env for Faulty {
     fn observation_size(&self) -> usize {
         4
     }
@@ -13,20 +35,24 @@ impl Env for NanAfter {
         1
     }
     fn seed(&mut self, seed: u64) {
-        self.0.seed(seed)
+        self.inner.seed(seed)
     }
     fn reset(&mut self) -> &[f32] {
-        self.1 = 0;
-        self.0.reset()
+        self.t = 0;
+        self.inner.reset()
     }
     fn step(&mut self, action: &[f32]) -> Step<'_> {
-        self.1 += 1;
-        let n = self.1;
-        let mut step = self.0.step(action);
-        if n > 3 {
-            step.reward = f32::NAN;
+        self.t += 1;
+        if self.t < self.at {
+            return self.inner.step(action);
         }
-        step
+        match self.fault {
+            Fault::NanReward => Step { reward: f32::NAN, ..self.inner.step(action) },
+            Fault::BlowUp => Step { obs: &self.garbage, reward: 1e6, done: false, info: &[] },
+        }
+    }
+    fn diverged(&self) -> bool {
+        self.fault == Fault::BlowUp && self.t >= self.at
     }
 }
 
@@ -57,7 +83,7 @@ fn request(num_steps: usize) -> CollectRequest {
 #[test]
 fn nan_from_an_env_names_the_worker_and_seed() {
     let spec = spec();
-    let envs: Vec<Box<dyn Env>> = vec![Box::new(NanAfter(CartPole::new(), 0))];
+    let envs: Vec<Box<dyn Env>> = vec![Box::new(Faulty::new(Fault::NanReward, 4))];
     let mut pool = SamplerPool::spawn(envs, &spec, 0.99, 0.95).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let err = rt.block_on(pool.collect(&request(100), snapshot(&spec))).unwrap_err();
@@ -199,36 +225,6 @@ fn an_env_s_critic_observation_is_stored_and_valued() {
     assert_eq!(got.eval.critic_view().0.len(), got.eval.len() * 5);
 }
 
-/// Cart-pole whose simulation "blows up" on its third step: that step returns garbage and
-/// reports [`Env::diverged`], as MuJoCo's reset of a non-finite state does.
-struct BlowsUpAt3(CartPole, usize, [f32; 4]);
-
-impl Env for BlowsUpAt3 {
-    fn observation_size(&self) -> usize {
-        4
-    }
-    fn action_size(&self) -> usize {
-        1
-    }
-    fn seed(&mut self, seed: u64) {
-        self.0.seed(seed)
-    }
-    fn reset(&mut self) -> &[f32] {
-        self.1 = 0;
-        self.0.reset()
-    }
-    fn step(&mut self, action: &[f32]) -> Step<'_> {
-        self.1 += 1;
-        if self.1 == 3 {
-            return Step { obs: &self.2, reward: 1e6, done: false, info: &[] };
-        }
-        self.0.step(action)
-    }
-    fn diverged(&self) -> bool {
-        self.1 == 3
-    }
-}
-
 /// A step whose simulation blew up is dropped, not learned from: the trajectory keeps the
 /// two steps before it, is cut there (bootstrapped from the critic, not ended at 0), and the
 /// collection counts it.
@@ -236,7 +232,7 @@ impl Env for BlowsUpAt3 {
 fn a_step_whose_simulation_blew_up_cuts_the_trajectory_before_it() {
     let spec = spec();
     tch::manual_seed(5);
-    let envs: Vec<Box<dyn Env>> = vec![Box::new(BlowsUpAt3(CartPole::new(), 0, [1e6; 4]))];
+    let envs: Vec<Box<dyn Env>> = vec![Box::new(Faulty::new(Fault::BlowUp, 3))];
     let mut pool = SamplerPool::spawn(envs, &spec, 0.99, 0.95).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let got = rt.block_on(pool.collect(&request(20), snapshot(&spec))).unwrap();

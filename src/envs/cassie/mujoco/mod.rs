@@ -271,6 +271,8 @@ impl Physics for MujocoCassie {
     }
 
     fn step(&mut self, targets: &[f32; N], substeps: usize) {
+        // MuJoCo's bad-state counters move only when it resets the state, which ends the step.
+        let bad_states = self.bad_states();
         for _ in 0..substeps {
             let (qpos, qvel) = (self.data.qpos(), self.data.qvel());
             let q: [f32; N] = std::array::from_fn(|k| qpos[self.motors[k].qpos] as f32);
@@ -280,10 +282,9 @@ impl Physics for MujocoCassie {
                 *ctrl = tau as f64 / gear;
             }
             self.base_vel_before = (self.base_linvel(), self.base_angvel());
-            let before = self.bad_states();
             self.data.step();
             self.substeps += 1;
-            if self.bad_states() != before {
+            if self.bad_states() != bad_states {
                 // MuJoCo has reset the model to `qpos0`: nothing after this is the robot's.
                 self.diverged = true;
                 return;
