@@ -186,7 +186,8 @@ fn cassie(c: &mut TrainConfig) {
     // fixed 0.7 s cycle the walkers had a slow gait that saturated near 0.7 m/s and a fast one
     // that overshot, and seed 2 marched in place to 2.84M steps and did not meet within 30
     // minutes (`h76-s2`); with both it walked by 2.04M and met at 3.0M steps, seed 1 at 3.75M
-    // (`rc-s2`, `rc-s1`). Either alone left seed 2 short (`reach4-s2`, `cad2-s2`).
+    // (`rc-s2`, `rc-s1`). Either alone left seed 2 short (`reach4-s2`, `cad2-s2`). Walking in
+    // every direction raises the reach to 0.6 (below).
     cassie.forward_reach = 0.4;
     cassie.cadence = 0.2;
     omnidirectional(c);
@@ -219,6 +220,11 @@ fn omnidirectional(c: &mut TrainConfig) {
     cassie.robust_start = 7_000_000;
     cassie.robust_ramp = 1_000_000;
     cassie.mujoco_dt = Some(0.004);
+    // The swing hip pitch 0.6 rad per m/s of forward command (the forward walker's 0.4), both
+    // ways: 0.18 rad at −0.3 m/s. At 0.4 seed 1 never walked backward, with 3M more steps
+    // before the perturbations either (`walkG-s1`, `walkG-s1-r10`: −0.01 m/s at 7M, −0.05 at
+    // 10M); at 0.6 it walked backward by 7M (−0.22) and met every command (`fr6-s1`).
+    cassie.forward_reach = 0.6;
 }
 
 /// Small nets and short runs for the classic-control test envs.
@@ -272,7 +278,7 @@ mod tests {
         assert_eq!((c.ppo.mirror, c.ppo.prenorm, c.net.std), (1.0, true, 0.2));
         assert_eq!((c.ppo.lr_decay, c.env.cassie.robust_start_speed), (0.9, 0.4));
         assert_eq!(c.env.cassie.height_target, 0.76);
-        assert_eq!((c.env.cassie.forward_reach, c.env.cassie.cadence), (0.4, 0.2));
+        assert_eq!((c.env.cassie.forward_reach, c.env.cassie.cadence), (0.6, 0.2));
         assert_eq!(c.env.cassie.stage_gate().map(|g| g.not_before), Some(2_000_000));
         let cassie = &c.env.cassie;
         assert_eq!(

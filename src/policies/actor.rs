@@ -271,19 +271,26 @@ mod tests {
         let clipped = NetSpec { obs_clip: Some(5.0), ..unclipped.clone() };
         let stats =
             RunningStats { mean: vec![0.0, 1.0, -2.0], var: vec![1.0, 0.0, 4.0], count: 100.0 };
-        let mean_of = |s: &NetSpec, shin: f32| {
-            tch::manual_seed(3);
+        // One actor per spec, every reading through the same weights (libtorch's generator is
+        // process-global, so two actors built in a parallel test run may differ).
+        let actor_of = |s: &NetSpec| {
             let mut actor = Actor::new(s, Device::Cpu);
             actor.normalizer_mut().set_stats(&stats).unwrap();
+            actor
+        };
+        let mean_of = |actor: &Actor, shin: f32| {
             let (mean, _) = actor.distribution(&Tensor::from_slice(&[0.3f32, shin, -1.0]));
             Vec::<f32>::try_from(mean).unwrap()
         };
+        let clipped = actor_of(&clipped);
         let at_clip = mean_of(&clipped, 1.0051); // input 1 was always 1.0: std 1e-3, 5.1σ
         for wild in [1.09f32, 40.0, 1e6, f32::MAX] {
             assert_eq!(mean_of(&clipped, wild), at_clip, "reading {wild}");
         }
         assert!(at_clip.iter().all(|a| a.is_finite() && a.abs() < 10.0), "{at_clip:?}");
-        let runaway = mean_of(&unclipped, 1e6);
+        // Both signs: whatever the draw, some ReLU is live for one of them.
+        let unclipped = actor_of(&unclipped);
+        let runaway = [mean_of(&unclipped, 1e6), mean_of(&unclipped, -1e6)].concat();
         let worst = runaway.iter().map(|a| a.abs()).fold(0.0, f32::max);
         assert!(worst > 1e3, "without the clip the action follows the input: {runaway:?}");
     }
