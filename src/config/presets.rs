@@ -186,9 +186,9 @@ fn cassie(c: &mut TrainConfig) {
     // fixed 0.7 s cycle the walkers had a slow gait that saturated near 0.7 m/s and a fast one
     // that overshot, and seed 2 marched in place to 2.84M steps and did not meet within 30
     // minutes (`h76-s2`); with both it walked by 2.04M and met at 3.0M steps, seed 1 at 3.75M
-    // (`rc-s2`, `rc-s1`). Either alone left seed 2 short (`reach4-s2`, `cad2-s2`). Walking in
-    // every direction raises the reach to 0.6 (below).
-    cassie.forward_reach = 0.4;
+    // (`rc-s2`, `rc-s1`). Either alone left seed 2 short (`reach4-s2`, `cad2-s2`). That reach
+    // is the forward walker's (`configs/cassie-forward.toml` sets it); walking in every
+    // direction reaches 0.6 ([`omnidirectional`] sets it, once).
     cassie.cadence = 0.2;
     omnidirectional(c);
 }

@@ -18,12 +18,14 @@ struct Faulty {
     fault: Fault,
     at: usize,
     t: usize,
-    garbage: [f32; 4],
 }
+
+/// What a [`Fault::BlowUp`] step returns as its observation (and, once, as its reward).
+const GARBAGE: [f32; 4] = [1e6; 4];
 
 impl Faulty {
     fn new(fault: Fault, at: usize) -> Self {
-        Self { inner: CartPole::new(), fault, at, t: 0, garbage: [1e6; 4] }
+        Self { inner: CartPole::new(), fault, at, t: 0 }
     }
 }
 
@@ -48,7 +50,7 @@ impl Env for Faulty {
         }
         match self.fault {
             Fault::NanReward => Step { reward: f32::NAN, ..self.inner.step(action) },
-            Fault::BlowUp => Step { obs: &self.garbage, reward: 1e6, done: false, info: &[] },
+            Fault::BlowUp => Step { obs: &GARBAGE, reward: GARBAGE[0], done: false, info: &[] },
         }
     }
     fn diverged(&self) -> bool {
