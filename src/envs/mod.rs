@@ -123,8 +123,9 @@ pub trait Env: Send {
     fn reset(&mut self) -> &[f32];
     /// Applies one action.
     fn step(&mut self, action: &[f32]) -> Step<'_>;
-    /// The last step's simulation blew up and the simulator reset its state (MuJoCo does on a
-    /// non-finite acceleration): that step is no transition. The episode loop ends the episode
+    /// The last step's simulation blew up: the simulator reset its state (MuJoCo does on a
+    /// non-finite acceleration), or left one no robot can be in (Cassie: a pelvis faster than
+    /// 28 m/s, `Physics::blew_up`): that step is no transition. The episode loop ends the episode
     /// before it, as a cut, not a termination: the trajectory keeps the steps before and is
     /// bootstrapped from the last good state. Cleared by the next reset.
     fn diverged(&self) -> bool {

@@ -135,6 +135,14 @@ impl Dynamics {
     }
 }
 
+/// The pelvis speed (m/s) past which a state is a blown-up simulation ([`Physics::blew_up`]):
+/// four times the fastest the task asks for (a 2 m/s command with a 5 m/s push on top, the
+/// largest `--push`), and beyond any fall (a free fall from the 1 m stance reaches 4.4 m/s).
+pub const MAX_PELVIS_SPEED: f32 = 28.0;
+
+/// The pelvis spin (rad/s) past which a state is a blown-up simulation: ten turns a second.
+pub const MAX_PELVIS_SPIN: f32 = 20.0 * std::f32::consts::PI;
+
 /// A simulated Cassie, as the task sees it. Implementations keep no per-step allocation.
 pub trait Physics: Send {
     /// Which simulator this is.
@@ -155,6 +163,19 @@ pub trait Physics: Send {
     /// observation, which the sampler refuses.
     fn diverged(&self) -> bool {
         false
+    }
+
+    /// The state the last [`Physics::step`] left is no robot's: [`Physics::diverged`], or a
+    /// pelvis faster than [`MAX_PELVIS_SPEED`] or spinning faster than [`MAX_PELVIS_SPIN`]
+    /// (or not finite). Why: a contact can throw a model to thousands of m/s without a
+    /// non-finite value, which MuJoCo's bad-state check (|qvel| > 1e10) never sees; about one
+    /// training evaluation in a hundred logged a `Test/Velocity Error` of 10-145 m/s that way
+    /// (stop 48's and 49's runs). The episode ends before such a step, as before a MuJoCo reset.
+    fn blew_up(&self) -> bool {
+        let fast = |v: Vec3, max: f32| !(v.length() <= max);
+        self.diverged()
+            || fast(self.base_linvel(), MAX_PELVIS_SPEED)
+            || fast(self.base_angvel(), MAX_PELVIS_SPIN)
     }
 
     /// A world-frame force (N) on the pelvis COM, applied every substep from now until it is

@@ -664,7 +664,7 @@ impl Env for CassieEnv {
     }
 
     fn diverged(&self) -> bool {
-        self.sim.diverged()
+        self.sim.blew_up()
     }
 
     fn set_command(&mut self, command: &[f32]) -> Result<(), CommandError> {

@@ -47,3 +47,24 @@ fn a_state_mujoco_resets_is_reported_until_the_next_reset() {
     sim.step(&targets, 10);
     assert!(!sim.diverged(), "the push is gone with the reset");
 }
+
+/// A push MuJoCo integrates without complaint (a 100 kN force: 3e3 m/s² on the 33 kg robot,
+/// far below its 1e10 bound) throws the pelvis to tens of m/s in 20 ms, and no bad-state
+/// counter moves: the plausibility bound reports that state as blown up, and a reset clears it.
+#[test]
+fn a_state_mujoco_keeps_but_no_robot_reaches_is_blown_up() {
+    let targets = Description::cassie().neutral_stance();
+    let mut sim = MujocoCassie::new(0.002);
+    sim.reset(&Dynamics::default(), 0.0);
+    sim.step(&targets, 10);
+    assert!(!sim.blew_up(), "a nominal step");
+    sim.set_push(Vec3::new(1e5, 0.0, 0.0));
+    sim.step(&targets, 10);
+    let speed = sim.base_linvel().length();
+    assert!(!sim.diverged(), "MuJoCo kept the state ({speed} m/s)");
+    assert!(speed > 40.0, "the push threw the pelvis: {speed} m/s");
+    assert!(sim.blew_up(), "{speed} m/s is no robot's");
+    sim.reset(&Dynamics::default(), 0.0);
+    sim.step(&targets, 10);
+    assert!(!sim.blew_up(), "the reset cleared it");
+}

@@ -197,3 +197,23 @@ fn pd_holds_the_stance_of_a_robot_hanging_in_the_air() {
         assert!((q[k] - targets[k]).abs() < 0.1, "joint {k}: {} vs {}", q[k], targets[k]);
     }
 }
+
+/// Rapier never resets a state, so a force no robot meets (1 MN on the pelvis for 20 ms)
+/// leaves a finite state hundreds of m/s fast: the plausibility bound reports it as blown up
+/// ([`Physics::blew_up`]), and a reset clears it.
+#[test]
+fn a_thrown_pelvis_is_a_blown_up_state() {
+    let desc = Description::cassie();
+    let targets = desc.neutral_stance();
+    let mut sim = CassieSim::new(&desc, &Dynamics::default(), 0.002, 0.0);
+    sim.step(&targets, 10);
+    assert!(!sim.blew_up(), "a nominal step");
+    sim.set_push(Vec3::new(1e6, 0.0, 0.0));
+    sim.step(&targets, 10);
+    let speed = sim.base_linvel().length();
+    assert!(speed.is_finite() && speed > 100.0, "the push threw the pelvis: {speed} m/s");
+    assert!(sim.blew_up(), "{speed} m/s is no robot's");
+    sim.reset(&Dynamics::default(), 0.0);
+    sim.step(&targets, 10);
+    assert!(!sim.blew_up(), "the reset cleared it");
+}
