@@ -172,7 +172,7 @@ pub trait Physics: Send {
     /// training evaluation in a hundred logged a `Test/Velocity Error` of 10-145 m/s that way
     /// (stop 48's and 49's runs). The episode ends before such a step, as before a MuJoCo reset.
     fn blew_up(&self) -> bool {
-        let fast = |v: Vec3, max: f32| !(v.length() <= max);
+        let fast = |v: Vec3, max: f32| !v.is_finite() || v.length() > max;
         self.diverged()
             || fast(self.base_linvel(), MAX_PELVIS_SPEED)
             || fast(self.base_angvel(), MAX_PELVIS_SPIN)
