@@ -238,6 +238,14 @@ crate::settings! {
         /// walking robot 0.03-0.04 m/s sideways at y = 0.3 (`reference.rs`).
         lateral_reach: f64 = 0.3,
             Range::Within { lo: 0.0, hi: 2.0, what: "a hip roll gain in [0, 2] rad·s/m" };
+        /// The command size (m/s of planar speed, or rad/s of turn) from which the reference
+        /// gait takes a full step: its stepping gain is size / this, at most 1, and the walking
+        /// reward's swing and stance terms scale with it. Below it the swing knee folds less, the
+        /// swing foot earns less for clearance and pays part of the stance foot's speed penalty,
+        /// so a 0.2 m/s sidestep at 0.3 stepped at two thirds (`reference.rs`). 0.1, the size
+        /// below which a drawn command is 0, steps fully at every command that moves.
+        full_step_speed: f64 = reference::FULL_STEP_SPEED as f64,
+            Range::Within { lo: 0.05, hi: 2.0, what: "a speed in [0.05, 2] m/s" };
         /// Raibert's foot placement in the reference gait (rad·s/m): the swing leg's hip roll
         /// and pitch reach this × (observed pelvis velocity − command), and the stepping gain
         /// rises with the error past 0.2 m/s, so a pushed robot steps where the push carries
@@ -387,6 +395,7 @@ impl CassieConfig {
             floor: self.step_in_place as f32,
             roll_per_speed: reference::hip_roll_per_speed(self.lateral_reach),
             pitch_per_speed: self.forward_reach as f32,
+            full_step_speed: self.full_step_speed as f32,
             placement: self.foot_placement as f32,
         }
     }

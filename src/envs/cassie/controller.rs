@@ -96,7 +96,7 @@ pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSp
         },
         hip_yaw_per_turn: if omni { reference::HIP_YAW_PER_TURN } else { 0.0 },
         knee_fold: reference::KNEE_FOLD,
-        full_step_speed: reference::FULL_STEP_SPEED,
+        full_step_speed: config.full_step_speed as f32,
         min_gain: config.step_in_place as f32,
         hip_roll: [0, 5],
         hip_yaw: [1, 6],

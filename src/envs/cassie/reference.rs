@@ -80,7 +80,8 @@ pub fn hip_roll_per_speed(reach: f64) -> f32 {
 pub const HIP_YAW_PER_TURN: f32 = 0.35;
 /// Knee fold at full stepping gain (rad, negative folds the leg).
 pub const KNEE_FOLD: f32 = -0.5;
-/// Command magnitude (m/s or rad/s) at which the stepping gain reaches 1.
+/// Command magnitude (m/s or rad/s) at which the stepping gain reaches 1, at the default
+/// `--full-step-speed` (what runs before the setting trained with).
 pub const FULL_STEP_SPEED: f32 = 0.3;
 
 /// Index of hip roll, yaw, pitch and knee within one leg's five motors (roll, yaw, pitch,
@@ -106,6 +107,8 @@ pub struct Gait {
     pub roll_per_speed: f32,
     /// The hip pitch per m/s of forward command (`--forward-reach`).
     pub pitch_per_speed: f32,
+    /// The command size from which the step is full (`--full-step-speed`).
+    pub full_step_speed: f32,
     /// The foot placement gain (rad·s/m, `--foot-placement`): hip roll and pitch per m/s of
     /// velocity error; 0: none.
     pub placement: f32,
@@ -121,7 +124,7 @@ impl Gait {
         if self.placement > 0.0 {
             asked = asked.max(error[0].hypot(error[1]) - PLACEMENT_DEADBAND);
         }
-        (asked / FULL_STEP_SPEED).clamp(self.floor, 1.0)
+        (asked / self.full_step_speed).clamp(self.floor, 1.0)
     }
 
     /// Writes the reference offsets for swing values `swing` [L, R], `command` and the
@@ -160,7 +163,14 @@ mod tests {
     }
 
     fn gait(kind: ReferenceKind, floor: f32, roll_per_speed: f32) -> Gait {
-        Gait { kind, floor, roll_per_speed, pitch_per_speed: HIP_PITCH_PER_SPEED, placement: 0.0 }
+        Gait {
+            kind,
+            floor,
+            roll_per_speed,
+            pitch_per_speed: HIP_PITCH_PER_SPEED,
+            full_step_speed: FULL_STEP_SPEED,
+            placement: 0.0,
+        }
     }
 
     /// `--forward-reach` sets the swing leg's hip pitch per m/s of forward command, in the
@@ -184,6 +194,30 @@ mod tests {
         let spec =
             crate::envs::cassie::controller::describe(&config, &clock).expect("a controller");
         assert_eq!(spec.pd.and_then(|p| p.reference).map(|r| r.hip_pitch_per_speed), Some(0.4));
+    }
+
+    /// `--full-step-speed` sets the command size of the full step: at the default 0.3 a 0.2
+    /// m/s sidestep folds the swing knee by two thirds of the full fold, at 0.1 by all of it;
+    /// standing stays at the floor, and an export's controller carries the setting.
+    #[test]
+    fn the_full_step_speed_sets_where_the_step_is_full() {
+        let knee = |full: f32| {
+            let g = Gait { full_step_speed: full, ..gait(ReferenceKind::Omni, 0.0, -0.3) };
+            let mut out = [0.0; N];
+            g.offsets([1.0, 0.0], &cmd(0.0, 0.2, 0.0), [0.0; 2], &mut out);
+            (out[KNEE], g.stepping_gain(&cmd(0.0, 0.0, 0.0), [0.0; 2]))
+        };
+        let ((part, stand_a), (full, stand_b)) = (knee(FULL_STEP_SPEED), knee(0.1));
+        assert!((part - KNEE_FOLD * 2.0 / 3.0).abs() < 1e-6, "{part}");
+        assert!((full - KNEE_FOLD).abs() < 1e-6, "{full}");
+        assert_eq!((stand_a, stand_b), (0.0, 0.0));
+        let config =
+            crate::envs::cassie::CassieConfig { full_step_speed: 0.1, ..Default::default() };
+        assert_eq!(config.gait().full_step_speed, 0.1);
+        let clock = GaitClock::new(0.7, 50.0, [0.5, 0.5], [0.0, 0.5], 0.1);
+        let spec =
+            crate::envs::cassie::controller::describe(&config, &clock).expect("a controller");
+        assert_eq!(spec.pd.and_then(|p| p.reference).map(|r| r.full_step_speed), Some(0.1));
     }
 
     #[test]
