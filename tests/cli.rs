@@ -281,6 +281,8 @@ fn the_forward_config_is_the_earlier_walking_preset() {
         "0.002",
         "--forward-reach",
         "0.4",
+        "--best-after-settled",
+        "0",
     ];
     let from_flags = cassie_print_config(&flags);
     assert!(from_flags.status.success(), "{}", stderr(&from_flags));

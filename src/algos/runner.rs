@@ -430,9 +430,8 @@ impl Runner {
         let test = test_metrics(collected);
         if let Some(test) = &test {
             // The evaluated weights trained on the steps before this iteration's collection.
-            let settled = (self.config.env)
-                .settled_from(&self.config.run.env, self.state.stage_from)
-                .is_some_and(|from| self.state.total_timesteps >= from);
+            let settled =
+                evaluation_settled(&self.config, self.state.stage_from, self.state.total_timesteps);
             if best_is_replaced(next, settled, test.mean_return) {
                 (next.best_test, next.best_test_settled) = (Some(test.mean_return), settled);
                 checkpoint::save_pair(&self.optim, &self.run_dir, "")?;
@@ -588,6 +587,14 @@ fn continuation_dir(config: &TrainConfig, prev: &Path, prev_logdir: &Path) -> Re
     logging::create_continuation_dir(prev, under.as_deref())
 }
 
+/// Whether weights trained on `timesteps` steps, in a run whose gated stage began at
+/// `stage_from`, count as settled for the best-eval checkpoint: `--best-after-settled` steps
+/// past the step the env's training distribution stops changing.
+fn evaluation_settled(config: &TrainConfig, stage_from: Option<u64>, timesteps: u64) -> bool {
+    (config.env.settled_from(&config.run.env, stage_from))
+        .is_some_and(|from| timesteps >= from.saturating_add(config.eval.best_after_settled))
+}
+
 /// Whether an evaluation scoring `test_return`, of weights trained `settled` (after the env's
 /// training distribution stopped changing, [`crate::envs::EnvConfig::settled_from`]), becomes
 /// the best-eval checkpoint: the first evaluation, any settled one over an unsettled best, and
@@ -628,11 +635,28 @@ fn decay_scale(decay: f64, steps: u64, timesteps: u64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{best_is_replaced, decay_scale, std_scale, TrainState};
+    use super::{best_is_replaced, decay_scale, evaluation_settled, std_scale, TrainState};
     use crate::config::{StdSchedule, TrainConfig};
 
     /// The best-eval checkpoint: the reference's highest `Test/Return` within a phase, and the
     /// first evaluation of a settled training distribution replaces any earlier best.
+    /// The walking preset's evaluations count as settled 2M steps after the perturbations
+    /// reach full strength (8M with the gate open at 2.04M), or from 8M with
+    /// `--best-after-settled 0`; a closed gate settles nothing.
+    #[test]
+    fn evaluations_settle_best_after_settled_steps_past_the_env() {
+        let mut config = crate::config::TrainConfig::for_env("cassie");
+        let gate = Some(2_040_000);
+        assert!(!evaluation_settled(&config, gate, 9_999_999));
+        assert!(evaluation_settled(&config, gate, 10_000_000));
+        assert!(!evaluation_settled(&config, None, 12_000_000), "the gate is closed");
+        config.eval.best_after_settled = 0;
+        assert!(!evaluation_settled(&config, gate, 7_999_999));
+        assert!(evaluation_settled(&config, gate, 8_000_000));
+        let cartpole = crate::config::TrainConfig::for_env("cartpole");
+        assert!(evaluation_settled(&cartpole, None, 0), "no curriculum: settled from step 0");
+    }
+
     #[test]
     fn a_settled_evaluation_replaces_an_earlier_best_and_then_only_a_higher_one() {
         let state = |best: Option<f64>, settled| TrainState {

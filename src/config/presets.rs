@@ -225,6 +225,10 @@ fn omnidirectional(c: &mut TrainConfig) {
     // before the perturbations either (`walkG-s1`, `walkG-s1-r10`: −0.01 m/s at 7M, −0.05 at
     // 10M); at 0.6 it walked backward by 7M (−0.22) and met every command (`fr6-s1`).
     cassie.forward_reach = 0.6;
+    // The best-eval checkpoint from 2M steps at full perturbation strength on (10M here, of
+    // 13M): `fr6-s2`'s came from 0.6M steps into it (8.66M) and met 12 of 20 commands under
+    // pushes, its last weights 19; `fr6-s0`'s and `fr6-s1`'s came from 12.84M and 11.21M.
+    c.eval.best_after_settled = 2_000_000;
 }
 
 /// Small nets and short runs for the classic-control test envs.
@@ -291,6 +295,7 @@ mod tests {
         );
         assert_eq!((cassie.robust_start, cassie.robust_ramp), (7_000_000, 1_000_000));
         assert_eq!((c.run.timesteps, cassie.mujoco_dt), (13_000_000, Some(0.004)));
+        assert_eq!(c.eval.best_after_settled, 2_000_000);
         assert!(cassie.gate_conflict().is_none(), "one gate for both stages");
     }
 
