@@ -211,6 +211,8 @@ mod tests {
         assert!((part - KNEE_FOLD * 2.0 / 3.0).abs() < 1e-6, "{part}");
         assert!((full - KNEE_FOLD).abs() < 1e-6, "{full}");
         assert_eq!((stand_a, stand_b), (0.0, 0.0));
+        let default = crate::envs::cassie::CassieConfig::default();
+        assert_eq!(default.full_step_speed as f32, FULL_STEP_SPEED, "what older runs trained with");
         let config =
             crate::envs::cassie::CassieConfig { full_step_speed: 0.1, ..Default::default() };
         assert_eq!(config.gait().full_step_speed, 0.1);
