@@ -226,7 +226,7 @@ fn omnidirectional(c: &mut TrainConfig) {
     // 10M); at 0.6 it walked backward by 7M (−0.22) and met every command (`fr6-s1`).
     cassie.forward_reach = 0.6;
     // The best-eval checkpoint from 2M steps at full perturbation strength on (10M here, of
-    // 13M): `fr6-s2`'s came from 0.6M steps into it (8.66M) and met 12 of 20 commands under
+    // 13M): `fr6-s2`'s was the first evaluation at full strength (8.05M) and met 12 of 20 under
     // pushes, its last weights 19; `fr6-s0`'s and `fr6-s1`'s came from 12.84M and 11.21M.
     c.eval.best_after_settled = 2_000_000;
 }

@@ -160,9 +160,9 @@ crate::settings! {
         /// checkpoint; settled evaluations replace unsettled ones ([`crate::algos::Runner`]).
         /// Why: evaluations run the nominal model without pushes, so the first evaluations at
         /// full strength, before the policy has trained under pushes, can outscore later weights
-        /// that withstand them (`fr6-s2`: its best-eval weights, 0.6M steps into full strength,
-        /// met 12 of 20 commands under `--push 0.45`, its last weights 19). 0: from the settling
-        /// step on (runs before the setting).
+        /// that withstand them (`fr6-s2`: its best-eval weights, from the first evaluation at
+        /// full strength, met 12 of 20 commands under `--push 0.45`, its last weights 19). 0:
+        /// from the settling step on (runs before the setting).
         #[serde(default)]
         best_after_settled: u64 = 0, Range::Natural;
     }
