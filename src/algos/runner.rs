@@ -638,8 +638,6 @@ mod tests {
     use super::{best_is_replaced, decay_scale, evaluation_settled, std_scale, TrainState};
     use crate::config::{StdSchedule, TrainConfig};
 
-    /// The best-eval checkpoint: the reference's highest `Test/Return` within a phase, and the
-    /// first evaluation of a settled training distribution replaces any earlier best.
     /// The walking preset's evaluations count as settled 2M steps after the perturbations
     /// reach full strength (8M with the gate open at 2.04M), or from 8M with
     /// `--best-after-settled 0`; a closed gate settles nothing.
@@ -657,6 +655,8 @@ mod tests {
         assert!(evaluation_settled(&cartpole, None, 0), "no curriculum: settled from step 0");
     }
 
+    /// The best-eval checkpoint: the reference's highest `Test/Return` within a phase, and the
+    /// first evaluation of a settled training distribution replaces any earlier best.
     #[test]
     fn a_settled_evaluation_replaces_an_earlier_best_and_then_only_a_higher_one() {
         let state = |best: Option<f64>, settled| TrainState {

@@ -29,17 +29,25 @@ fn constant_pd_fall_curve_reproduces_the_labs_figures() {
     }
 }
 
-/// A force MuJoCo cannot integrate (pelvis acceleration beyond its 1e10 bound) makes it reset
-/// the model to `qpos0` mid-step: the step reports it, stops stepping, and a reset clears it.
-#[test]
-fn a_state_mujoco_resets_is_reported_until_the_next_reset() {
+/// The lab's model at 2 ms after one nominal step of the neutral stance (checked to be no
+/// blow-up, [`Physics::blew_up`], MuJoCo's resets included), then one more step under a
+/// pelvis force of `force` N along x; with the targets it held.
+fn pushed_after_a_nominal_step(force: f64) -> (MujocoCassie, [f32; N]) {
     let targets = Description::cassie().neutral_stance();
     let mut sim = MujocoCassie::new(0.002);
     sim.reset(&Dynamics::default(), 0.0);
     sim.step(&targets, 10);
-    assert!(!sim.diverged(), "a nominal step");
-    sim.set_push(Vec3::new(1e12, 0.0, 0.0));
+    assert!(!sim.blew_up(), "a nominal step");
+    sim.set_push(Vec3::new(force as f32, 0.0, 0.0));
     sim.step(&targets, 10);
+    (sim, targets)
+}
+
+/// A force MuJoCo cannot integrate (pelvis acceleration beyond its 1e10 bound) makes it reset
+/// the model to `qpos0` mid-step: the step reports it, stops stepping, and a reset clears it.
+#[test]
+fn a_state_mujoco_resets_is_reported_until_the_next_reset() {
+    let (mut sim, targets) = pushed_after_a_nominal_step(1e12);
     assert!(sim.diverged(), "MuJoCo reset a non-finite acceleration");
     assert_eq!(sim.substeps, 11, "no substep after the reset");
     sim.reset(&Dynamics::default(), 0.0);
@@ -53,13 +61,7 @@ fn a_state_mujoco_resets_is_reported_until_the_next_reset() {
 /// counter moves: the plausibility bound reports that state as blown up, and a reset clears it.
 #[test]
 fn a_state_mujoco_keeps_but_no_robot_reaches_is_blown_up() {
-    let targets = Description::cassie().neutral_stance();
-    let mut sim = MujocoCassie::new(0.002);
-    sim.reset(&Dynamics::default(), 0.0);
-    sim.step(&targets, 10);
-    assert!(!sim.blew_up(), "a nominal step");
-    sim.set_push(Vec3::new(1e5, 0.0, 0.0));
-    sim.step(&targets, 10);
+    let (mut sim, targets) = pushed_after_a_nominal_step(1e5);
     let speed = sim.base_linvel().length();
     assert!(!sim.diverged(), "MuJoCo kept the state ({speed} m/s)");
     assert!(speed > 40.0, "the push threw the pelvis: {speed} m/s");
