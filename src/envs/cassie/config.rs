@@ -246,6 +246,15 @@ crate::settings! {
         /// below which a drawn command is 0, steps fully at every command that moves.
         full_step_speed: f64 = reference::FULL_STEP_SPEED,
             Range::Within { lo: 0.05, hi: 2.0, what: "a speed in [0.05, 2] m/s" };
+        /// Training steps before `full_step_speed` applies, waiting as the perturbations do for
+        /// their gate (`robust_start_speed`); until then the reference gait steps fully from
+        /// 0.3 m/s, the walking stage's value. Evaluations and exported controllers use
+        /// `full_step_speed` throughout. Why: from scratch, 0.1 fixed seed 0's slow sidesteps
+        /// but cost seeds 1 and 2 other commands (`fs1-s*`); switched on at the perturbations'
+        /// start (7M) it met every command on all three 7M snapshots (`fr6-s*-fs1`). 0: from
+        /// the first step.
+        #[serde(default)]
+        full_step_start: u64 = 0, Range::Natural;
         /// Raibert's foot placement in the reference gait (rad·s/m): the swing leg's hip roll
         /// and pitch reach this × (observed pelvis velocity − command), and the stepping gain
         /// rises with the error past 0.2 m/s, so a pushed robot steps where the push carries
@@ -362,7 +371,8 @@ impl CassieConfig {
 
     /// The training step from which the training distribution stops changing, in a run whose
     /// gated stage began at `stage_from`: the perturbations at full strength and the
-    /// omnidirectional commands, their ramp and their axis share all begun; 0 without a
+    /// omnidirectional commands, their ramp, their axis share and the full step
+    /// ([`Self::full_step_start`]) all begun; 0 without a
     /// curriculum, `None` while a gate it waits for is still closed. A value past the run's
     /// `--timesteps` (`robust_start = 50e6`) is never reached. The runner keeps the best-eval
     /// weights among evaluations from here on ([`crate::algos::Runner`]): evaluations run the
@@ -385,10 +395,35 @@ impl CassieConfig {
             }
             CommandKind::Forward => 0,
         };
-        Some(robust.max(pushes).max(omni))
+        let full_step = match self.full_step_start {
+            0 => 0,
+            start => gated(self.robust_start_speed, start)?,
+        };
+        Some(robust.max(pushes).max(omni).max(full_step))
     }
 
-    /// The reference gait these settings ask for.
+    /// The stepping gain's full-step speed after `timesteps` training steps (`None`: outside
+    /// training): [`Self::full_step_speed`] from [`Self::full_step_start`] and the
+    /// perturbations' gate on, before that the walking stage's [`reference::FULL_STEP_SPEED`].
+    pub fn full_step_speed_at(&self, timesteps: Option<u64>, stage_from: Option<u64>) -> f64 {
+        let gated = || gated_start(self.robust_start_speed, self.full_step_start, stage_from);
+        let begun = |t: u64| self.full_step_start == 0 || gated().is_some_and(|s| t >= s);
+        match timesteps.is_none_or(begun) {
+            true => self.full_step_speed,
+            false => reference::FULL_STEP_SPEED,
+        }
+    }
+
+    /// The reference gait these settings ask for after `timesteps` training steps
+    /// ([`Self::full_step_speed_at`]; `None`: outside training, the final gait).
+    pub fn gait_at(&self, timesteps: Option<u64>, stage_from: Option<u64>) -> Gait {
+        Gait {
+            full_step_speed: self.full_step_speed_at(timesteps, stage_from) as f32,
+            ..self.gait()
+        }
+    }
+
+    /// The reference gait these settings ask for, as evaluated and exported.
     pub fn gait(&self) -> Gait {
         Gait {
             kind: self.reference,

@@ -489,7 +489,7 @@ impl CassieEnv {
     fn update_reference(&mut self) {
         let vm = self.clock.von_mises();
         let swing = [vm[0] as f32, vm[1] as f32];
-        let gait = self.config.gait();
+        let gait = self.config.gait_at(self.training, self.stage_from);
         let error = self.velocity_error();
         gait.offsets(swing, &self.command, error, &mut self.reference);
         self.stepping_gain = gait.stepping_gain(&self.command, error);

@@ -670,6 +670,45 @@ fn the_training_distribution_settles_at_full_perturbations_and_the_last_command_
     assert_eq!(preset.settled_from(Some(7_500_000)), Some(8_500_000));
 }
 
+/// `full_step_start`: the walking stage steps fully from 0.3 m/s; from the start (behind the
+/// perturbations' gate) the stepping gain uses `full_step_speed`, as evaluations and exported
+/// controllers do throughout; the training distribution settles no earlier than the switch.
+#[test]
+fn the_full_step_speed_switches_at_its_start_behind_the_gate() {
+    let config = CassieConfig {
+        reference: ReferenceKind::Omni,
+        commands: CommandKind::OmniWalk,
+        full_step_speed: 0.1,
+        full_step_start: 7_000,
+        robust_start_speed: 0.4,
+        ..CassieConfig::default()
+    };
+    let at = |t, gate| config.full_step_speed_at(t, gate);
+    assert_eq!([at(Some(6_999), Some(10)), at(Some(7_000), Some(10))], [0.3, 0.1]);
+    assert_eq!(at(Some(9_000), None), 0.3, "the gate still closed");
+    assert_eq!(at(Some(8_000), Some(8_500)), 0.3, "never before the gate opened");
+    assert_eq!(at(None, None), 0.1, "evaluations: the final value");
+    let from_the_first = CassieConfig { full_step_start: 0, ..config.clone() };
+    assert_eq!(from_the_first.full_step_speed_at(Some(0), None), 0.1, "0: from the first step");
+    assert_eq!(config.settled_from(Some(10)), Some(7_000));
+    assert_eq!(config.settled_from(None), None);
+    assert_eq!(from_the_first.settled_from(None), Some(0));
+    // The env's stepping gain at a 0.2 m/s sidestep: two thirds before the switch, full after.
+    let gain = |training| {
+        let mut e = CassieEnv::new(config.clone());
+        e.set_command(&[0.0, 0.2, 0.0]).unwrap();
+        e.seed(3);
+        e.set_training(training);
+        e.set_stage(Some(10));
+        e.reset_with_heading(0.0);
+        e.update_reference();
+        e.stepping_gain
+    };
+    let (before, after, eval) = (gain(Some(6_000)), gain(Some(7_000)), gain(None));
+    assert!((before - 2.0 / 3.0).abs() < 1e-6, "before the switch: {before}");
+    assert_eq!((after, eval), (1.0, 1.0));
+}
+
 /// One 60-step episode's observations and pelvis heights under `training`.
 fn episode(config: &CassieConfig, training: Option<u64>) -> (Vec<Vec<f32>>, Vec<f32>) {
     let mut e = CassieEnv::new(config.clone());
