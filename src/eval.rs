@@ -94,12 +94,12 @@ pub fn course_legs(course: &[CourseSegment], dt: f32) -> (Vec<CourseLeg>, usize)
 /// Where `gait eval`'s policy comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
-    /// A run directory (`--path`): its best-eval actor, or the latest with `latest`.
+    /// A run directory (`--path`) and which of its weights.
     Run {
         /// The run directory.
         path: PathBuf,
-        /// Its latest weights instead of the best-eval ones.
-        latest: bool,
+        /// Best-eval, latest or a saved iteration's.
+        weights: crate::export::Weights,
     },
     /// An exported ONNX file (`--onnx`), run by ONNX Runtime, its PD targets built from its
     /// sidecar alone (the proof that the sidecar is complete).
@@ -197,8 +197,8 @@ struct Loaded {
 
 fn load(source: &Source) -> Result<Loaded> {
     match source {
-        Source::Run { path, latest } => {
-            let (exp, actor, checkpoint) = crate::export::load_actor(path, *latest)?;
+        Source::Run { path, weights } => {
+            let (exp, actor, checkpoint) = crate::export::load_actor(path, *weights)?;
             Ok(Loaded {
                 env: exp.config.run.env.clone(),
                 env_config: exp.config.env.clone(),

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use common::{gait, pretrained_walk, stderr, stdout};
 use gait::envs;
 use gait::eval::{run_eval, EvalOptions, PhysicsOverride, Source};
-use gait::export::{load_actor, sidecar_path};
+use gait::export::{load_actor, sidecar_path, Weights};
 use tch::{CModule, Tensor};
 
 /// One recorded step: the raw observation and gait's deterministic action for it.
@@ -24,7 +24,7 @@ struct Step {
 /// `episodes` episodes of `steps` steps (or until a fall) of run `run`'s policy at 1 m/s,
 /// stepped by gait's own code.
 fn record(run: &Path, episodes: u64, steps: usize) -> Vec<Vec<Step>> {
-    let (exp, actor, _) = load_actor(run, false).unwrap();
+    let (exp, actor, _) = load_actor(run, Weights::Best).unwrap();
     let _guard = tch::no_grad_guard();
     let mut env = envs::make(&exp.config.run.env, &exp.config.env).unwrap();
     env.set_command(&[1.0, 0.0, 0.0]).unwrap();
@@ -139,7 +139,8 @@ fn eval_onnx_matches_the_run(run: &Path, model: &Path, steps: usize, command: [f
     };
     let mut sink = Vec::new();
     let gait_run =
-        run_eval(&options(Source::Run { path: run.into(), latest: false }), &mut sink).unwrap();
+        run_eval(&options(Source::Run { path: run.into(), weights: Weights::Best }), &mut sink)
+            .unwrap();
     let onnx = run_eval(&options(Source::Onnx(model.into())), &mut sink).unwrap();
     assert_eq!(gait_run.lengths, onnx.lengths);
     for (a, b) in gait_run.returns.iter().zip(&onnx.returns) {
@@ -284,4 +285,55 @@ fn bad_exports_write_nothing() {
     let o = gait(&["export", "--path", walk, "--out", out_s, "--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(std::fs::read(&out).unwrap().len() > 100_000 && sidecar_path(&out).is_file());
+}
+
+/// `--iteration N` loads the weights `--save-freq` kept after iteration N, in `gait eval` and
+/// `gait export`; an iteration with none saved is a usage error that lists the saved ones, and
+/// `--iteration` with `--latest` is refused.
+#[test]
+fn a_saved_iteration_is_evaluated_and_exported_by_number() {
+    let base = tempfile::tempdir().unwrap();
+    let run =
+        common::trained_cartpole(base.path(), "it", &["--timesteps", "12000", "--save-freq", "2"]);
+    let path = run.to_str().unwrap();
+    let (_, first, file) = load_actor(&run, Weights::Iteration(0)).unwrap();
+    assert!(file.ends_with("actor_0.safetensors"), "{file:?}");
+    let (_, last, _) = load_actor(&run, Weights::Latest).unwrap();
+    let obs = Tensor::from_slice(&[0.1f32, -0.2, 0.05, 0.3]).unsqueeze(0);
+    let act =
+        |a: &gait::policies::Actor| Vec::<f32>::try_from(a.mean(&obs).flatten(0, -1)).unwrap();
+    assert_ne!(act(&first), act(&last), "iteration 0's weights are not the last ones");
+
+    let o = gait(&["eval", "--path", path, "--iteration", "2", "--episodes", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("actor_2.safetensors"), "{}", stdout(&o));
+    let o = gait(&["eval", "--path", path, "--iteration", "1", "--episodes", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no weights saved after iteration 1; saved: 0, 2"),
+        "{}",
+        stderr(&o)
+    );
+    let o = gait(&["eval", "--path", path, "--iteration", "2", "--latest"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+
+    // Export: a copy of the shipped policy whose last weights stand as iteration 5's.
+    let walk = base.path().join("walk");
+    std::fs::create_dir(&walk).unwrap();
+    for entry in std::fs::read_dir(pretrained_walk()).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), walk.join(entry.file_name())).unwrap();
+    }
+    std::fs::copy(walk.join("actor_latest.safetensors"), walk.join("actor_5.safetensors")).unwrap();
+    let walk = walk.to_str().unwrap();
+    let out = base.path().join("it5.onnx");
+    let o = gait(&["export", "--path", walk, "--iteration", "5", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sidecar = std::fs::read_to_string(sidecar_path(&out)).unwrap();
+    assert!(sidecar.contains("actor_5.safetensors"), "{sidecar}");
+    let none = base.path().join("it1.onnx");
+    let o = gait(&["export", "--path", walk, "--iteration", "1", "--out", none.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("saved: 5"), "{}", stderr(&o));
+    assert!(!none.exists() && !sidecar_path(&none).exists(), "nothing written");
 }

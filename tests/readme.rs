@@ -94,6 +94,8 @@ fn cheap(cmd: &str, run: &str) -> String {
                 ("--num-eval-eps", "1"),
                 ("--eval-freq", "1"),
                 ("--workers", "1"),
+                // Every iteration's weights kept, for `gait eval --iteration`.
+                ("--save-freq", "1"),
             ] {
                 set_flag(&mut args, flag, value);
             }
@@ -101,6 +103,10 @@ fn cheap(cmd: &str, run: &str) -> String {
         (Some("gait"), Some("eval")) => {
             set_flag(&mut args, "--traj-len", "30");
             set_flag(&mut args, "--episodes", "1");
+            if has(&args, "--iteration") {
+                // The cheap run's last iteration (its 1000 steps are two of 500).
+                set_flag(&mut args, "--iteration", "1");
+            }
         }
         (Some("gait"), Some("bench")) if args.get(2).map(String::as_str) == Some("env") => {
             set_flag(&mut args, "--steps", "200");

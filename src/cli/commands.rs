@@ -10,7 +10,7 @@ use crate::config::checks::{non_negative_f32, positive_usize, Range};
 use crate::config::{TrainConfig, UsageError};
 use crate::envs::cassie::SimKind;
 use crate::eval::{CourseSegment, EvalOptions, PhysicsOverride, Source};
-use crate::export::{ExportOptions, Format};
+use crate::export::{ExportOptions, Format, Weights};
 use crate::plot::PlotOptions;
 use crate::policies::Arch;
 
@@ -59,6 +59,10 @@ pub struct EvalFlags {
     /// Use the latest weights instead of the best-eval ones.
     #[arg(long)]
     pub latest: bool,
+    /// Use the weights saved after iteration N (`actor_N.safetensors`, written every
+    /// `--save-freq` iterations in training) instead of the best-eval ones.
+    #[arg(long, conflicts_with_all = ["latest", "onnx"], value_name = "N")]
+    pub iteration: Option<u64>,
     /// Seeds the episodes' initial states.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -95,11 +99,12 @@ pub struct EvalFlags {
 impl EvalFlags {
     /// The typed options.
     pub fn options(self) -> EvalOptions {
+        let weights = Weights::from_flags(self.latest, self.iteration);
         let source = match (self.path, self.onnx) {
             (_, Some(model)) => Source::Onnx(model),
-            (Some(path), None) => Source::Run { path, latest: self.latest },
+            (Some(path), None) => Source::Run { path, weights },
             // clap requires one of the two.
-            (None, None) => Source::Run { path: PathBuf::new(), latest: self.latest },
+            (None, None) => Source::Run { path: PathBuf::new(), weights },
         };
         EvalOptions {
             source,
@@ -136,6 +141,9 @@ pub struct ExportFlags {
     /// The latest weights instead of the best-eval ones.
     #[arg(long)]
     pub latest: bool,
+    /// The weights saved after iteration N (`actor_N.safetensors`, `--save-freq` in training).
+    #[arg(long, conflicts_with_all = ["latest", "best"], value_name = "N")]
+    pub iteration: Option<u64>,
     /// ONNX (IR 8, opset 17; the primary format) or TorchScript.
     #[arg(long, value_enum, default_value = "onnx")]
     pub format: Format,
@@ -153,7 +161,7 @@ impl ExportFlags {
     pub fn options(self) -> ExportOptions {
         ExportOptions {
             path: self.path,
-            latest: self.latest,
+            weights: Weights::from_flags(self.latest, self.iteration),
             format: self.format,
             out: self.out,
             force: self.force,

@@ -54,8 +54,8 @@ impl Format {
 pub struct ExportOptions {
     /// The run directory.
     pub path: PathBuf,
-    /// The latest weights instead of the best-eval ones.
-    pub latest: bool,
+    /// Which of the run's weights.
+    pub weights: Weights,
     /// ONNX or TorchScript.
     pub format: Format,
     /// The model file to write.
@@ -145,15 +145,69 @@ pub fn sidecar_path(out: &Path) -> PathBuf {
     out.with_file_name(name)
 }
 
-/// The actor of run `path` (best-eval weights unless `latest`) and the checkpoint it came from.
+/// Which saved weights of a run `gait eval` and `gait export` load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Weights {
+    /// The best-eval ones (`actor.safetensors`; the latest while a run has none yet).
+    #[default]
+    Best,
+    /// The last iteration's (`actor_latest.safetensors`, `--latest`).
+    Latest,
+    /// Those saved after iteration N by `--save-freq` (`actor_N.safetensors`, `--iteration N`):
+    /// to compare a run's checkpoints on a check rather than on its training evaluations.
+    Iteration(u64),
+}
+
+impl Weights {
+    /// `--latest` and `--iteration N` (clap keeps them apart) as one choice.
+    pub fn from_flags(latest: bool, iteration: Option<u64>) -> Self {
+        match (iteration, latest) {
+            (Some(n), _) => Self::Iteration(n),
+            (None, true) => Self::Latest,
+            (None, false) => Self::Best,
+        }
+    }
+}
+
+/// The iterations `--save-freq` saved actor weights after in run `path`, ascending.
+pub fn saved_iterations(path: &Path) -> Vec<u64> {
+    let Ok(entries) = std::fs::read_dir(path) else { return Vec::new() };
+    let mut found: Vec<u64> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|name| name.strip_prefix("actor_")?.strip_suffix(".safetensors")?.parse().ok())
+        .collect();
+    found.sort_unstable();
+    found
+}
+
+/// The actor of run `path` (`weights` of it) and the checkpoint it came from.
 pub fn load_actor(
     path: &Path,
-    latest: bool,
+    weights: Weights,
 ) -> Result<(crate::logging::Experiment, Actor, PathBuf)> {
     let exp = load_run(path, "--path")?;
     let best = path.join("actor.safetensors");
     let last = path.join("actor_latest.safetensors");
-    let checkpoint = if !latest && best.is_file() { best } else { last };
+    let checkpoint = match weights {
+        Weights::Best if best.is_file() => best,
+        Weights::Best | Weights::Latest => last,
+        Weights::Iteration(n) => {
+            let file = path.join(format!("actor_{n}.safetensors"));
+            if !file.is_file() {
+                let saved = saved_iterations(path);
+                let saved = match saved.is_empty() {
+                    true => "none (train with --save-freq N to keep every Nth)".to_string(),
+                    false => saved.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+                };
+                return Err(UsageError(format!(
+                    "--iteration {n}: {} has no weights saved after iteration {n}; saved: {saved}",
+                    path.display()
+                ))
+                .into());
+            }
+            file
+        }
+    };
     if !checkpoint.is_file() {
         anyhow::bail!(
             "--path {}: no actor checkpoint ({}){}",
@@ -241,7 +295,7 @@ pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result
             .into());
         }
     }
-    let (exp, mut actor, checkpoint) = load_actor(&args.path, args.latest)?;
+    let (exp, mut actor, checkpoint) = load_actor(&args.path, args.weights)?;
     let env = envs::make(&exp.config.run.env, &exp.config.env)?;
     let controller = env.controller().ok_or_else(|| {
         UsageError(format!(
