@@ -299,9 +299,10 @@ pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result
     let env = envs::make(&exp.config.run.env, &exp.config.env)?;
     let controller = env.controller().ok_or_else(|| {
         UsageError(format!(
-            "--path {}: env '{}' with these settings cannot describe its controller (Cassie \
-             with --full-gait changes its gait with every command), so the policy would leave \
-             gait without what turns its actions into motor targets",
+            "--path {}: env '{}' with these settings cannot describe its controller (of the \
+             built-in envs only Cassie can, and not with --full-gait, which changes its gait \
+             with every command), so the policy would leave gait without what turns its \
+             actions into motor targets",
             args.path.display(),
             exp.config.run.env
         ))
