@@ -397,19 +397,23 @@ impl CassieConfig {
             }
             CommandKind::Forward => 0,
         };
-        let full_step = match self.full_step_start {
-            0 => 0,
-            start => gated(self.robust_start_speed, start)?,
-        };
-        Some(robust.max(pushes).max(omni).max(full_step))
+        Some(robust.max(pushes).max(omni).max(self.full_step_from(stage_from)?))
+    }
+
+    /// The step [`Self::full_step_speed`] applies from: 0 with `full_step_start` 0 (whatever
+    /// the gate), else that start behind the perturbations' gate; `None` while it is closed.
+    fn full_step_from(&self, stage_from: Option<u64>) -> Option<u64> {
+        match self.full_step_start {
+            0 => Some(0),
+            start => gated_start(self.robust_start_speed, start, stage_from),
+        }
     }
 
     /// The stepping gain's full-step speed after `timesteps` training steps (`None`: outside
     /// training): [`Self::full_step_speed`] from [`Self::full_step_start`] and the
     /// perturbations' gate on, before that the walking stage's [`reference::FULL_STEP_SPEED`].
     pub fn full_step_speed_at(&self, timesteps: Option<u64>, stage_from: Option<u64>) -> f64 {
-        let gated = || gated_start(self.robust_start_speed, self.full_step_start, stage_from);
-        let begun = |t: u64| self.full_step_start == 0 || gated().is_some_and(|s| t >= s);
+        let begun = |t: u64| self.full_step_from(stage_from).is_some_and(|s| t >= s);
         match timesteps.is_none_or(begun) {
             true => self.full_step_speed,
             false => reference::FULL_STEP_SPEED,
