@@ -99,7 +99,7 @@ pub enum Source {
         /// The run directory.
         path: PathBuf,
         /// Best-eval, latest or a saved iteration's.
-        weights: crate::export::Weights,
+        weights: crate::export::ActorCheckpoint,
     },
     /// An exported ONNX file (`--onnx`), run by ONNX Runtime, its PD targets built from its
     /// sidecar alone (the proof that the sidecar is complete).

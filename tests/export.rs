@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use common::{gait, pretrained_walk, stderr, stdout};
 use gait::envs;
 use gait::eval::{run_eval, EvalOptions, PhysicsOverride, Source};
-use gait::export::{load_actor, sidecar_path, Weights};
+use gait::export::{load_actor, sidecar_path, ActorCheckpoint};
 use tch::{CModule, Tensor};
 
 /// One recorded step: the raw observation and gait's deterministic action for it.
@@ -24,7 +24,7 @@ struct Step {
 /// `episodes` episodes of `steps` steps (or until a fall) of run `run`'s policy at 1 m/s,
 /// stepped by gait's own code.
 fn record(run: &Path, episodes: u64, steps: usize) -> Vec<Vec<Step>> {
-    let (exp, actor, _) = load_actor(run, Weights::Best).unwrap();
+    let (exp, actor, _) = load_actor(run, ActorCheckpoint::Best).unwrap();
     let _guard = tch::no_grad_guard();
     let mut env = envs::make(&exp.config.run.env, &exp.config.env).unwrap();
     env.set_command(&[1.0, 0.0, 0.0]).unwrap();
@@ -138,9 +138,11 @@ fn eval_onnx_matches_the_run(run: &Path, model: &Path, steps: usize, command: [f
         action_noise: 0.0,
     };
     let mut sink = Vec::new();
-    let gait_run =
-        run_eval(&options(Source::Run { path: run.into(), weights: Weights::Best }), &mut sink)
-            .unwrap();
+    let gait_run = run_eval(
+        &options(Source::Run { path: run.into(), weights: ActorCheckpoint::Best }),
+        &mut sink,
+    )
+    .unwrap();
     let onnx = run_eval(&options(Source::Onnx(model.into())), &mut sink).unwrap();
     assert_eq!(gait_run.lengths, onnx.lengths);
     for (a, b) in gait_run.returns.iter().zip(&onnx.returns) {
@@ -296,9 +298,9 @@ fn a_saved_iteration_is_evaluated_and_exported_by_number() {
     let run =
         common::trained_cartpole(base.path(), "it", &["--timesteps", "12000", "--save-freq", "2"]);
     let path = run.to_str().unwrap();
-    let (_, first, file) = load_actor(&run, Weights::Iteration(0)).unwrap();
+    let (_, first, file) = load_actor(&run, ActorCheckpoint::Iteration(0)).unwrap();
     assert!(file.ends_with("actor_0.safetensors"), "{file:?}");
-    let (_, last, _) = load_actor(&run, Weights::Latest).unwrap();
+    let (_, last, _) = load_actor(&run, ActorCheckpoint::Latest).unwrap();
     let obs = Tensor::from_slice(&[0.1f32, -0.2, 0.05, 0.3]).unsqueeze(0);
     let act =
         |a: &gait::policies::Actor| Vec::<f32>::try_from(a.mean(&obs).flatten(0, -1)).unwrap();

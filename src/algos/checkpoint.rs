@@ -165,11 +165,18 @@ pub fn load(path: &Path, optim: &mut PpoOptim, what: Restore) -> Result<TrainSta
     Ok(state)
 }
 
-/// Writes `actor{suffix}.safetensors` and `critic{suffix}.safetensors` (atomically each):
-/// `""` for the best-eval weights, `"_latest"`, `"_{itr}"`.
+/// `{net}{suffix}.safetensors` in run `dir`: `net` is `actor` or `critic`, `suffix` `""` for
+/// the best-eval weights, `"_latest"`, or `"_{itr}"` for `--save-freq`'s. The one place that
+/// names weight files, for the runner that writes them and `gait eval`/`gait export` that read
+/// them.
+pub fn weights_file(dir: &Path, net: &str, suffix: &str) -> PathBuf {
+    dir.join(format!("{net}{suffix}.safetensors"))
+}
+
+/// Writes the actor's and the critic's [`weights_file`] for `suffix` (atomically each).
 pub fn save_pair(optim: &PpoOptim, dir: &Path, suffix: &str) -> Result<()> {
-    save_checkpoint(optim.actor().var_store(), &dir.join(format!("actor{suffix}.safetensors")))?;
-    save_checkpoint(optim.critic().var_store(), &dir.join(format!("critic{suffix}.safetensors")))
+    save_checkpoint(optim.actor().var_store(), &weights_file(dir, "actor", suffix))?;
+    save_checkpoint(optim.critic().var_store(), &weights_file(dir, "critic", suffix))
 }
 
 /// Restores networks, optimizer and counters from the run in `prev` (`weights` says which)

@@ -10,7 +10,7 @@ use crate::config::checks::{non_negative_f32, positive_usize, Range};
 use crate::config::{TrainConfig, UsageError};
 use crate::envs::cassie::SimKind;
 use crate::eval::{CourseSegment, EvalOptions, PhysicsOverride, Source};
-use crate::export::{ExportOptions, Format, Weights};
+use crate::export::{ActorCheckpoint, ExportOptions, Format};
 use crate::plot::PlotOptions;
 use crate::policies::Arch;
 
@@ -99,7 +99,7 @@ pub struct EvalFlags {
 impl EvalFlags {
     /// The typed options.
     pub fn options(self) -> EvalOptions {
-        let weights = Weights::from_flags(self.latest, self.iteration);
+        let weights = ActorCheckpoint::from_flags(self.latest, self.iteration);
         let source = match (self.path, self.onnx) {
             (_, Some(model)) => Source::Onnx(model),
             (Some(path), None) => Source::Run { path, weights },
@@ -161,7 +161,7 @@ impl ExportFlags {
     pub fn options(self) -> ExportOptions {
         ExportOptions {
             path: self.path,
-            weights: Weights::from_flags(self.latest, self.iteration),
+            weights: ActorCheckpoint::from_flags(self.latest, self.iteration),
             format: self.format,
             out: self.out,
             force: self.force,

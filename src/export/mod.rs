@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tch::Device;
 
+use crate::algos::checkpoint;
 use crate::config::{TrainConfig, UsageError};
 use crate::envs::{self, ControllerSpec, EnvConfig};
 use crate::logging::{load_run, RunSummary};
@@ -55,7 +56,7 @@ pub struct ExportOptions {
     /// The run directory.
     pub path: PathBuf,
     /// Which of the run's weights.
-    pub weights: Weights,
+    pub weights: ActorCheckpoint,
     /// ONNX or TorchScript.
     pub format: Format,
     /// The model file to write.
@@ -145,9 +146,10 @@ pub fn sidecar_path(out: &Path) -> PathBuf {
     out.with_file_name(name)
 }
 
-/// Which saved weights of a run `gait eval` and `gait export` load.
+/// Which saved actor weights of a run `gait eval` and `gait export` load (not
+/// [`crate::config::Weights`], which says what `--previous` restores, Adam state included).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Weights {
+pub enum ActorCheckpoint {
     /// The best-eval ones (`actor.safetensors`; the latest while a run has none yet).
     #[default]
     Best,
@@ -158,13 +160,22 @@ pub enum Weights {
     Iteration(u64),
 }
 
-impl Weights {
+impl ActorCheckpoint {
     /// `--latest` and `--iteration N` (clap keeps them apart) as one choice.
     pub fn from_flags(latest: bool, iteration: Option<u64>) -> Self {
         match (iteration, latest) {
             (Some(n), _) => Self::Iteration(n),
             (None, true) => Self::Latest,
             (None, false) => Self::Best,
+        }
+    }
+
+    /// Its file's suffix ([`checkpoint::weights_file`]).
+    fn suffix(self) -> String {
+        match self {
+            Self::Best => String::new(),
+            Self::Latest => "_latest".to_string(),
+            Self::Iteration(n) => format!("_{n}"),
         }
     }
 }
@@ -180,33 +191,28 @@ pub fn saved_iterations(path: &Path) -> Vec<u64> {
     found
 }
 
-/// The actor of run `path` (`weights` of it) and the checkpoint it came from.
+/// The actor of run `path` (its `which` weights) and the checkpoint it came from.
 pub fn load_actor(
     path: &Path,
-    weights: Weights,
+    which: ActorCheckpoint,
 ) -> Result<(crate::logging::Experiment, Actor, PathBuf)> {
     let exp = load_run(path, "--path")?;
-    let best = path.join("actor.safetensors");
-    let last = path.join("actor_latest.safetensors");
-    let checkpoint = match weights {
-        Weights::Best if best.is_file() => best,
-        Weights::Best | Weights::Latest => last,
-        Weights::Iteration(n) => {
-            let file = path.join(format!("actor_{n}.safetensors"));
-            if !file.is_file() {
-                let saved = saved_iterations(path);
-                let saved = match saved.is_empty() {
-                    true => "none (train with --save-freq N to keep every Nth)".to_string(),
-                    false => saved.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
-                };
-                return Err(UsageError(format!(
-                    "--iteration {n}: {} has no weights saved after iteration {n}; saved: {saved}",
-                    path.display()
-                ))
-                .into());
-            }
-            file
+    let file = |w: ActorCheckpoint| checkpoint::weights_file(path, "actor", &w.suffix());
+    let checkpoint = match which {
+        ActorCheckpoint::Best if !file(which).is_file() => file(ActorCheckpoint::Latest),
+        ActorCheckpoint::Iteration(n) if !file(which).is_file() => {
+            let saved = saved_iterations(path);
+            let saved = match saved.is_empty() {
+                true => "none (train with --save-freq N to keep every Nth)".to_string(),
+                false => saved.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+            };
+            return Err(UsageError(format!(
+                "--iteration {n}: {} has no weights saved after iteration {n}; saved: {saved}",
+                path.display()
+            ))
+            .into());
         }
+        _ => file(which),
     };
     if !checkpoint.is_file() {
         anyhow::bail!(
