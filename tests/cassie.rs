@@ -609,3 +609,85 @@ fn gated_perturbations_begin_at_their_evaluation() {
     assert_eq!(open_lines[..at + 2], closed_lines[..at + 2], "the same run until the gate");
     assert_ne!(open_lines[at + 2..], closed_lines[at + 2..], "perturbed after it");
 }
+
+/// `--best-by tracking` end to end: with the training distribution settled from the first
+/// step (no curriculum, `--best-after-settled 0`), every evaluation also runs the 7 eval
+/// commands on both models and logs `Test/Tracking Error`; the best-eval weights are those
+/// the lowest one scored (saved every iteration here, so they can be compared); 1 and 2
+/// workers log the same numbers. An env without eval commands refuses the setting (exit 2).
+#[test]
+fn the_tracking_score_chooses_the_best_eval_weights() {
+    let dir = tempfile::tempdir().unwrap();
+    let logdir = dir.path().to_str().unwrap();
+    let train = |workers: &str, name: &str| {
+        let o = gait(&[
+            "train",
+            "ppo",
+            "--env",
+            "cassie",
+            "--best-by",
+            "tracking",
+            "--omni-start",
+            "0",
+            "--omni-start-speed",
+            "0",
+            "--robust-start",
+            "0",
+            "--robust-ramp",
+            "0",
+            "--robust-start-speed",
+            "0",
+            "--best-after-settled",
+            "0",
+            "--num-steps",
+            "600",
+            "--traj-len",
+            "40",
+            "--prenormalize-steps",
+            "100",
+            "--batch-size",
+            "64",
+            "--eval-freq",
+            "1",
+            "--num-eval-eps",
+            "1",
+            "--timesteps",
+            "2400",
+            "--save-freq",
+            "1",
+            "--seed",
+            "4",
+            "--workers",
+            workers,
+            "--run-name",
+            name,
+            "--logdir",
+            logdir,
+        ]);
+        assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+        only_run(&dir.path().join("cassie").join(name))
+    };
+    let run = train("2", "two");
+    let progress = run.join("progress.csv");
+    let errors = csv_column(&progress, "Test/Tracking Error");
+    let scored: Vec<(usize, f64)> =
+        errors.iter().enumerate().filter_map(|(i, e)| e.map(|e| (i, e))).collect();
+    assert!(scored.len() >= 3, "{errors:?}");
+    assert!(scored.iter().all(|(_, e)| e.is_finite() && *e > 0.0), "{errors:?}");
+    // Row k evaluated the weights iteration k − 1 saved (the first row, the initial ones).
+    let (best_row, _) =
+        scored.iter().copied().fold((0, f64::MAX), |a, b| if b.1 < a.1 { b } else { a });
+    assert!(best_row > 0, "the first row's weights are not on disk: {errors:?}");
+    let best = std::fs::read(run.join("actor.safetensors")).unwrap();
+    let saved = std::fs::read(run.join(format!("actor_{}.safetensors", best_row - 1))).unwrap();
+    assert!(best == saved, "actor.safetensors is not iteration {}'s weights", best_row - 1);
+    let one = train("1", "one");
+    let rows = |run: &Path| std::fs::read_to_string(run.join("progress.csv")).unwrap();
+    assert_eq!(rows(&one), rows(&run), "the worker count changed the numbers");
+
+    let o =
+        gait(&["train", "ppo", "--env", "cartpole", "--best-by", "tracking", "--logdir", logdir]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--best-by tracking: env 'cartpole' has no eval commands"));
+    assert!(!dir.path().join("cartpole").exists(), "nothing written");
+}

@@ -88,6 +88,7 @@ fn run_dir_holds_experiment_tensorboard_csv_and_checkpoints() {
                 "Test/Velocity Error",
                 "Test/Yaw Rate",
                 "Test/Yaw Rate Error",
+                "Test/Tracking Error",
             ]
             .contains(t)
         })

@@ -39,6 +39,9 @@ pub struct TrainState {
     /// training distribution settled ([`crate::envs::EnvConfig::settled_from`]): such a best is
     /// replaced only by a higher one from the same phase, an earlier one by any settled one.
     pub best_test_settled: bool,
+    /// `--best-by tracking`: the best-eval weights' `Test/Tracking Error` (lower is better),
+    /// once a settled evaluation chose them.
+    pub best_tracking: Option<f64>,
     pub best_train: Option<f64>,
     /// Whether the evaluation gate (`--min-eplen-ratio-eval`) has opened.
     pub gate_open: bool,
@@ -67,6 +70,8 @@ pub fn save(dir: &Path, optim: &PpoOptim, state: &TrainState) -> Result<()> {
         ("meta/best_test".to_string(), f(state.best_test)),
         ("meta/has_best_test".to_string(), has(state.best_test)),
         ("meta/best_test_settled".to_string(), i(state.best_test_settled as u64)),
+        ("meta/best_tracking".to_string(), f(state.best_tracking)),
+        ("meta/has_best_tracking".to_string(), has(state.best_tracking)),
         ("meta/best_train".to_string(), f(state.best_train)),
         ("meta/has_best_train".to_string(), has(state.best_train)),
         ("meta/gate_open".to_string(), i(state.gate_open as u64)),
@@ -144,6 +149,11 @@ pub fn load(path: &Path, optim: &mut PpoOptim, what: Restore) -> Result<TrainSta
         best_test_settled: match map.contains_key("meta/best_test_settled") {
             true => flag("best_test_settled")?,
             false => false,
+        },
+        // Files written before `--best-by tracking` have none.
+        best_tracking: match map.contains_key("meta/best_tracking") {
+            true => float("best_tracking")?,
+            false => None,
         },
         best_train: float("best_train")?,
         gate_open: flag("gate_open")?,
@@ -261,12 +271,15 @@ mod tests {
         let mut optim =
             PpoOptim::new(&NetSpec::ff(2, 1, &[8]), PpoConfig::default(), tch::Device::Cpu, None)
                 .unwrap();
-        for (stage_from, settled) in [(Some(2_500_000), true), (Some(0), false), (None, true)] {
+        let cases =
+            [(Some(2_500_000), true, Some(0.25)), (Some(0), false, None), (None, true, None)];
+        for (stage_from, settled, best_tracking) in cases {
             let state = TrainState {
                 iteration: 7,
                 total_timesteps: 70_000,
                 best_test: Some(1.5),
                 best_test_settled: settled,
+                best_tracking,
                 best_train: None,
                 gate_open: true,
                 eval_next: false,
@@ -281,10 +294,13 @@ mod tests {
         let old: Vec<(String, Tensor)> = read_tensors(&path)
             .unwrap()
             .into_iter()
-            .filter(|(k, _)| !k.contains("stage_from") && !k.contains("settled"))
+            .filter(|(k, _)| {
+                !k.contains("stage_from") && !k.contains("settled") && !k.contains("tracking")
+            })
             .collect();
         Tensor::write_safetensors(&old, &path).unwrap();
         let state = load(&path, &mut optim, Restore::Everything).unwrap();
-        assert_eq!((state.stage_from, state.best_test_settled), (None, false));
+        let restored = (state.stage_from, state.best_test_settled, state.best_tracking);
+        assert_eq!(restored, (None, false, None));
     }
 }

@@ -29,7 +29,9 @@ use super::resources;
 use super::seeding::{derive, stream};
 use super::symmetry::Symmetry;
 use super::{tracking, CollectRequest, Collected, PolicySnapshot, PpoOptim, SamplerPool};
-use crate::config::{BackpropWorkers, DeviceKind, Start, StdSchedule, TrainConfig, UsageError};
+use crate::config::{
+    BackpropWorkers, BestBy, DeviceKind, Start, StdSchedule, TrainConfig, UsageError,
+};
 use crate::envs::{self, EnvFactory};
 use crate::logging::metrics::{IterationReport, RankTiming, TestMetrics, Timing, UpdateMetrics};
 use crate::logging::summary::FinalEval;
@@ -138,6 +140,9 @@ pub struct Runner {
     state: TrainState,
     start: Instant,
     workers: usize,
+    /// Selection episodes per settled evaluation (`--best-by tracking`: the env's eval
+    /// commands times its physics models; otherwise 0).
+    selections: usize,
 }
 
 /// How set-up reports progress before the first iteration.
@@ -197,6 +202,20 @@ impl Runner {
             config.net.spec(&config.run.env, probe.observation_size(), probe.action_size())?;
         spec.critic_obs_dim = Some(probe.critic_observation_size()).filter(|&n| n > 0);
         let symmetry = Symmetry::for_env(probe.as_ref(), &config.ppo, &config.run.env)?;
+        let selections = match config.eval.best_by {
+            BestBy::Return => 0,
+            BestBy::Tracking => match probe.eval_commands().len() * probe.eval_models() {
+                0 => {
+                    return Err(UsageError(format!(
+                        "--best-by tracking: env '{}' has no eval commands to track (use \
+                         --best-by return)",
+                        config.run.env
+                    ))
+                    .into())
+                }
+                n => n,
+            },
+        };
         // Before any allocation: a network too large for the machine is refused with numbers.
         let cores = available_cores();
         let memory = resources::available_memory();
@@ -330,6 +349,7 @@ impl Runner {
             state,
             start: started,
             workers,
+            selections,
         })
     }
 
@@ -364,8 +384,11 @@ impl Runner {
         let started = Instant::now();
         let (itr, before) = (self.state.iteration, self.state.total_timesteps);
         let num_steps = self.config.sampler.num_steps;
+        let evaluates = self.evaluates();
         let collected =
-            self.collect(itr, num_steps, self.evaluates(), &mut |n| on_steps(before + n as u64))?;
+            self.collect(itr, num_steps, (evaluates, evaluates && self.selects()), &mut |n| {
+                on_steps(before + n as u64)
+            })?;
         let sample_s = started.elapsed().as_secs_f64();
         let train_return = collected.train.mean_ep_return().unwrap_or(f64::NAN);
         let train_length = collected.train.mean_ep_len().unwrap_or(f64::NAN);
@@ -427,13 +450,15 @@ impl Runner {
         next: &mut TrainState,
     ) -> Result<Option<TestMetrics>> {
         next.total_timesteps += collected.train.len() as u64;
-        let test = test_metrics(collected);
+        let test = test_metrics(collected, self.config.sampler.traj_len);
         if let Some(test) = &test {
             // The evaluated weights trained on the steps before this iteration's collection.
             let settled =
                 evaluation_settled(&self.config, self.state.stage_from, self.state.total_timesteps);
-            if best_is_replaced(next, settled, test.mean_return) {
+            let tracking = test.tracking_error();
+            if best_is_replaced(next, settled, test.mean_return, tracking) {
                 (next.best_test, next.best_test_settled) = (Some(test.mean_return), settled);
+                next.best_tracking = tracking;
                 checkpoint::save_pair(&self.optim, &self.run_dir, "")?;
             }
         }
@@ -520,7 +545,7 @@ impl Runner {
         if episodes == 0 {
             return Ok(None);
         }
-        let collected = self.collect(self.state.iteration, 0, true, &mut |_| {})?;
+        let collected = self.collect(self.state.iteration, 0, (true, false), &mut |_| {})?;
         Ok(Some(FinalEval {
             episodes,
             mean_return: collected.eval.mean_ep_return().unwrap_or(f64::NAN),
@@ -532,11 +557,20 @@ impl Runner {
         }))
     }
 
+    /// Whether this iteration's evaluation also runs the selection episodes: with
+    /// `--best-by tracking`, once evaluations are settled (the only ones it scores).
+    fn selects(&self) -> bool {
+        self.selections > 0
+            && evaluation_settled(&self.config, self.state.stage_from, self.state.total_timesteps)
+    }
+
+    /// One collection: `num_steps` train steps, and as `(evaluate, select)` say, the
+    /// evaluation and selection episodes.
     fn collect(
         &mut self,
         iteration: u64,
         num_steps: usize,
-        evaluate: bool,
+        (evaluate, select): (bool, bool),
         on_steps: &mut dyn FnMut(usize),
     ) -> Result<Collected> {
         // The std follows the steps before this collection (as the learning rate does), so a
@@ -557,20 +591,22 @@ impl Runner {
             num_steps,
             traj_len: self.config.sampler.traj_len,
             num_eval: if evaluate { self.config.eval.num_eval_eps } else { 0 },
+            num_select: if select { self.selections } else { 0 },
         };
         self.sampler.collect(&request, policy, on_steps)
     }
 }
 
-/// The evaluation's scores, when the iteration evaluated.
-fn test_metrics(collected: &Collected) -> Option<TestMetrics> {
+/// The evaluation's scores, when the iteration evaluated: with selection episodes, their
+/// `Test/Tracking Error` too (episodes shorter than `traj_len` fell).
+fn test_metrics(collected: &Collected, traj_len: usize) -> Option<TestMetrics> {
     let (mean_return, mean_length) =
         (collected.eval.mean_ep_return()?, collected.eval.mean_ep_len()?);
-    Some(TestMetrics {
-        mean_return,
-        mean_length,
-        tracking: tracking::scalars(&collected.eval_episodes),
-    })
+    let mut scalars = tracking::scalars(&collected.eval_episodes);
+    if let Some(error) = tracking::tracking_error(&collected.select_episodes, traj_len) {
+        scalars.push((crate::logging::metrics::TRACKING_ERROR, error));
+    }
+    Some(TestMetrics { mean_return, mean_length, tracking: scalars })
 }
 
 /// Where a continuation of `prev` goes: beside it, or under a `logdir` that differs from the
@@ -595,19 +631,31 @@ fn evaluation_settled(config: &TrainConfig, stage_from: Option<u64>, timesteps: 
         .is_some_and(|from| timesteps >= from.saturating_add(config.eval.best_after_settled))
 }
 
-/// Whether an evaluation scoring `test_return`, of weights trained `settled` (after the env's
-/// training distribution stopped changing, [`crate::envs::EnvConfig::settled_from`]), becomes
-/// the best-eval checkpoint: the first evaluation, any settled one over an unsettled best, and
-/// otherwise a higher return in the same phase. So a curriculum's last stage (Cassie's
-/// perturbations, which evaluations do not apply) is not outscored by the easier stage before
-/// it, and an env without a curriculum keeps the reference's rule (settled from step 0).
-fn best_is_replaced(state: &TrainState, settled: bool, test_return: f64) -> bool {
+/// Whether an evaluation scoring `test_return` (and `tracking`, its `Test/Tracking Error`
+/// under `--best-by tracking`), of weights trained `settled` (after the env's training
+/// distribution stopped changing, [`crate::envs::EnvConfig::settled_from`]), becomes the
+/// best-eval checkpoint: the first evaluation, any settled one over an unsettled best, and
+/// otherwise, in the same phase, a lower tracking error where there is one (the first one
+/// replaces a best chosen by return), else a higher return. So a curriculum's last stage
+/// (Cassie's perturbations, which evaluations do not apply) is not outscored by the easier
+/// stage before it, and an env without a curriculum keeps the reference's rule (settled from
+/// step 0).
+fn best_is_replaced(
+    state: &TrainState,
+    settled: bool,
+    test_return: f64,
+    tracking: Option<f64>,
+) -> bool {
     match state.best_test {
         None => true,
         Some(best) => match (state.best_test_settled, settled) {
             (false, true) => true,
             (true, false) => false,
-            _ => test_return > best,
+            _ => match (tracking, state.best_tracking) {
+                (Some(error), Some(best_error)) => error < best_error,
+                (Some(_), None) => true,
+                (None, _) => test_return > best,
+            },
         },
     }
 }
@@ -664,13 +712,33 @@ mod tests {
             best_test_settled: settled,
             ..TrainState::default()
         };
-        assert!(best_is_replaced(&state(None, false), false, -3.0));
-        assert!(best_is_replaced(&state(Some(200.0), false), false, 201.0));
-        assert!(!best_is_replaced(&state(Some(200.0), false), false, 199.0));
-        assert!(best_is_replaced(&state(Some(200.0), false), true, 50.0));
-        assert!(!best_is_replaced(&state(Some(50.0), true), true, 49.0));
-        assert!(best_is_replaced(&state(Some(50.0), true), true, 51.0));
-        assert!(!best_is_replaced(&state(Some(50.0), true), false, 300.0));
+        assert!(best_is_replaced(&state(None, false), false, -3.0, None));
+        assert!(best_is_replaced(&state(Some(200.0), false), false, 201.0, None));
+        assert!(!best_is_replaced(&state(Some(200.0), false), false, 199.0, None));
+        assert!(best_is_replaced(&state(Some(200.0), false), true, 50.0, None));
+        assert!(!best_is_replaced(&state(Some(50.0), true), true, 49.0, None));
+        assert!(best_is_replaced(&state(Some(50.0), true), true, 51.0, None));
+        assert!(!best_is_replaced(&state(Some(50.0), true), false, 300.0, None));
+    }
+
+    /// `--best-by tracking`: among settled evaluations the lower `Test/Tracking Error` wins,
+    /// whatever the returns; the first tracked one replaces a settled best chosen by return (a
+    /// run continued with the setting); the unsettled phase still goes by return.
+    #[test]
+    fn settled_evaluations_with_a_tracking_error_replace_the_best_only_by_a_lower_one() {
+        let tracked = |error: Option<f64>| TrainState {
+            best_test: Some(300.0),
+            best_test_settled: true,
+            best_tracking: error,
+            ..TrainState::default()
+        };
+        assert!(best_is_replaced(&tracked(Some(0.5)), true, 100.0, Some(0.4)));
+        assert!(!best_is_replaced(&tracked(Some(0.5)), true, 900.0, Some(0.6)));
+        assert!(!best_is_replaced(&tracked(Some(0.5)), true, 900.0, Some(0.5)), "ties keep");
+        assert!(best_is_replaced(&tracked(None), true, 100.0, Some(2.0)));
+        let unsettled = TrainState { best_test: Some(300.0), ..TrainState::default() };
+        assert!(best_is_replaced(&unsettled, true, 100.0, Some(3.0)), "settled beats unsettled");
+        assert!(!best_is_replaced(&unsettled, false, 299.0, None));
     }
 
     /// `--lr-decay`: linear in the steps from 1 to `1 − decay` at `--timesteps`, flat past it

@@ -23,6 +23,7 @@ pub mod stream {
     pub const INIT: u64 = 4;
     pub const ACTION_NOISE: u64 = 5;
     pub const PRENORM: u64 = 6;
+    pub const SELECT_JOB: u64 = 7;
 }
 
 #[cfg(test)]

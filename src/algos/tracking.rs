@@ -24,6 +24,8 @@ pub struct EvalEpisode {
     pub command: Option<[f32; 3]>,
     /// The env's metrics, averaged over the episode.
     pub metrics: Vec<(String, f64)>,
+    /// Its length in steps (shorter than the run's `--traj-len`: it fell or was cut).
+    pub steps: usize,
 }
 
 impl EvalEpisode {
@@ -80,9 +82,75 @@ pub fn scalars(episodes: &[EvalEpisode]) -> Vec<(&'static str, f64)> {
     out
 }
 
+/// The walking task's tolerances (issue 27, `scripts/check_omni.sh`): speed within 0.15 m/s
+/// on each axis, yaw rate within 0.1 rad/s, and a standing command's speed within 0.1 m/s.
+pub const SPEED_TOLERANCE: f64 = 0.15;
+/// See [`SPEED_TOLERANCE`].
+pub const YAW_RATE_TOLERANCE: f64 = 0.1;
+/// See [`SPEED_TOLERANCE`].
+pub const STANDING_TOLERANCE: f64 = 0.1;
+
+/// What an episode that fell (or was cut) scores in [`tracking_error`]: four tolerances, more
+/// than any episode on its feet scored in the runs it was chosen on (at most 1.8), so one fall
+/// outweighs a better speed on every other command.
+pub const FALL_ERROR: f64 = 4.0;
+
+/// `Test/Tracking Error`, the score of `--best-by tracking`: over the selection episodes, the
+/// mean of each episode's worst axis error in tolerances (|forward − x| and |lateral − y| over
+/// 0.15 m/s, or 0.1 m/s for a standing command; |yaw rate − turn| over 0.1 rad/s), an episode
+/// shorter than `traj_len` steps scoring [`FALL_ERROR`]. Below 1 on an episode: within the
+/// task's bounds. `None` without episodes, commands or speeds.
+///
+/// Why a mean of per-episode worst errors: it is what the task judges (every axis within its
+/// bound, no fall) made smooth, so that it ranks checkpoints that all pass or all fail one
+/// command. How well it ranks a run's checkpoints: docs/cassie.md, "Choosing the weights".
+pub fn tracking_error(episodes: &[EvalEpisode], traj_len: usize) -> Option<f64> {
+    let errors: Vec<f64> = episodes
+        .iter()
+        .map(|e| {
+            let c = e.command?;
+            let (forward, lateral) = (e.metric("forward_speed")?, e.metric("lateral_speed")?);
+            if e.steps < traj_len {
+                return Some(FALL_ERROR);
+            }
+            let standing = c.iter().all(|&v| v == 0.0);
+            let speed_tol = if standing { STANDING_TOLERANCE } else { SPEED_TOLERANCE };
+            let mut worst = ((forward - c[0] as f64).abs() / speed_tol)
+                .max((lateral - c[1] as f64).abs() / speed_tol);
+            if let Some(rate) = e.metric("yaw_rate") {
+                worst = worst.max((rate - c[2] as f64).abs() / YAW_RATE_TOLERANCE);
+            }
+            Some(worst)
+        })
+        .collect::<Option<_>>()?;
+    (!errors.is_empty()).then(|| errors.iter().sum::<f64>() / errors.len() as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tracking_error_is_the_mean_worst_axis_in_tolerances_and_a_fall_scores_four() {
+        let mut turn = ep([0.0, 0.0, 0.4], 0.03, -0.06);
+        turn.metrics.push(("yaw_rate".into(), 0.35));
+        let episodes = [
+            ep([1.0, 0.0, 0.0], 0.85, 0.0), // 0.15 slow: 1 tolerance
+            ep([0.0, 0.0, 0.0], 0.0, 0.05), // standing: 0.05 of 0.1
+            turn,                           // 0.05 rad/s off (0.5) over 0.06 m/s sideways (0.4)
+            ep([0.5, 0.0, 0.0], 0.5, 0.0),  // exact
+        ];
+        let got = tracking_error(&episodes, 400).expect("a score");
+        assert!((got - (1.0 + 0.5 + 0.5 + 0.0) / 4.0).abs() < 1e-6, "{got}");
+        // An episode shorter than the trajectory limit fell: it scores FALL_ERROR whatever its
+        // speeds were.
+        let mut fell = ep([0.5, 0.0, 0.0], 0.5, 0.0);
+        fell.steps = 399;
+        assert_eq!(tracking_error(&[fell], 400), Some(FALL_ERROR));
+        assert_eq!(tracking_error(&[], 400), None);
+        let no_cmd = EvalEpisode { command: None, ..ep([0.0; 3], 0.0, 0.0) };
+        assert_eq!(tracking_error(&[no_cmd], 400), None);
+    }
 
     fn ep(command: [f32; 3], forward: f64, lateral: f64) -> EvalEpisode {
         EvalEpisode {
@@ -92,6 +160,7 @@ mod tests {
                 ("lateral_speed".into(), lateral),
                 ("pelvis_height".into(), 1.0),
             ],
+            steps: 400,
         }
     }
 
@@ -138,9 +207,10 @@ mod tests {
         let no_cmd = EvalEpisode {
             command: None,
             metrics: vec![("forward_speed".into(), 1.0), ("lateral_speed".into(), 0.0)],
+            steps: 1,
         };
         assert!(scalars(&[no_cmd]).is_empty());
-        let no_speed = EvalEpisode { command: Some([1.0, 0.0, 0.0]), metrics: vec![] };
+        let no_speed = EvalEpisode { command: Some([1.0, 0.0, 0.0]), metrics: vec![], steps: 1 };
         assert!(scalars(&[no_speed]).is_empty());
     }
 }

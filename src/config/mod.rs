@@ -69,6 +69,22 @@ pub enum StdSchedule {
     Perturbations,
 }
 
+/// What chooses the best-eval weights (`--best-by`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum BestBy {
+    /// The highest `Test/Return` (the reference's rule).
+    #[default]
+    Return,
+    /// Among the evaluations after the training distribution settled
+    /// (`--best-after-settled`), the lowest `Test/Tracking Error`: every eval command on every
+    /// physics model, without pushes, scored by how far each axis is from the command in the
+    /// task's tolerances ([`crate::algos::tracking::tracking_error`]); before that, `Return`.
+    /// Needs an env with eval commands. Why: the highest return was no better than any other
+    /// late checkpoint at tracking commands (docs/cassie.md, "Choosing the weights").
+    Tracking,
+}
+
 /// Everything `gait train ppo` needs besides where it starts from (see [`Start`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -2,7 +2,7 @@
 //! that suit one env. `gait train` applies them under a config file and typed flags (which
 //! always win), prints what they set, and `train ppo --help` lists them.
 
-use super::TrainConfig;
+use super::{BestBy, TrainConfig};
 use crate::envs::cassie::{CommandKind, ProgressKind, ReferenceKind, SimKind};
 use crate::policies::Nonlinearity;
 
@@ -229,6 +229,12 @@ fn omnidirectional(c: &mut TrainConfig) {
     // 13M): `fr6-s2`'s was the first evaluation at full strength (8.05M) and met 12 of 20 under
     // pushes, its last weights 19; `fr6-s0`'s and `fr6-s1`'s came from 12.84M and 11.21M.
     c.eval.best_after_settled = 2_000_000;
+    // Among those, the weights that track the eval commands best on both models: the highest
+    // `Test/Return` was no better than any other late checkpoint at tracking (`fswk-s1`: 19 of
+    // 20 cells, where 5 of its 29 checkpoints from 10M steps on met all 20), and the tracking
+    // score put the checkpoints that met all 20 near the top (docs/cassie.md, "Choosing the
+    // weights").
+    c.eval.best_by = BestBy::Tracking;
 }
 
 /// Small nets and short runs for the classic-control test envs.
@@ -296,6 +302,7 @@ mod tests {
         assert_eq!((cassie.robust_start, cassie.robust_ramp), (7_000_000, 1_000_000));
         assert_eq!((c.run.timesteps, cassie.mujoco_dt), (13_000_000, Some(0.004)));
         assert_eq!(c.eval.best_after_settled, 2_000_000);
+        assert_eq!(c.eval.best_by, BestBy::Tracking);
         assert!(cassie.gate_conflict().is_none(), "one gate for both stages");
     }
 

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use super::checks::Range;
-use super::{BackpropWorkers, DeviceKind, SaveFreq, StdSchedule};
+use super::{BackpropWorkers, BestBy, DeviceKind, SaveFreq, StdSchedule};
 use crate::policies::{Arch, Nonlinearity};
 
 crate::settings! {
@@ -165,7 +165,12 @@ crate::settings! {
         /// from the settling step on (runs before the setting).
         #[serde(default)]
         best_after_settled: u64 = 0, Range::Natural;
+        /// What chooses the best-eval weights: `return` (the highest `Test/Return`) or
+        /// `tracking` (among settled evaluations, the lowest `Test/Tracking Error`: each eval
+        /// command on each physics model, no pushes).
+        #[serde(default)]
+        best_by: BestBy = BestBy::Return;
     }
 }
 
-crate::choice_settings!(DeviceKind, Arch, Nonlinearity, StdSchedule);
+crate::choice_settings!(DeviceKind, Arch, Nonlinearity, StdSchedule, BestBy);

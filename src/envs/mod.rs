@@ -166,6 +166,21 @@ pub trait Env: Send {
     fn eval_commands(&self) -> &'static [[f32; 3]] {
         &[]
     }
+    /// How many physics models the env's episodes draw among (Cassie with `--sim mixed`: 2,
+    /// gait's rapier model and the lab's MuJoCo model), so that the selection episodes of
+    /// `--best-by tracking` run every eval command on every model.
+    fn eval_models(&self) -> usize {
+        1
+    }
+    /// `Some(k)`, `k < eval_models()`: the episodes that follow run on model `k` instead of
+    /// drawing one (the draw is still made, so every other draw stays where it was); `None`:
+    /// drawn again. An env with one model accepts only `None` and `Some(0)`.
+    fn set_eval_model(&mut self, model: Option<usize>) -> Result<(), CommandError> {
+        match model {
+            None | Some(0) => Ok(()),
+            Some(_) => Err(CommandError::Unsupported),
+        }
+    }
     /// Simulated seconds per step, for pictures played in real time (Gym's classic-control
     /// envs use 0.02).
     fn policy_dt(&self) -> f32 {

@@ -19,6 +19,8 @@ pub const LATERAL_SPEED: &str = "Test/Lateral Speed";
 pub const VELOCITY_ERROR: &str = "Test/Velocity Error";
 pub const YAW_RATE: &str = "Test/Yaw Rate";
 pub const YAW_RATE_ERROR: &str = "Test/Yaw Rate Error";
+/// `--best-by tracking`'s score of a settled evaluation ([`crate::algos::tracking::tracking_error`]).
+pub const TRACKING_ERROR: &str = "Test/Tracking Error";
 pub const ACTOR_LOSS: &str = "Optimizer/Actor Loss";
 pub const CRITIC_LOSS: &str = "Optimizer/Critic Loss";
 pub const MIRROR_LOSS: &str = "Optimizer/Mirror Loss";
@@ -52,6 +54,7 @@ pub const PROGRESS_COLUMNS: &[&str] = &[
     VELOCITY_ERROR,
     YAW_RATE,
     YAW_RATE_ERROR,
+    TRACKING_ERROR,
     ACTOR_LOSS,
     CRITIC_LOSS,
     MIRROR_LOSS,
@@ -88,6 +91,11 @@ pub struct TestMetrics {
 impl TestMetrics {
     pub fn forward_speed(&self) -> Option<f64> {
         self.tracking.iter().find(|(k, _)| *k == FORWARD_SPEED).map(|&(_, v)| v)
+    }
+
+    /// `--best-by tracking`'s score, when the evaluation ran selection episodes.
+    pub fn tracking_error(&self) -> Option<f64> {
+        self.tracking.iter().find(|(k, _)| *k == TRACKING_ERROR).map(|&(_, v)| v)
     }
 }
 

@@ -66,6 +66,10 @@ pub enum JobKind {
     Train,
     /// Deterministic actions (the mean), for `Test/*` statistics.
     Eval,
+    /// Deterministic actions, without pushes, one per eval command and physics model (job `k`:
+    /// command `k % n`, model `k / n`), for the tracking score that chooses the best-eval
+    /// weights (`--best-by tracking`).
+    Select,
 }
 
 struct Job {
@@ -139,6 +143,9 @@ pub struct CollectRequest {
     pub traj_len: usize,
     /// Deterministic evaluation episodes.
     pub num_eval: usize,
+    /// Selection episodes ([`JobKind::Select`]): the env's eval commands times its physics
+    /// models, or 0.
+    pub num_select: usize,
 }
 
 /// One iteration's data.
@@ -150,6 +157,8 @@ pub struct Collected {
     pub eval: Buffer,
     /// One entry per eval episode, in job order.
     pub eval_episodes: Vec<EvalEpisode>,
+    /// One entry per selection episode ([`JobKind::Select`]), in job order.
+    pub select_episodes: Vec<EvalEpisode>,
     /// Mean per-trajectory sampling speed of one worker (steps/s), the reference's `avg_eff`.
     pub worker_steps_per_s: f64,
     /// Train episodes cut because the simulation blew up ([`crate::envs::Env::diverged`]).
@@ -212,12 +221,19 @@ impl AlgoSampler {
         let mut buffer = Buffer::new(obs_dim, act_dim, self.discount, self.gae_lambda)
             .with_critic_dim(critic_dim);
         self.env.seed(job.seed);
-        // Eval episode `i` runs the env's eval command `i % n`; every other job (train jobs,
-        // and all jobs of an env without eval commands) the env's own draws, whatever the
-        // previous job on this worker set, even if it was cancelled or failed.
+        // Eval episode `i` runs the env's eval command `i % n`; selection episode `k` command
+        // `k % n` on physics model `k / n`; every other job (train jobs, and eval jobs of an
+        // env without eval commands) the env's own draws, whatever the previous job on this
+        // worker set, even if it was cancelled or failed.
         let commands = self.env.eval_commands();
-        let command = (!train && !commands.is_empty())
-            .then(|| commands[(job.id % commands.len() as u64) as usize]);
+        let n = commands.len() as u64;
+        let command = (!train && n > 0).then(|| commands[(job.id % n) as usize]);
+        let model = match job.kind {
+            JobKind::Select if n > 0 => Some((job.id / n) as usize),
+            JobKind::Select => bail!("selection episodes need an env with eval commands"),
+            JobKind::Train | JobKind::Eval => None,
+        };
+        self.env.set_eval_model(model).context("the env refused a selection episode's model")?;
         match &command {
             Some(c) => {
                 self.env
@@ -229,7 +245,12 @@ impl AlgoSampler {
         // Evaluations push at the run's full strength, never on a schedule, so that Test/Return
         // (and the best-eval checkpoint) measures the robustness trained for, alike at every
         // iteration (envs that cannot be pushed refuse, which changes nothing).
-        let _ = self.env.set_push(if train { Pushes::Own } else { Pushes::Full });
+        // Selection episodes measure tracking alone: no pushes.
+        let _ = self.env.set_push(match job.kind {
+            JobKind::Train => Pushes::Own,
+            JobKind::Eval => Pushes::Full,
+            JobKind::Select => Pushes::UpTo(0.0),
+        });
         self.env.set_training(train.then_some(job.timesteps));
         self.env.set_stage(job.stage_from);
         let mut metric_sums: Vec<(&'static str, f64)> = Vec::new();
@@ -298,7 +319,7 @@ impl AlgoSampler {
         let episode = (!train).then(|| {
             let n = buffer.len().max(1) as f64;
             let metrics = metric_sums.iter().map(|&(k, v)| (k.to_string(), v / n)).collect();
-            EvalEpisode { command, metrics }
+            EvalEpisode { command, metrics, steps: buffer.len() }
         });
         if train {
             // The critic reads its own observation of each state an action was chosen from
@@ -541,6 +562,7 @@ fn record(
             let kind = match out.kind {
                 JobKind::Train => "a training",
                 JobKind::Eval => "an evaluation",
+                JobKind::Select => "a selection",
             };
             bail!("sampler worker {worker} failed on {kind} episode (env seed {}): {msg}", out.seed)
         }
@@ -559,7 +581,7 @@ fn assemble(schedule: Schedule, empty: Buffer) -> Result<Collected> {
     anyhow::ensure!(schedule.complete(), "collection ended before reaching num_steps");
     let (mut train, mut eval) = (empty.clone(), empty);
     let mut speeds = Vec::new();
-    let (train_trajectories, eval_trajectories) = schedule.into_trajectories();
+    let [train_trajectories, eval_trajectories, select_trajectories] = schedule.into_trajectories();
     let mut physics_resets = 0;
     for t in &train_trajectories {
         train.append(&t.buffer);
@@ -571,8 +593,17 @@ fn assemble(schedule: Schedule, empty: Buffer) -> Result<Collected> {
         eval.append(&t.buffer);
         eval_episodes.extend(t.episode);
     }
+    let select_episodes = select_trajectories.into_iter().filter_map(|t| t.episode).collect();
     let worker_steps_per_s = speeds.iter().sum::<f64>() / speeds.len().max(1) as f64;
-    Ok(Collected { train, eval, eval_episodes, worker_steps_per_s, physics_resets, ranks: None })
+    Ok(Collected {
+        train,
+        eval,
+        eval_episodes,
+        select_episodes,
+        worker_steps_per_s,
+        physics_resets,
+        ranks: None,
+    })
 }
 
 impl Drop for SamplerPool {

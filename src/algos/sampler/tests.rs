@@ -79,6 +79,7 @@ fn request(num_steps: usize) -> CollectRequest {
         num_steps,
         traj_len: 50,
         num_eval: 3,
+        num_select: 0,
     }
 }
 
@@ -249,4 +250,99 @@ fn a_step_whose_simulation_blew_up_cuts_the_trajectory_before_it() {
         assert!((b.returns[last] - b.rewards[last]).abs() > 1e-6, "trajectory {k}: not cut");
     }
     assert_eq!(got.eval.ep_lens, vec![2, 2, 2], "evaluations are cut the same way");
+}
+
+/// Cart-pole with two eval commands and two "physics models" that reports, as its metrics,
+/// what the sampler set up: `forward_speed` = model + command x, `lateral_speed` = 1 when its
+/// pushes were off (`UpTo(0)`), else 0.
+struct Models {
+    inner: CartPole,
+    model: Option<usize>,
+    pushes_off: bool,
+    command: f32,
+    metrics: [crate::envs::RewardTerm; 2],
+}
+
+impl Env for Models {
+    fn observation_size(&self) -> usize {
+        4
+    }
+    fn action_size(&self) -> usize {
+        1
+    }
+    fn seed(&mut self, seed: u64) {
+        self.inner.seed(seed)
+    }
+    fn reset(&mut self) -> &[f32] {
+        self.inner.reset()
+    }
+    fn step(&mut self, action: &[f32]) -> Step<'_> {
+        let model = self.model.map_or(-100.0, |m| m as f32);
+        self.metrics = [
+            ("forward_speed", model + self.command),
+            ("lateral_speed", f32::from(u8::from(self.pushes_off))),
+        ];
+        self.inner.step(action)
+    }
+    fn set_command(&mut self, command: &[f32]) -> Result<(), crate::envs::CommandError> {
+        self.command = command[0];
+        Ok(())
+    }
+    fn set_push(&mut self, pushes: crate::envs::Pushes) -> Result<(), crate::envs::CommandError> {
+        self.pushes_off = pushes == crate::envs::Pushes::UpTo(0.0);
+        Ok(())
+    }
+    fn eval_commands(&self) -> &'static [[f32; 3]] {
+        &[[1.0, 0.0, 0.0], [0.5, 0.0, 0.0]]
+    }
+    fn eval_models(&self) -> usize {
+        2
+    }
+    fn set_eval_model(&mut self, model: Option<usize>) -> Result<(), crate::envs::CommandError> {
+        self.model = model;
+        Ok(())
+    }
+    fn metrics(&self) -> &[crate::envs::RewardTerm] {
+        &self.metrics
+    }
+}
+
+/// Selection episodes (`--best-by tracking`) run eval command `k % n` on model `k / n`
+/// without pushes, come back apart from the eval episodes, and change neither the training
+/// trajectories nor the evaluation (which draws its model and keeps its pushes).
+#[test]
+fn selection_episodes_run_every_command_on_every_model_and_change_nothing_else() {
+    let spec = spec();
+    let env = || -> Box<dyn Env> {
+        Box::new(Models {
+            inner: CartPole::new(),
+            model: None,
+            pushes_off: false,
+            command: 0.0,
+            metrics: [("forward_speed", 0.0), ("lateral_speed", 0.0)],
+        })
+    };
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let policy = snapshot(&spec);
+    let collect = |num_select| {
+        let mut pool = SamplerPool::spawn(vec![env(), env()], &spec, 0.99, 0.95).unwrap();
+        let req = CollectRequest { num_select, ..request(300) };
+        rt.block_on(pool.collect(&req, Arc::clone(&policy))).unwrap()
+    };
+    let (plain, selected) = (collect(0), collect(4));
+    assert!(plain.select_episodes.is_empty());
+    let seen: Vec<(f64, f64)> =
+        selected.select_episodes.iter().map(|e| (e.metrics[0].1, e.metrics[1].1)).collect();
+    // forward = model + command x; lateral 1: no pushes.
+    assert_eq!(seen, [(1.0, 1.0), (0.5, 1.0), (2.0, 1.0), (1.5, 1.0)]);
+    let commands: Vec<_> = selected.select_episodes.iter().map(|e| e.command).collect();
+    assert_eq!(commands, [Some([1.0, 0.0, 0.0]), Some([0.5, 0.0, 0.0])].repeat(2));
+    for e in &selected.eval_episodes {
+        // Evaluations draw their model (none forced) and keep the run's pushes.
+        assert!(e.metrics[0].1 < -90.0 && e.metrics[1].1 == 0.0, "{:?}", e.metrics);
+    }
+    assert_eq!(plain.train.states, selected.train.states);
+    assert_eq!(plain.train.actions, selected.train.actions);
+    assert_eq!(plain.eval.rewards, selected.eval.rewards);
+    assert_eq!(plain.eval_episodes, selected.eval_episodes);
 }

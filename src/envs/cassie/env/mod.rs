@@ -54,6 +54,8 @@ pub struct CassieEnv {
     sim: Box<dyn Physics>,
     /// With `--sim mixed`, the other simulator, swapped in when an episode draws it.
     spare: Option<Box<dyn Physics>>,
+    /// [`Env::set_eval_model`]: the model the next episodes run on instead of the drawn one.
+    forced_model: Option<SimKind>,
     rng: ChaCha8Rng,
     clock: GaitClock,
     command: Command,
@@ -111,6 +113,7 @@ impl CassieEnv {
             torque_limits: torque_limits.try_into().expect("10 motors"),
             sim,
             spare,
+            forced_model: None,
             rng: ChaCha8Rng::seed_from_u64(0),
             clock,
             command: Command { x: 0.0, y: 0.0, turn: 0.0 },
@@ -376,8 +379,10 @@ impl CassieEnv {
         };
         self.heading = heading;
         if let Some(spare) = &mut self.spare {
-            // Mixed physics: MuJoCo for this episode with probability 1/2.
-            let want = if self.rng.gen::<bool>() { SimKind::Mujoco } else { SimKind::Rapier };
+            // Mixed physics: MuJoCo for this episode with probability 1/2 (drawn even when a
+            // selection episode forces the model, so the draws after it do not move).
+            let drawn = if self.rng.gen::<bool>() { SimKind::Mujoco } else { SimKind::Rapier };
+            let want = self.forced_model.unwrap_or(drawn);
             if self.sim.kind() != want {
                 std::mem::swap(&mut self.sim, spare);
             }
@@ -695,6 +700,22 @@ impl Env for CassieEnv {
 
     fn set_stage(&mut self, from: Option<u64>) {
         self.stage_from = from;
+    }
+
+    /// 2 with `--sim mixed` (model 0 rapier, 1 MuJoCo), else 1.
+    fn eval_models(&self) -> usize {
+        1 + usize::from(self.spare.is_some())
+    }
+
+    fn set_eval_model(&mut self, model: Option<usize>) -> Result<(), CommandError> {
+        self.forced_model = match (model, self.spare.is_some()) {
+            (None, _) => None,
+            (Some(0), true) => Some(SimKind::Rapier),
+            (Some(1), true) => Some(SimKind::Mujoco),
+            (Some(0), false) => None,
+            _ => return Err(CommandError::Unsupported),
+        };
+        Ok(())
     }
 
     fn set_training(&mut self, timesteps: Option<u64>) {

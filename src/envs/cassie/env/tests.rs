@@ -501,6 +501,41 @@ fn mixed_physics_draws_a_simulator_per_episode_from_the_seed() {
     }
 }
 
+/// Selection episodes (`--best-by tracking`) force the model: 0 rapier, 1 MuJoCo, whatever
+/// the seed draws; the draw is still made, so the episodes after a forced one start as they
+/// would have (same models, same first observation); one model alone accepts only model 0.
+#[test]
+fn a_forced_model_runs_every_episode_on_it_and_leaves_the_other_draws_alone() {
+    let mixed = || CassieEnv::new(CassieConfig { sim: SimKind::Mixed, ..CassieConfig::default() });
+    let mut e = mixed();
+    assert_eq!(e.eval_models(), 2);
+    for (model, kind) in [(0, SimKind::Rapier), (1, SimKind::Mujoco)] {
+        e.set_eval_model(Some(model)).unwrap();
+        e.seed(1);
+        for _ in 0..6 {
+            e.reset();
+            assert_eq!(e.sim().kind(), kind);
+        }
+    }
+    assert!(e.set_eval_model(Some(2)).is_err());
+    // Forced for one episode, then drawn again: the next episodes match an env never forced.
+    let (mut forced, mut free) = (mixed(), mixed());
+    forced.seed(3);
+    free.seed(3);
+    forced.set_eval_model(Some(1)).unwrap();
+    forced.reset();
+    free.reset();
+    forced.set_eval_model(None).unwrap();
+    for _ in 0..6 {
+        let obs = forced.reset().to_vec();
+        assert_eq!(obs, free.reset());
+        assert_eq!(forced.sim().kind(), free.sim().kind());
+    }
+    let mut alone = CassieEnv::new(CassieConfig::default());
+    assert_eq!(alone.eval_models(), 1);
+    assert!(alone.set_eval_model(Some(0)).is_ok() && alone.set_eval_model(Some(1)).is_err());
+}
+
 /// `mujoco_dt`: when mixing, MuJoCo steps at its own timestep and rapier keeps `sim_dt`; each
 /// model takes the substeps of its own timestep, so a policy step is 20 ms of simulated time
 /// on both (10 substeps at 4 ms would be 40 ms), and only a mixed run may set it.
