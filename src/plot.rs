@@ -58,6 +58,8 @@ struct Curves {
     velocity_error: Vec<Option<f64>>,
     yaw_rate: Vec<Option<f64>>,
     yaw_rate_error: Vec<Option<f64>>,
+    /// `--best-by tracking`'s score (settled evaluations only).
+    tracking_error: Vec<Option<f64>>,
     std: Vec<Option<f64>>,
     rate: Vec<Option<f64>>,
     wall_s: f64,
@@ -96,6 +98,7 @@ fn load(dir: &Path) -> Result<Curves> {
             m::YAW_RATE,
             m::YAW_RATE_ERROR,
             m::POLICY_STD,
+            m::TRACKING_ERROR,
         ],
     )?;
     if progress[0].is_empty() {
@@ -109,7 +112,7 @@ fn load(dir: &Path) -> Result<Curves> {
     let (train_return, test_return, train_len, test_len, mirror) =
         (next(), next(), next(), next(), next());
     let (forward, lateral, velocity_error) = (next(), next(), next());
-    let (yaw_rate, yaw_rate_error, std) = (next(), next(), next());
+    let (yaw_rate, yaw_rate_error, std, tracking_error) = (next(), next(), next(), next());
     let wall_s = timing[1].iter().rev().find_map(|v| *v).unwrap_or(0.0);
     Ok(Curves {
         steps,
@@ -123,6 +126,7 @@ fn load(dir: &Path) -> Result<Curves> {
         velocity_error,
         yaw_rate,
         yaw_rate_error,
+        tracking_error,
         std,
         rate: timing[0].clone(),
         wall_s,
@@ -211,6 +215,7 @@ impl Curves {
         self.velocity_error.extend(c.velocity_error);
         self.yaw_rate.extend(c.yaw_rate);
         self.yaw_rate_error.extend(c.yaw_rate_error);
+        self.tracking_error.extend(c.tracking_error);
         self.std.extend(c.std);
         self.rate.extend(c.rate);
         self.wall_s += c.wall_s;
@@ -299,6 +304,7 @@ fn joined(args: &PlotOptions) -> Result<(Vec<Vec<Line>>, String)> {
             ("velocity error".into(), RED, points(s, &all.velocity_error)),
             ("yaw rate at top turn".into(), RGBColor(230, 130, 0), points(s, &all.yaw_rate)),
             ("yaw rate error".into(), MAGENTA, points(s, &all.yaw_rate_error)),
+            ("tracking error (tolerances)".into(), BLACK, points(s, &all.tracking_error)),
         ]);
         panels.push(vec![("std".into(), BLUE, points(s, &all.std))]);
     }

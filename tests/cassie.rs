@@ -651,6 +651,8 @@ fn the_tracking_score_chooses_the_best_eval_weights() {
             "1",
             "--num-eval-eps",
             "1",
+            "--selection-len",
+            "50",
             "--timesteps",
             "2400",
             "--save-freq",

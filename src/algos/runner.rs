@@ -450,7 +450,7 @@ impl Runner {
         next: &mut TrainState,
     ) -> Result<Option<TestMetrics>> {
         next.total_timesteps += collected.train.len() as u64;
-        let test = test_metrics(collected, self.config.sampler.traj_len);
+        let test = test_metrics(collected, self.config.eval.selection_len);
         if let Some(test) = &test {
             // The evaluated weights trained on the steps before this iteration's collection.
             let settled =
@@ -592,18 +592,19 @@ impl Runner {
             traj_len: self.config.sampler.traj_len,
             num_eval: if evaluate { self.config.eval.num_eval_eps } else { 0 },
             num_select: if select { self.selections } else { 0 },
+            select_len: self.config.eval.selection_len,
         };
         self.sampler.collect(&request, policy, on_steps)
     }
 }
 
 /// The evaluation's scores, when the iteration evaluated: with selection episodes, their
-/// `Test/Tracking Error` too (episodes shorter than `traj_len` fell).
-fn test_metrics(collected: &Collected, traj_len: usize) -> Option<TestMetrics> {
+/// `Test/Tracking Error` too (episodes shorter than `select_len` fell).
+fn test_metrics(collected: &Collected, select_len: usize) -> Option<TestMetrics> {
     let (mean_return, mean_length) =
         (collected.eval.mean_ep_return()?, collected.eval.mean_ep_len()?);
     let mut scalars = tracking::scalars(&collected.eval_episodes);
-    if let Some(error) = tracking::tracking_error(&collected.select_episodes, traj_len) {
+    if let Some(error) = tracking::tracking_error(&collected.select_episodes, select_len) {
         scalars.push((crate::logging::metrics::TRACKING_ERROR, error));
     }
     Some(TestMetrics { mean_return, mean_length, tracking: scalars })

@@ -98,19 +98,19 @@ pub const FALL_ERROR: f64 = 4.0;
 /// `Test/Tracking Error`, the score of `--best-by tracking`: over the selection episodes, the
 /// mean of each episode's worst axis error in tolerances (|forward − x| and |lateral − y| over
 /// 0.15 m/s, or 0.1 m/s for a standing command; |yaw rate − turn| over 0.1 rad/s), an episode
-/// shorter than `traj_len` steps scoring [`FALL_ERROR`]. Below 1 on an episode: within the
+/// shorter than `len` steps (`--selection-len`) scoring [`FALL_ERROR`]. Below 1 on an episode: within the
 /// task's bounds. `None` without episodes, commands or speeds.
 ///
 /// Why a mean of per-episode worst errors: it is what the task judges (every axis within its
 /// bound, no fall) made smooth, so that it ranks checkpoints that all pass or all fail one
 /// command. How well it ranks a run's checkpoints: docs/cassie.md, "Choosing the weights".
-pub fn tracking_error(episodes: &[EvalEpisode], traj_len: usize) -> Option<f64> {
+pub fn tracking_error(episodes: &[EvalEpisode], len: usize) -> Option<f64> {
     let errors: Vec<f64> = episodes
         .iter()
         .map(|e| {
             let c = e.command?;
             let (forward, lateral) = (e.metric("forward_speed")?, e.metric("lateral_speed")?);
-            if e.steps < traj_len {
+            if e.steps < len {
                 return Some(FALL_ERROR);
             }
             let standing = c.iter().all(|&v| v == 0.0);

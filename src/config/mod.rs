@@ -570,6 +570,15 @@ mod tests {
         assert_eq!(changed.sampler, config.sampler, "the preset is kept");
     }
 
+    /// Run files from before `--best-by` continue choosing by return, and with the setting
+    /// turned on, a selection episode of 1000 steps (not 0).
+    #[test]
+    fn an_eval_section_from_before_the_tracking_score_reads_its_defaults() {
+        let old = "num_eval_eps = 8\neval_freq = 10\nmin_eplen_ratio_eval = 0.0\n";
+        let eval: EvalConfig = toml::from_str(old).unwrap();
+        assert_eq!((eval.best_by, eval.selection_len), (BestBy::Return, 1000));
+    }
+
     #[test]
     fn a_file_with_a_typo_or_a_wrong_type_is_refused_by_name() {
         let base = TrainConfig::default();

@@ -98,7 +98,10 @@ impl Job {
             id: ticket.id,
             kind: ticket.kind,
             seed: ticket.seed,
-            max_len: req.traj_len,
+            max_len: match ticket.kind {
+                JobKind::Select => req.select_len,
+                JobKind::Train | JobKind::Eval => req.traj_len,
+            },
             timesteps: req.timesteps,
             stage_from: req.stage_from,
             policy: Arc::clone(policy),
@@ -146,6 +149,8 @@ pub struct CollectRequest {
     /// Selection episodes ([`JobKind::Select`]): the env's eval commands times its physics
     /// models, or 0.
     pub num_select: usize,
+    /// Maximum length of a selection episode.
+    pub select_len: usize,
 }
 
 /// One iteration's data.

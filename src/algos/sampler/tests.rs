@@ -80,6 +80,7 @@ fn request(num_steps: usize) -> CollectRequest {
         traj_len: 50,
         num_eval: 3,
         num_select: 0,
+        select_len: 20,
     }
 }
 
@@ -337,6 +338,9 @@ fn selection_episodes_run_every_command_on_every_model_and_change_nothing_else()
     assert_eq!(seen, [(1.0, 1.0), (0.5, 1.0), (2.0, 1.0), (1.5, 1.0)]);
     let commands: Vec<_> = selected.select_episodes.iter().map(|e| e.command).collect();
     assert_eq!(commands, [Some([1.0, 0.0, 0.0]), Some([0.5, 0.0, 0.0])].repeat(2));
+    // Selection episodes run up to their own length (20 here), evaluations to --traj-len (50).
+    assert!(selected.select_episodes.iter().all(|e| e.steps <= 20));
+    assert!(selected.eval_episodes.iter().any(|e| e.steps > 20), "{:?}", selected.eval_episodes);
     for e in &selected.eval_episodes {
         // Evaluations draw their model (none forced) and keep the run's pushes.
         assert!(e.metrics[0].1 < -90.0 && e.metrics[1].1 == 0.0, "{:?}", e.metrics);
