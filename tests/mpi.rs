@@ -41,7 +41,8 @@ fn progress(logdir: &Path, env: &str, run: &str) -> Vec<u8> {
     std::fs::read(only_run(&logdir.join(env).join(run)).join("progress.csv")).unwrap()
 }
 
-fn same_numbers_on_three_ranks(env: &str, extra: &[&str]) {
+/// Trains on 3 ranks and in one process; asserts equal `progress.csv`s and returns it.
+fn same_numbers_on_three_ranks(env: &str, extra: &[&str]) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let logdir = dir.path().to_str().unwrap();
     let o = mpirun(3, &[], &train_args(env, logdir, "ranks", extra), None);
@@ -52,6 +53,7 @@ fn same_numbers_on_three_ranks(env: &str, extra: &[&str]) {
     let (ranks, one) = (progress(dir.path(), env, "ranks"), progress(dir.path(), env, "one"));
     assert!(ranks.len() > 200);
     assert_eq!(String::from_utf8_lossy(&ranks), String::from_utf8_lossy(&one));
+    ranks
 }
 
 #[test]
@@ -61,7 +63,7 @@ fn three_ranks_give_the_numbers_of_one_process_cartpole() {
 
 #[test]
 fn three_ranks_give_the_numbers_of_one_process_cassie() {
-    same_numbers_on_three_ranks(
+    let rows = same_numbers_on_three_ranks(
         "cassie",
         &[
             "--timesteps",
@@ -76,8 +78,29 @@ fn three_ranks_give_the_numbers_of_one_process_cassie() {
             "3",
             "--eval-freq",
             "1",
+            // Settled from the first step, so every evaluation also runs the preset's
+            // selection episodes (`--best-by tracking`) across the ranks.
+            "--omni-start",
+            "0",
+            "--omni-start-speed",
+            "0",
+            "--robust-start",
+            "0",
+            "--robust-ramp",
+            "0",
+            "--robust-start-speed",
+            "0",
+            "--best-after-settled",
+            "0",
+            "--selection-len",
+            "60",
         ],
     );
+    let text = String::from_utf8_lossy(&rows);
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "Test/Tracking Error").unwrap();
+    let scored = text.lines().skip(1).filter(|l| !l.split(',').nth(col).unwrap().is_empty());
+    assert!(scored.count() >= 2, "{text}");
 }
 
 #[test]
