@@ -270,6 +270,7 @@ mod tests {
                     (VELOCITY_ERROR, 0.2),
                     (YAW_RATE, 0.38),
                     (YAW_RATE_ERROR, 0.05),
+                    (TRACKING_ERROR, 0.4),
                 ],
             }),
             update: UpdateMetrics { kl: 0.01, minibatches: 30, ..UpdateMetrics::default() },
