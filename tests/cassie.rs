@@ -683,6 +683,11 @@ fn the_tracking_score_chooses_the_best_eval_weights() {
     let best = std::fs::read(run.join("actor.safetensors")).unwrap();
     let saved = std::fs::read(run.join(format!("actor_{}.safetensors", best_row - 1))).unwrap();
     assert!(best == saved, "actor.safetensors is not iteration {}'s weights", best_row - 1);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    let lowest = scored.iter().map(|s| s.1).fold(f64::MAX, f64::min);
+    let kept = summary["best_tracking_error"].as_f64().expect("summary.json names the score");
+    assert!((kept - lowest).abs() < 1e-9, "{kept} vs {lowest}");
     let one = train("1", "one");
     let rows = |run: &Path| std::fs::read_to_string(run.join("progress.csv")).unwrap();
     assert_eq!(rows(&one), rows(&run), "the worker count changed the numbers");

@@ -326,6 +326,7 @@ impl Runner {
                     total_timesteps: state.total_timesteps,
                     elapsed_s: started.elapsed().as_secs_f64(),
                     best_test_return: state.best_test,
+                    best_tracking_error: state.best_tracking,
                     final_eval: None,
                     error: Some(format!("{e:#}")),
                 };

@@ -32,7 +32,7 @@ pub struct TrainOutcome {
     pub iterations: u64,
     /// Train steps collected in all.
     pub total_timesteps: u64,
-    /// Best `Test/Return` of the training evaluations.
+    /// `Test/Return` of the evaluation that chose the best-eval weights.
     pub best_test_return: Option<f64>,
     /// Mean return of the deterministic evaluation of the final weights.
     pub final_test_return: Option<f64>,
@@ -91,6 +91,7 @@ pub fn train_ppo(
         total_timesteps: state.total_timesteps,
         elapsed_s: runner.elapsed_s(),
         best_test_return: state.best_test,
+        best_tracking_error: state.best_tracking,
         final_eval: result.as_ref().ok().and_then(|o| o.final_eval.clone()),
         error: result.as_ref().err().map(|e| format!("{e:#}")),
     };
@@ -226,8 +227,11 @@ fn drive(
             eval.episodes, eval.mean_return, eval.mean_length
         ));
     }
+    let tracking =
+        state.best_tracking.map_or(String::new(), |e| format!(", tracking error {e:.3}"));
     report.say(&format!(
-        "done: {} iterations, {} steps in {:.1} s; best Test/Return {}; run dir {}",
+        "done: {} iterations, {} steps in {:.1} s; best-eval weights: Test/Return {}{tracking}; \
+         run dir {}",
         state.iteration,
         state.total_timesteps,
         runner.elapsed_s(),

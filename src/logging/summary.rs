@@ -37,8 +37,12 @@ pub struct RunSummary {
     pub total_timesteps: u64,
     /// Wall-clock seconds.
     pub elapsed_s: f64,
-    /// Best `Test/Return` of the training evaluations.
+    /// `Test/Return` of the evaluation that chose the best-eval weights: the highest, or
+    /// with `--best-by tracking` the one of the lowest `Test/Tracking Error`.
     pub best_test_return: Option<f64>,
+    /// With `--best-by tracking`, the best-eval weights' `Test/Tracking Error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_tracking_error: Option<f64>,
     /// Deterministic evaluation of the final weights (completed runs with `--num-eval-eps`).
     pub final_eval: Option<FinalEval>,
     /// The error that stopped a failed run.
