@@ -620,25 +620,9 @@ fn the_tracking_score_chooses_the_best_eval_weights() {
     let dir = tempfile::tempdir().unwrap();
     let logdir = dir.path().to_str().unwrap();
     let train = |workers: &str, name: &str| {
-        let o = gait(&[
-            "train",
-            "ppo",
-            "--env",
-            "cassie",
-            "--best-by",
-            "tracking",
-            "--omni-start",
-            "0",
-            "--omni-start-speed",
-            "0",
-            "--robust-start",
-            "0",
-            "--robust-ramp",
-            "0",
-            "--robust-start-speed",
-            "0",
-            "--best-after-settled",
-            "0",
+        let mut args = vec!["train", "ppo", "--env", "cassie", "--best-by", "tracking"];
+        args.extend_from_slice(common::SETTLED_FROM_THE_START);
+        args.extend([
             "--num-steps",
             "600",
             "--traj-len",
@@ -666,6 +650,7 @@ fn the_tracking_score_chooses_the_best_eval_weights() {
             "--logdir",
             logdir,
         ]);
+        let o = gait(&args);
         assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
         only_run(&dir.path().join("cassie").join(name))
     };

@@ -63,39 +63,26 @@ fn three_ranks_give_the_numbers_of_one_process_cartpole() {
 
 #[test]
 fn three_ranks_give_the_numbers_of_one_process_cassie() {
-    let rows = same_numbers_on_three_ranks(
-        "cassie",
-        &[
-            "--timesteps",
-            "3000",
-            "--num-steps",
-            "1000",
-            "--traj-len",
-            "100",
-            "--prenormalize-steps",
-            "200",
-            "--num-eval-eps",
-            "3",
-            "--eval-freq",
-            "1",
-            // Settled from the first step, so every evaluation also runs the preset's
-            // selection episodes (`--best-by tracking`) across the ranks.
-            "--omni-start",
-            "0",
-            "--omni-start-speed",
-            "0",
-            "--robust-start",
-            "0",
-            "--robust-ramp",
-            "0",
-            "--robust-start-speed",
-            "0",
-            "--best-after-settled",
-            "0",
-            "--selection-len",
-            "60",
-        ],
-    );
+    // Settled from the first step, so every evaluation also runs the preset's selection
+    // episodes (`--best-by tracking`) across the ranks.
+    let mut args = common::SETTLED_FROM_THE_START.to_vec();
+    args.extend([
+        "--timesteps",
+        "3000",
+        "--num-steps",
+        "1000",
+        "--traj-len",
+        "100",
+        "--prenormalize-steps",
+        "200",
+        "--num-eval-eps",
+        "3",
+        "--eval-freq",
+        "1",
+        "--selection-len",
+        "60",
+    ]);
+    let rows = same_numbers_on_three_ranks("cassie", &args);
     let text = String::from_utf8_lossy(&rows);
     let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
     let col = header.iter().position(|h| *h == "Test/Tracking Error").unwrap();

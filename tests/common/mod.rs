@@ -143,3 +143,22 @@ pub fn cache_dir() -> std::path::PathBuf {
         base.join("gait")
     })
 }
+
+/// Cassie's walking preset with its training distribution settled from the first step (no
+/// gated curriculum, no perturbation ramp, `--best-after-settled 0`), so that every
+/// evaluation of a small run is a settled one and runs `--best-by tracking`'s selection
+/// episodes.
+pub const SETTLED_FROM_THE_START: &[&str] = &[
+    "--omni-start",
+    "0",
+    "--omni-start-speed",
+    "0",
+    "--robust-start",
+    "0",
+    "--robust-ramp",
+    "0",
+    "--robust-start-speed",
+    "0",
+    "--best-after-settled",
+    "0",
+];
