@@ -192,11 +192,11 @@ fn action_noise_is_seeded_and_perturbs_the_policy() {
     assert!(stderr(&o).contains("not a std"), "{}", stderr(&o));
 }
 
-/// The shipped walking policy (`pretrained/cassie-walk`, `fr6-s1`: the preset, seed 1)
+/// The shipped walking policy (`pretrained/cassie-walk`, `p6-s2`: the preset, seed 2)
 /// walks backward and sidesteps both ways on gait's model and on the lab's MuJoCo model: 4 s
 /// per command without a fall, at least 30 % of the commanded speed on average (these 4 s
-/// measured −0.26 / −0.27 m/s backward on rapier / MuJoCo, 0.107-0.139 m/s sideways on rapier
-/// and 0.166-0.169 on MuJoCo; over 20 s −0.27 to −0.28 and 0.09-0.18, docs/cassie-runs.md;
+/// measured −0.25 / −0.24 m/s backward on rapier / MuJoCo, 0.121-0.131 m/s sideways on rapier
+/// and 0.146-0.156 on MuJoCo; over 20 s −0.25 to −0.26 and 0.11-0.16, docs/cassie-runs.md;
 /// the first second includes the start from rest). Standing still would score 0.
 #[test]
 fn the_pretrained_policy_walks_backward_and_sideways() {

@@ -252,7 +252,8 @@ fn common_snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 /// `configs/cassie-forward.toml` (`make train-forward`) is exactly the walking preset as it
 /// was before it walked in every direction: forward commands and the clock reference, the
-/// perturbations from 2M steps over 1.5M, 6.5M steps, MuJoCo at rapier's 2 ms.
+/// perturbations (pushes of up to 0.45 m/s) from 2M steps over 1.5M, 6.5M steps, MuJoCo at
+/// rapier's 2 ms.
 #[test]
 fn the_forward_config_is_the_earlier_walking_preset() {
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/cassie-forward.toml");
@@ -271,6 +272,8 @@ fn the_forward_config_is_the_earlier_walking_preset() {
         "0",
         "--omni-axes",
         "0",
+        "--push",
+        "0.45",
         "--robust-start",
         "2e6",
         "--robust-ramp",

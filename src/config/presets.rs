@@ -162,18 +162,22 @@ fn cassie(c: &mut TrainConfig) {
     // met every bound at its end (`decay9-s0`, `dg-s0`).
     c.ppo.lr_decay = 0.9;
     // Robustness (docs/cassie.md "Sim-to-sim"): each episode on gait's rapier model or the lab's
-    // MuJoCo model; randomized dynamics, observation noise and pushes of up to 0.45 m/s (an
-    // impulse of up to 15 N·s on the 33.3 kg robot, issue 23's) once walking has been learned
-    // (their start and ramp: [`omnidirectional`]); a posture term keeps the pelvis level, so a
-    // push has the whole 20° tilt budget to spend. Pushes of up to 1 m/s (`robustF`, seeds 0-2)
-    // met the tracking bounds on seed 0 only; of up to 0.45 m/s (`push45`) on seeds 0 and 1.
+    // MuJoCo model; randomized dynamics, observation noise and pushes of up to 0.6 m/s (an
+    // impulse of up to 20 N·s on the 33.3 kg robot) once walking has been learned (their start
+    // and ramp: [`omnidirectional`]); a posture term keeps the pelvis level, so a push has the
+    // whole 20° tilt budget to spend. Pushes of up to 1 m/s (`robustF`, seeds 0-2) met the
+    // tracking bounds on seed 0 only; of up to 0.45 m/s (`push45`), issue 23's, on seeds 0 and
+    // 1. Walking in every direction, trained with pushes of up to 0.45, seeds 1 and 2 each fell
+    // once in the 100 checked episodes pushed as hard (`trk`); trained with up to 0.6, no seed
+    // fell in 1200 checked episodes with or without them, for as many tracking cells (`p6`:
+    // 117 of 120 on the best-eval weights, as `trk`).
     // The perturbations wait for an evaluation at 0.4 m/s: a seed still marching in place when
     // they begin kept marching under them (`push45-s2`); gated, it walked (`push45G-s2`).
     let cassie = &mut c.env.cassie;
     cassie.sim = SimKind::Mixed;
     cassie.dynamics_randomization = true;
     cassie.obs_noise = 1.0;
-    cassie.push = 0.45;
+    cassie.push = 0.6;
     cassie.robust_start_speed = 0.4;
     cassie.upright = 0.10;
     // A pelvis-height term with its target below seed 0's walking height (0.79 m): seed 1

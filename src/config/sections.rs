@@ -158,11 +158,11 @@ crate::settings! {
         /// Training steps after the env's training distribution settles (Cassie: the
         /// perturbations at full strength) before an evaluation may replace the best-eval
         /// checkpoint; settled evaluations replace unsettled ones ([`crate::algos::Runner`]).
-        /// Why: evaluations run the nominal model without pushes, so the first evaluations at
-        /// full strength, before the policy has trained under pushes, can outscore later weights
-        /// that withstand them (`fr6-s2`: its best-eval weights, from the first evaluation at
-        /// full strength, met 12 of 20 commands under `--push 0.45`, its last weights 19). 0:
-        /// from the settling step on (runs before the setting).
+        /// Why: the first evaluations at full strength, before the policy has trained under
+        /// the perturbations, can outscore later weights that withstand them (`fr6-s2`: its
+        /// best-eval weights, from the first evaluation at full strength, met 12 of 20
+        /// commands under `--push 0.45`, its last weights 19). 0: from the settling step on
+        /// (runs before the setting).
         #[serde(default)]
         best_after_settled: u64 = 0, Range::Natural;
         /// What chooses the best-eval weights: `return` (the highest `Test/Return`) or
