@@ -83,11 +83,8 @@ fn three_ranks_give_the_numbers_of_one_process_cassie() {
         "60",
     ]);
     let rows = same_numbers_on_three_ranks("cassie", &args);
-    let text = String::from_utf8_lossy(&rows);
-    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
-    let col = header.iter().position(|h| *h == "Test/Tracking Error").unwrap();
-    let scored = text.lines().skip(1).filter(|l| !l.split(',').nth(col).unwrap().is_empty());
-    assert!(scored.count() >= 2, "{text}");
+    let scores = common::column(&common::csv_rows_of(&rows), "Test/Tracking Error");
+    assert!(scores.iter().flatten().count() >= 2, "{}", String::from_utf8_lossy(&rows));
 }
 
 #[test]

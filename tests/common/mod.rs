@@ -27,13 +27,25 @@ pub fn quick(logdir: &Path, extra: &[&str]) -> TrainJob {
 
 /// Rows of a CSV file as strings (header first).
 pub fn csv_rows(path: &Path) -> Vec<Vec<String>> {
-    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_path(path).expect("csv");
+    records(csv::ReaderBuilder::new().has_headers(false).from_path(path).expect("csv"))
+}
+
+/// Rows of CSV bytes (a file read before its directory went away) as strings (header first).
+pub fn csv_rows_of(bytes: &[u8]) -> Vec<Vec<String>> {
+    records(csv::ReaderBuilder::new().has_headers(false).from_reader(bytes))
+}
+
+fn records<R: std::io::Read>(mut reader: csv::Reader<R>) -> Vec<Vec<String>> {
     reader.records().map(|r| r.expect("row").iter().map(str::to_string).collect()).collect()
 }
 
 /// Column `name` of a CSV file, parsed (empty cells are None).
 pub fn csv_column(path: &Path, name: &str) -> Vec<Option<f64>> {
-    let rows = csv_rows(path);
+    column(&csv_rows(path), name)
+}
+
+/// Column `name` of CSV rows with their header first, parsed (empty cells are None).
+pub fn column(rows: &[Vec<String>], name: &str) -> Vec<Option<f64>> {
     let col = rows[0].iter().position(|c| c == name).unwrap_or_else(|| panic!("no column {name}"));
     rows[1..].iter().map(|r| r[col].parse().ok()).collect()
 }
