@@ -663,7 +663,8 @@ fn best_is_replaced(
 }
 
 /// The factor of a fixed std (`--std-decay`) for a collection after `steps`, in a run whose
-/// gated stage began at `stage_from`: along the run's steps, or with the env's perturbations.
+/// gated stage began at `stage_from`: along the run's steps, with the env's perturbations, or
+/// from the step its training distribution settles to the run's end.
 fn std_scale(config: &TrainConfig, steps: u64, stage_from: Option<u64>) -> Result<f64> {
     let decay = config.ppo.std_decay;
     Ok(match config.ppo.std_schedule {
@@ -672,6 +673,14 @@ fn std_scale(config: &TrainConfig, steps: u64, stage_from: Option<u64>) -> Resul
             let strength = config.env.perturbation_strength(&config.run.env, steps, stage_from);
             1.0 - decay * strength.context("--std-schedule: the env has no perturbations")?
         }
+        // A distribution that never settles within the run (a closed gate, or a curriculum
+        // past `--timesteps`) keeps the std.
+        StdSchedule::Settled => match config.env.settled_from(&config.run.env, stage_from) {
+            Some(from) if from < config.run.timesteps => {
+                decay_scale(decay, steps.saturating_sub(from), config.run.timesteps - from)
+            }
+            _ => 1.0,
+        },
     })
 }
 
@@ -774,5 +783,37 @@ mod tests {
         config.run.env = "cartpole".into();
         config.ppo.std_schedule = StdSchedule::Perturbations;
         assert!(std_scale(&config, half, None).is_err(), "no perturbations to follow");
+    }
+
+    /// `--std-schedule settled`: the walking preset's std holds until its training distribution
+    /// settles (the perturbations at full strength: 8M with the gate at 2.04M, later behind a
+    /// late gate), then falls linearly to its floor at `--timesteps`; a closed gate keeps it;
+    /// an env without a curriculum settles at step 0, so it follows the run's steps.
+    #[test]
+    fn a_settled_schedule_holds_the_std_until_the_distribution_settles_then_falls_to_the_end() {
+        let mut config = TrainConfig::for_env("cassie");
+        config.ppo.std_decay = 0.3;
+        config.ppo.std_schedule = StdSchedule::Settled;
+        let end = config.run.timesteps;
+        let at = |steps, stage_from| std_scale(&config, steps, stage_from).unwrap();
+        let gate = Some(2_040_000);
+        let settled = config.env.settled_from("cassie", gate).unwrap();
+        assert_eq!(settled, 8_000_000);
+        assert_eq!(at(settled, gate), 1.0);
+        assert_eq!(at(settled - 1, gate), 1.0);
+        assert!((at((settled + end) / 2, gate) - 0.85).abs() < 1e-9);
+        assert!((at(end, gate) - 0.7).abs() < 1e-12);
+        assert!((at(end + 1_000_000, gate) - 0.7).abs() < 1e-12, "no lower past the end");
+        assert_eq!(at(12_000_000, None), 1.0, "the gate is closed");
+        let late = Some(9_000_000);
+        let from = config.env.settled_from("cassie", late).unwrap();
+        assert!(from > settled && at(from, late) == 1.0, "a late gate settles later");
+        config.run.timesteps = from;
+        assert_eq!(std_scale(&config, from + 5, late).unwrap(), 1.0, "settles past the end");
+        let mut cartpole = TrainConfig::for_env("cartpole");
+        cartpole.ppo.std_decay = 0.5;
+        cartpole.ppo.std_schedule = StdSchedule::Settled;
+        let half = cartpole.run.timesteps / 2;
+        assert!((std_scale(&cartpole, half, None).unwrap() - 0.75).abs() < 1e-9);
     }
 }

@@ -67,6 +67,13 @@ pub enum StdSchedule {
     /// strength, so a seed that learns to walk late still explores at full noise until it
     /// walks.
     Perturbations,
+    /// The std stays at `--std` until the env's training distribution stops changing (Cassie:
+    /// the perturbations at full strength, behind their gate; other envs: step 0) and then falls
+    /// linearly to (1 − decay) of it at `--timesteps`. Why: a policy trained at a fixed std tunes
+    /// its speed to that noise (the walking preset's noise-free gait runs 0.1-0.2 m/s past the
+    /// command it walks at under σ 0.2), but the steeper decays of `perturbations` and `steps`
+    /// met walking still being learned and left it slow (docs/cassie.md).
+    Settled,
 }
 
 /// What chooses the best-eval weights (`--best-by`).
