@@ -183,6 +183,15 @@ pub fn weights_file(dir: &Path, net: &str, suffix: &str) -> PathBuf {
     dir.join(format!("{net}{suffix}.safetensors"))
 }
 
+/// The iteration a `--save-freq` [`weights_file`] of `net` was saved after, from its file
+/// name (`actor_120.safetensors` → 120); `None` for any other file. The inverse of
+/// [`weights_file`] with suffix `"_{itr}"`, beside it so the two cannot drift apart.
+pub fn saved_iteration(file_name: &str, net: &str) -> Option<u64> {
+    let itr = file_name.strip_prefix(net)?.strip_prefix('_')?.strip_suffix(".safetensors")?;
+    // `parse` takes a leading '+'; a name the runner wrote has digits only.
+    itr.bytes().all(|b| b.is_ascii_digit()).then(|| itr.parse().ok()).flatten()
+}
+
 /// Writes the actor's and the critic's [`weights_file`] for `suffix` (atomically each).
 pub fn save_pair(optim: &PpoOptim, dir: &Path, suffix: &str) -> Result<()> {
     save_checkpoint(optim.actor().var_store(), &weights_file(dir, "actor", suffix))?;
@@ -261,6 +270,24 @@ mod tests {
     use super::*;
     use crate::config::PpoConfig;
     use crate::policies::NetSpec;
+
+    /// A saved iteration is read back from exactly the name [`weights_file`] gives it, and
+    /// from nothing else.
+    #[test]
+    fn saved_iterations_read_back_from_the_names_weights_file_writes() {
+        let name = |suffix: &str| {
+            let file = weights_file(Path::new("run"), "actor", suffix);
+            file.file_name().unwrap().to_str().unwrap().to_string()
+        };
+        assert_eq!(saved_iteration(&name("_120"), "actor"), Some(120));
+        assert_eq!(saved_iteration(&name("_0"), "actor"), Some(0));
+        for other in
+            [name(""), name("_latest"), name("_+5"), name("_"), "critic_7.safetensors".into()]
+        {
+            assert_eq!(saved_iteration(&other, "actor"), None, "{other}");
+        }
+        assert_eq!(saved_iteration("actor_7.safetensors.tmp", "actor"), None);
+    }
 
     /// The resume file carries every counter, the curriculum stage and the best's phase
     /// included, and a file written before they existed loads with no stage begun and an

@@ -185,7 +185,7 @@ pub fn saved_iterations(path: &Path) -> Vec<u64> {
     let Ok(entries) = std::fs::read_dir(path) else { return Vec::new() };
     let mut found: Vec<u64> = entries
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter_map(|name| name.strip_prefix("actor_")?.strip_suffix(".safetensors")?.parse().ok())
+        .filter_map(|name| checkpoint::saved_iteration(&name, "actor"))
         .collect();
     found.sort_unstable();
     found
