@@ -74,8 +74,9 @@ crate::settings! {
         /// until it fell (docs/cassie.md "The noise the policy walks with"). Needs a fixed std.
         #[serde(default)]
         std_decay: f64 = 0.0, Range::Unit;
-        /// What `std_decay` follows: `steps` (over `--timesteps`) or `perturbations` (the env's
-        /// perturbation ramp, from its gate to full strength).
+        /// What `std_decay` follows: `steps` (over `--timesteps`), `perturbations` (the env's
+        /// perturbation ramp, from its gate to full strength) or `settled` (from the step the
+        /// env's training distribution settles to `--timesteps`).
         #[serde(default)]
         std_schedule: StdSchedule = StdSchedule::Steps;
         /// Adam epsilon (both optimizers).
