@@ -4,7 +4,8 @@
 # and on the lab's MuJoCo model (0.5 ms); 5 episodes of 1000 steps (20 s) each. One line per
 # case: falls, then the means over the episodes of forward speed, lateral speed and yaw rate
 # (each with its worst episode's error against the command), and whether every axis is within
-# the task's tolerance (0.15 m/s, 0.1 rad/s; standing: |speed| <= 0.1).
+# the task's tolerance (0.15 m/s, 0.1 rad/s; standing: |speed| <= 0.1). Last, the count of
+# cells within and of falls over all episodes.
 #
 # usage: scripts/check_omni.sh RUN [extra gait eval flags, e.g. --latest or --push 1.0]
 # GAIT_CHECK_EPISODES, GAIT_CHECK_STEPS and GAIT_CHECK_SIMS change 5, 1000 and "mujoco rapier".
@@ -15,6 +16,7 @@ steps="${GAIT_CHECK_STEPS:-1000}"
 sims="${GAIT_CHECK_SIMS:-mujoco rapier}"
 gait="$(dirname "${BASH_SOURCE[0]}")/../target/release/gait"
 printf '%-7s %-12s %-6s %-16s %-16s %-16s %s\n' sim command falls "forward (err)" "lateral (err)" "yaw rate (err)" ok
+cells="$(mktemp)"; trap 'rm -f "$cells"' EXIT
 for sim in $sims; do
   dt=(); [[ "$sim" == mujoco ]] && dt=(--sim-dt 0.0005)
   for c in 1,0,0 0.5,0,0 -0.3,0,0 0,0.2,0 0,-0.2,0 0,0,0.4 0,0,-0.4 0.6,0,0.3 0.6,0,-0.3 0,0,0; do
@@ -38,4 +40,6 @@ for sim in $sims; do
         printf "%-7s %-12s %d/%-4d %6.3f (%.3f)   %6.3f (%.3f)   %6.3f (%.3f)   %s\n", sim, c, falls, n, f / n, ef, l / n, el, w / n, ew, ok
       }'
   done
-done
+done | tee "$cells"
+awk '{ n++; if ($NF == "yes") ok++; split($3, f, "/"); falls += f[1]; eps += f[2] }
+  END { printf "within: %d of %d cells; falls: %d of %d episodes\n", ok, n, falls, eps }' "$cells"
