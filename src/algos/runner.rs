@@ -30,7 +30,7 @@ use super::seeding::{derive, stream};
 use super::symmetry::Symmetry;
 use super::{tracking, CollectRequest, Collected, PolicySnapshot, PpoOptim, SamplerPool};
 use crate::config::{
-    BackpropWorkers, BestBy, DeviceKind, Start, StdSchedule, TrainConfig, UsageError,
+    BackpropWorkers, BestBy, DeviceKind, EvalConfig, Start, StdSchedule, TrainConfig, UsageError,
 };
 use crate::envs::{self, EnvFactory};
 use crate::logging::metrics::{IterationReport, RankTiming, TestMetrics, Timing, UpdateMetrics};
@@ -140,9 +140,9 @@ pub struct Runner {
     state: TrainState,
     start: Instant,
     workers: usize,
-    /// Selection episodes per settled evaluation (`--best-by tracking`: the env's eval
-    /// commands times its physics models; otherwise 0).
-    selections: usize,
+    /// The cells a settled evaluation scores (`--best-by tracking`: the env's eval commands
+    /// times its physics models, each run `selection_episodes` times; otherwise 0).
+    selection_cells: usize,
 }
 
 /// How set-up reports progress before the first iteration.
@@ -202,7 +202,7 @@ impl Runner {
             config.net.spec(&config.run.env, probe.observation_size(), probe.action_size())?;
         spec.critic_obs_dim = Some(probe.critic_observation_size()).filter(|&n| n > 0);
         let symmetry = Symmetry::for_env(probe.as_ref(), &config.ppo, &config.run.env)?;
-        let selections = match config.eval.best_by {
+        let selection_cells = match config.eval.best_by {
             BestBy::Return => 0,
             BestBy::Tracking => match probe.eval_commands().len() * probe.eval_models() {
                 0 => {
@@ -350,7 +350,7 @@ impl Runner {
             state,
             start: started,
             workers,
-            selections,
+            selection_cells,
         })
     }
 
@@ -451,7 +451,7 @@ impl Runner {
         next: &mut TrainState,
     ) -> Result<Option<TestMetrics>> {
         next.total_timesteps += collected.train.len() as u64;
-        let test = test_metrics(collected, self.config.eval.selection_len);
+        let test = test_metrics(collected, &self.config.eval, self.selection_cells);
         if let Some(test) = &test {
             // The evaluated weights trained on the steps before this iteration's collection.
             let settled =
@@ -561,7 +561,7 @@ impl Runner {
     /// Whether this iteration's evaluation also runs the selection episodes: with
     /// `--best-by tracking`, once evaluations are settled (the only ones it scores).
     fn selects(&self) -> bool {
-        self.selections > 0
+        self.selection_cells > 0
             && evaluation_settled(&self.config, self.state.stage_from, self.state.total_timesteps)
     }
 
@@ -592,7 +592,10 @@ impl Runner {
             num_steps,
             traj_len: self.config.sampler.traj_len,
             num_eval: if evaluate { self.config.eval.num_eval_eps } else { 0 },
-            num_select: if select { self.selections } else { 0 },
+            num_select: match select {
+                true => self.selection_cells * self.config.eval.selection_episodes,
+                false => 0,
+            },
             select_len: self.config.eval.selection_len,
         };
         self.sampler.collect(&request, policy, on_steps)
@@ -600,12 +603,14 @@ impl Runner {
 }
 
 /// The evaluation's scores, when the iteration evaluated: with selection episodes, their
-/// `Test/Tracking Error` too (episodes shorter than `select_len` fell).
-fn test_metrics(collected: &Collected, select_len: usize) -> Option<TestMetrics> {
+/// `Test/Tracking Error` too (over `cells` cells; episodes shorter than the selection's length
+/// fell).
+fn test_metrics(collected: &Collected, eval: &EvalConfig, cells: usize) -> Option<TestMetrics> {
     let (mean_return, mean_length) =
         (collected.eval.mean_ep_return()?, collected.eval.mean_ep_len()?);
     let mut scalars = tracking::scalars(&collected.eval_episodes);
-    if let Some(error) = tracking::tracking_error(&collected.select_episodes, select_len) {
+    let select = &collected.select_episodes;
+    if let Some(error) = tracking::tracking_error(select, eval.selection_len, cells) {
         scalars.push((crate::logging::metrics::TRACKING_ERROR, error));
     }
     Some(TestMetrics { mean_return, mean_length, tracking: scalars })

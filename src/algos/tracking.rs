@@ -95,16 +95,19 @@ pub const STANDING_TOLERANCE: f64 = 0.1;
 /// outweighs a better speed on every other command.
 pub const FALL_ERROR: f64 = 4.0;
 
-/// `Test/Tracking Error`, the score of `--best-by tracking`: over the selection episodes, the
-/// mean of each episode's worst axis error in tolerances (|forward − x| and |lateral − y| over
-/// 0.15 m/s, or 0.1 m/s for a standing command; |yaw rate − turn| over 0.1 rad/s), an episode
-/// shorter than `len` steps (`--selection-len`) scoring [`FALL_ERROR`]. Below 1 on an episode: within the
-/// task's bounds. `None` without episodes, commands or speeds.
+/// `Test/Tracking Error`, the score of `--best-by tracking`: over the selection episodes, each
+/// episode's worst axis error in tolerances (|forward − x| and |lateral − y| over 0.15 m/s, or
+/// 0.1 m/s for a standing command; |yaw rate − turn| over 0.1 rad/s), an episode shorter than
+/// `len` steps (`--selection-len`) scoring [`FALL_ERROR`]; then each of the `cells` cells
+/// (episode `k` is cell `k % cells`: a command on a model) takes its worst episode, and the
+/// score is the mean over cells. Below 1 on a cell: all its episodes within the task's bounds.
+/// `None` without episodes, commands or speeds.
 ///
-/// Why a mean of per-episode worst errors: it is what the task judges (every axis within its
-/// bound, no fall) made smooth, so that it ranks checkpoints that all pass or all fail one
-/// command. How well it ranks a run's checkpoints: docs/cassie.md, "Choosing the weights".
-pub fn tracking_error(episodes: &[EvalEpisode], len: usize) -> Option<f64> {
+/// Why a mean of per-cell worst errors: it is what the task judges (every axis within its
+/// bound in every episode, no fall) made smooth, so that it ranks checkpoints that all pass or
+/// all fail one command. How well it ranks a run's checkpoints: docs/cassie.md, "Choosing the
+/// weights".
+pub fn tracking_error(episodes: &[EvalEpisode], len: usize, cells: usize) -> Option<f64> {
     let errors: Vec<f64> = episodes
         .iter()
         .map(|e| {
@@ -123,7 +126,12 @@ pub fn tracking_error(episodes: &[EvalEpisode], len: usize) -> Option<f64> {
             Some(worst)
         })
         .collect::<Option<_>>()?;
-    (!errors.is_empty()).then(|| errors.iter().sum::<f64>() / errors.len() as f64)
+    let cells = cells.clamp(1, errors.len().max(1));
+    let mut worst = vec![f64::NEG_INFINITY; cells];
+    for (k, e) in errors.iter().enumerate() {
+        worst[k % cells] = worst[k % cells].max(*e);
+    }
+    (!errors.is_empty()).then(|| worst.iter().sum::<f64>() / cells as f64)
 }
 
 #[cfg(test)]
@@ -140,16 +148,32 @@ mod tests {
             turn,                           // 0.05 rad/s off (0.5) over 0.06 m/s sideways (0.4)
             ep([0.5, 0.0, 0.0], 0.5, 0.0),  // exact
         ];
-        let got = tracking_error(&episodes, 400).expect("a score");
+        let got = tracking_error(&episodes, 400, 4).expect("a score");
         assert!((got - (1.0 + 0.5 + 0.5 + 0.0) / 4.0).abs() < 1e-6, "{got}");
         // An episode shorter than the trajectory limit fell: it scores FALL_ERROR whatever its
         // speeds were.
         let mut fell = ep([0.5, 0.0, 0.0], 0.5, 0.0);
         fell.steps = 399;
-        assert_eq!(tracking_error(&[fell], 400), Some(FALL_ERROR));
-        assert_eq!(tracking_error(&[], 400), None);
+        assert_eq!(tracking_error(&[fell], 400, 1), Some(FALL_ERROR));
+        assert_eq!(tracking_error(&[], 400, 1), None);
         let no_cmd = EvalEpisode { command: None, ..ep([0.0; 3], 0.0, 0.0) };
-        assert_eq!(tracking_error(&[no_cmd], 400), None);
+        assert_eq!(tracking_error(&[no_cmd], 400, 1), None);
+    }
+
+    /// With several episodes per cell, a cell scores its worst episode (the checks judge a
+    /// cell by every episode), and the score is the mean over cells, not over episodes.
+    #[test]
+    fn each_cell_scores_its_worst_episode() {
+        let episodes = [
+            ep([1.0, 0.0, 0.0], 1.0, 0.0),   // cell 0: exact
+            ep([0.0, 0.0, 0.0], 0.0, 0.02),  // cell 1: 0.2
+            ep([1.0, 0.0, 0.0], 1.3, 0.0),   // cell 0 again: 2 tolerances
+            ep([0.0, 0.0, 0.0], 0.0, -0.01), // cell 1 again: 0.1
+        ];
+        let got = tracking_error(&episodes, 400, 2).expect("a score");
+        assert!((got - (2.0 + 0.2) / 2.0).abs() < 1e-6, "{got}");
+        let per_episode = tracking_error(&episodes, 400, 4).expect("a score");
+        assert!((per_episode - (0.0 + 0.2 + 2.0 + 0.1) / 4.0).abs() < 1e-6, "{per_episode}");
     }
 
     fn ep(command: [f32; 3], forward: f64, lateral: f64) -> EvalEpisode {

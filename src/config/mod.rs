@@ -580,12 +580,13 @@ mod tests {
     }
 
     /// Run files from before `--best-by` continue choosing by return, and with the setting
-    /// turned on, a selection episode of 1000 steps (not 0).
+    /// turned on, a selection episode of 1000 steps (not 0), one per cell.
     #[test]
     fn an_eval_section_from_before_the_tracking_score_reads_its_defaults() {
         let old = "num_eval_eps = 8\neval_freq = 10\nmin_eplen_ratio_eval = 0.0\n";
         let eval: EvalConfig = toml::from_str(old).unwrap();
         assert_eq!((eval.best_by, eval.selection_len), (BestBy::Return, 1000));
+        assert_eq!(eval.selection_episodes, 1);
     }
 
     #[test]

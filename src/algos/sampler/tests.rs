@@ -308,8 +308,8 @@ impl Env for Models {
     }
 }
 
-/// Selection episodes (`--best-by tracking`) run eval command `k % n` on model `k / n`
-/// without pushes, come back apart from the eval episodes, and change neither the training
+/// Selection episodes (`--best-by tracking`) run eval command `k % n` on model
+/// `(k / n) % models` without pushes, come back apart from the eval episodes, and change neither the training
 /// trajectories nor the evaluation (which draws its model and keeps its pushes).
 #[test]
 fn selection_episodes_run_every_command_on_every_model_and_change_nothing_else() {
@@ -324,10 +324,13 @@ fn selection_episodes_run_every_command_on_every_model_and_change_nothing_else()
         })
     };
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    // Seeded weights, and selection episodes of 8 steps: with unseeded weights and 20 steps,
+    // no eval episode outlived the selection's length in about half the runs of this test.
+    tch::manual_seed(6);
     let policy = snapshot(&spec);
     let collect = |num_select| {
         let mut pool = SamplerPool::spawn(vec![env(), env()], &spec, 0.99, 0.95).unwrap();
-        let req = CollectRequest { num_select, ..request(300) };
+        let req = CollectRequest { num_select, select_len: 8, ..request(300) };
         rt.block_on(pool.collect(&req, Arc::clone(&policy))).unwrap()
     };
     let (plain, selected) = (collect(0), collect(4));
@@ -338,9 +341,9 @@ fn selection_episodes_run_every_command_on_every_model_and_change_nothing_else()
     assert_eq!(seen, [(1.0, 1.0), (0.5, 1.0), (2.0, 1.0), (1.5, 1.0)]);
     let commands: Vec<_> = selected.select_episodes.iter().map(|e| e.command).collect();
     assert_eq!(commands, [Some([1.0, 0.0, 0.0]), Some([0.5, 0.0, 0.0])].repeat(2));
-    // Selection episodes run up to their own length (20 here), evaluations to --traj-len (50).
-    assert!(selected.select_episodes.iter().all(|e| e.steps <= 20));
-    assert!(selected.eval_episodes.iter().any(|e| e.steps > 20), "{:?}", selected.eval_episodes);
+    // Selection episodes run up to their own length (8 here), evaluations to --traj-len (50).
+    assert!(selected.select_episodes.iter().all(|e| e.steps <= 8));
+    assert!(selected.eval_episodes.iter().any(|e| e.steps > 8), "{:?}", selected.eval_episodes);
     for e in &selected.eval_episodes {
         // Evaluations draw their model (none forced) and keep the run's pushes.
         assert!(e.metrics[0].1 < -90.0 && e.metrics[1].1 == 0.0, "{:?}", e.metrics);
@@ -349,4 +352,7 @@ fn selection_episodes_run_every_command_on_every_model_and_change_nothing_else()
     assert_eq!(plain.train.actions, selected.train.actions);
     assert_eq!(plain.eval.rewards, selected.eval.rewards);
     assert_eq!(plain.eval_episodes, selected.eval_episodes);
+    // `--selection-episodes 2`: the same cells again, in the same order (model `(k / n) % 2`).
+    let twice: Vec<f64> = collect(8).select_episodes.iter().map(|e| e.metrics[0].1).collect();
+    assert_eq!(twice, [1.0, 0.5, 2.0, 1.5].repeat(2));
 }

@@ -573,9 +573,4 @@ impl CassieConfig {
             _ => self.sim_dt(),
         }
     }
-
-    /// Physics substeps per policy step at `rate` Hz on `backend`.
-    pub(crate) fn substeps(&self, backend: SimKind, rate: f64) -> usize {
-        ((1.0 / self.dt_of(backend)) / rate).round().max(1.0) as usize
-    }
 }

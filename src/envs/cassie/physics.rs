@@ -156,6 +156,14 @@ pub trait Physics: Send {
     /// order), the PD and motor model applied every substep.
     fn step(&mut self, targets: &[f32; N], substeps: usize);
 
+    /// The physics timestep (s) the episode runs at.
+    fn timestep(&self) -> f64;
+
+    /// Runs at `dt` (s) from the next [`Physics::reset`] on. Why: a run trains MuJoCo at
+    /// `mujoco_dt` but scores its selection episodes at the timestep `gait eval` runs
+    /// (`CassieEnv`'s eval models), where the same weights walk up to 0.14 m/s faster.
+    fn set_timestep(&mut self, dt: f64);
+
     /// The last [`Physics::step`] blew up: the simulator found a non-finite state and reset it
     /// (MuJoCo's bad qpos / qvel / qacc warnings, after which it restarts the model from
     /// `qpos0`). What that step left is no transition of the robot, so the episode ends before

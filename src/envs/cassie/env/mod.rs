@@ -52,6 +52,9 @@ pub struct CassieEnv {
     torque_limits: [f32; N],
     /// The episode's physics.
     sim: Box<dyn Physics>,
+    /// Its timestep (s), as configured: the substeps and push durations read this f64, not
+    /// the simulator's own copy (rapier keeps an f32, whose rounding would move every push).
+    dt: f64,
     /// With `--sim mixed`, the other simulator, swapped in when an episode draws it.
     spare: Option<Box<dyn Physics>>,
     /// [`Env::set_eval_model`]: the model the next episodes run on instead of the drawn one.
@@ -104,6 +107,7 @@ impl CassieEnv {
         let mut sims = config.sim.build(|backend| config.dt_of(backend));
         let sim = sims.remove(0);
         let spare = sims.pop();
+        let dt = config.dt_of(sim.kind());
         let clock = GaitClock::new(FIXED_CYCLE, config.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
         let obs_len = Self::observation_len(&config);
         let critic_len = if config.privileged_critic { obs_len + critic_obs::EXTRAS } else { 0 };
@@ -111,6 +115,7 @@ impl CassieEnv {
             config,
             offset,
             torque_limits: torque_limits.try_into().expect("10 motors"),
+            dt,
             sim,
             spare,
             forced_model: None,
@@ -387,6 +392,14 @@ impl CassieEnv {
                 std::mem::swap(&mut self.sim, spare);
             }
         }
+        // A forced model is a selection episode, which scores the weights as `gait eval --sim`
+        // runs them: at the model's own timestep, not training's `mujoco_dt`.
+        let kind = self.sim.kind();
+        self.dt = match self.forced_model {
+            Some(_) => kind.default_dt(),
+            None => self.config.dt_of(kind),
+        };
+        self.sim.set_timestep(self.dt);
         self.sim.reset(&dynamics, heading as f32);
         self.dynamics = dynamics;
         self.steps = 0;
@@ -575,6 +588,11 @@ impl CassieEnv {
     }
 }
 
+/// Physics substeps per policy step at `rate` Hz with timestep `dt` (s): at least one.
+pub(crate) fn substeps(dt: f64, rate: f64) -> usize {
+    ((1.0 / dt) / rate).round().max(1.0) as usize
+}
+
 /// A command `gait eval` may give, checked against [`COMMAND_LIMITS`].
 fn checked_command(command: &[f32]) -> Result<Command, CommandError> {
     let [x, y, turn] = command else {
@@ -627,9 +645,8 @@ impl Env for CassieEnv {
             self.config.policy_rate
         };
         self.heading += self.command.turn / self.config.policy_rate;
-        let backend = self.sim.kind();
-        let substeps = self.config.substeps(backend, rate);
-        self.update_push((substeps as f64 * self.config.dt_of(backend)) as f32);
+        let substeps = substeps(self.dt, rate);
+        self.update_push((substeps as f64 * self.dt) as f32);
         self.sim.step(&targets, substeps);
         if self.config.turn_reward == TurnKind::Rate {
             // The commanded frame is the robot's own heading: the command is in the body frame.

@@ -544,10 +544,8 @@ fn mixed_physics_may_step_mujoco_at_its_own_timestep() {
     let config =
         CassieConfig { sim: SimKind::Mixed, mujoco_dt: Some(0.004), ..CassieConfig::default() };
     assert_eq!((config.dt_of(SimKind::Rapier), config.dt_of(SimKind::Mujoco)), (0.002, 0.004));
-    assert_eq!(
-        (config.substeps(SimKind::Rapier, 50.0), config.substeps(SimKind::Mujoco, 50.0)),
-        (10, 5)
-    );
+    let steps = |kind| substeps(config.dt_of(kind), 50.0);
+    assert_eq!((steps(SimKind::Rapier), steps(SimKind::Mujoco)), (10, 5));
     let mut e = CassieEnv::new(config.clone());
     e.seed(1);
     let mut seen = Vec::new();
@@ -564,6 +562,35 @@ fn mixed_physics_may_step_mujoco_at_its_own_timestep() {
     let alone = CassieConfig { sim: SimKind::Mujoco, ..config };
     assert!(alone.check().unwrap_err().contains("--mujoco-dt"));
     assert_eq!(alone.dt_of(SimKind::Mujoco), 0.0005, "only a mixed run reads it");
+}
+
+/// Selection episodes score the weights as `gait eval --sim` runs them: a forced model steps
+/// at its own default timestep (MuJoCo 0.5 ms, 40 substeps a policy step), not at training's
+/// `mujoco_dt`; the episodes drawn after it step at the training timesteps again.
+#[test]
+fn a_forced_model_runs_at_the_timestep_gait_eval_uses() {
+    let config =
+        CassieConfig { sim: SimKind::Mixed, mujoco_dt: Some(0.004), ..CassieConfig::default() };
+    let mut e = CassieEnv::new(config);
+    e.seed(2);
+    for (model, kind, dt) in [(1, SimKind::Mujoco, 0.0005), (0, SimKind::Rapier, 0.002)] {
+        e.set_eval_model(Some(model)).unwrap();
+        e.reset();
+        assert_eq!(e.sim().kind(), kind);
+        assert!((e.sim().timestep() - dt).abs() < 1e-8, "{kind:?}: {}", e.sim().timestep());
+        let start = e.sim().time();
+        e.step(&[0.0; N]);
+        assert!((e.sim().time() - start - 0.02).abs() < 1e-9, "one policy step is 20 ms");
+    }
+    e.set_eval_model(None).unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..8 {
+        e.reset();
+        let want = if e.sim().kind() == SimKind::Mujoco { 0.004 } else { 0.002 };
+        assert!((e.sim().timestep() - want).abs() < 1e-8, "{}", e.sim().timestep());
+        seen.push(e.sim().kind());
+    }
+    assert!(seen.contains(&SimKind::Mujoco), "{seen:?}");
 }
 
 /// `robust_start` / `robust_ramp`: nothing before the start, then a linear rise to full.

@@ -257,6 +257,8 @@ impl Physics for MujocoCassie {
 
     fn reset(&mut self, dynamics: &Dynamics, heading: f32) {
         self.apply_dynamics(dynamics);
+        // SAFETY: a numeric option; nothing of the model's structure changes.
+        unsafe { self.data.model_mut() }.opt_mut().timestep = self.dt;
         self.data.reset();
         let h = heading as f64 / 2.0;
         let mut qpos = model::RESET_QPOS;
@@ -290,6 +292,14 @@ impl Physics for MujocoCassie {
                 return;
             }
         }
+    }
+
+    fn timestep(&self) -> f64 {
+        self.dt
+    }
+
+    fn set_timestep(&mut self, dt: f64) {
+        self.dt = dt;
     }
 
     fn diverged(&self) -> bool {

@@ -167,6 +167,14 @@ impl Physics for CassieSim {
         CassieSim::step(self, targets, substeps)
     }
 
+    fn timestep(&self) -> f64 {
+        self.world.integration_parameters.dt as f64
+    }
+
+    fn set_timestep(&mut self, dt: f64) {
+        self.dt = dt as f32;
+    }
+
     fn set_push(&mut self, force: Vec3) {
         self.push = force;
     }
