@@ -592,9 +592,10 @@ impl Runner {
             num_steps,
             traj_len: self.config.sampler.traj_len,
             num_eval: if evaluate { self.config.eval.num_eval_eps } else { 0 },
-            num_select: match select {
-                true => self.selection_cells * self.config.eval.selection_episodes,
-                false => 0,
+            num_select: if select {
+                self.selection_cells * self.config.eval.selection_episodes
+            } else {
+                0
             },
             select_len: self.config.eval.selection_len,
         };

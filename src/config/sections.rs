@@ -183,7 +183,7 @@ crate::settings! {
         /// episode per cell could not tell the checkpoints that met every checked cell from
         /// those that missed one (`m2f-s1`: 0.340-0.396 against 0.335-0.419). 1 for runs
         /// before the setting.
-        #[serde(default = "one")]
+        #[serde(default = "default_selection_episodes")]
         selection_episodes: usize = 1, Range::Count;
     }
 }
@@ -195,7 +195,7 @@ fn default_selection_len() -> usize {
     DEFAULT_SELECTION_LEN
 }
 
-fn one() -> usize {
+fn default_selection_episodes() -> usize {
     1
 }
 

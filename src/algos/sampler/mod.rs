@@ -227,10 +227,10 @@ impl AlgoSampler {
             .with_critic_dim(critic_dim);
         self.env.seed(job.seed);
         // Eval episode `i` runs the env's eval command `i % n`; selection episode `k` command
-        // `k % n` on physics model `(k / n) % models` (so each repetition covers every cell
-        // in order); every other job (train jobs, and eval jobs of an
-        // env without eval commands) the env's own draws, whatever the previous job on this
-        // worker set, even if it was cancelled or failed.
+        // `k % n` on physics model `(k / n) % models` (so each repetition covers every cell in
+        // order); every other job (train jobs, and eval jobs of an env without eval commands)
+        // the env's own draws, whatever the previous job on this worker set, even if it was
+        // cancelled or failed.
         let commands = self.env.eval_commands();
         let n = commands.len() as u64;
         let command = (!train && n > 0).then(|| commands[(job.id % n) as usize]);

@@ -309,8 +309,9 @@ impl Env for Models {
 }
 
 /// Selection episodes (`--best-by tracking`) run eval command `k % n` on model
-/// `(k / n) % models` without pushes, come back apart from the eval episodes, and change neither the training
-/// trajectories nor the evaluation (which draws its model and keeps its pushes).
+/// `(k / n) % models` without pushes, come back apart from the eval episodes, and change
+/// neither the training trajectories nor the evaluation (which draws its model and keeps its
+/// pushes).
 #[test]
 fn selection_episodes_run_every_command_on_every_model_and_change_nothing_else() {
     let spec = spec();
