@@ -661,6 +661,17 @@ fn the_tracking_score_chooses_the_best_eval_weights() {
         errors.iter().enumerate().filter_map(|(i, e)| e.map(|e| (i, e))).collect();
     assert!(scored.len() >= 3, "{errors:?}");
     assert!(scored.iter().all(|(_, e)| e.is_finite() && *e > 0.0), "{errors:?}");
+    // `Test/Cells Within` counts the 14 cells (7 commands × 2 models) within the bounds, on
+    // exactly the rows that have a score; with all 14 within, the mean error is at most 1.
+    let within = csv_column(&progress, "Test/Cells Within");
+    assert_eq!(within.len(), errors.len());
+    for (w, e) in within.iter().zip(&errors) {
+        assert_eq!(w.is_some(), e.is_some(), "{within:?} {errors:?}");
+        if let (Some(w), Some(e)) = (w, e) {
+            assert!(w.fract() == 0.0 && (0.0..=14.0).contains(w), "{within:?}");
+            assert!(*w < 14.0 || *e <= 1.0, "{within:?} {errors:?}");
+        }
+    }
     // Row k evaluated the weights iteration k − 1 saved (the first row, the initial ones).
     let (best_row, _) =
         scored.iter().copied().fold((0, f64::MAX), |a, b| if b.1 < a.1 { b } else { a });

@@ -89,6 +89,7 @@ fn run_dir_holds_experiment_tensorboard_csv_and_checkpoints() {
                 "Test/Yaw Rate",
                 "Test/Yaw Rate Error",
                 "Test/Tracking Error",
+                "Test/Cells Within",
             ]
             .contains(t)
         })

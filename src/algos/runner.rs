@@ -604,15 +604,17 @@ impl Runner {
 }
 
 /// The evaluation's scores, when the iteration evaluated: with selection episodes, their
-/// `Test/Tracking Error` too (over `cells` cells; episodes shorter than the selection's length
-/// fell).
+/// `Test/Tracking Error` and `Test/Cells Within` too (over `cells` cells; episodes shorter than
+/// the selection's length fell).
 fn test_metrics(collected: &Collected, eval: &EvalConfig, cells: usize) -> Option<TestMetrics> {
     let (mean_return, mean_length) =
         (collected.eval.mean_ep_return()?, collected.eval.mean_ep_len()?);
     let mut scalars = tracking::scalars(&collected.eval_episodes);
     let select = &collected.select_episodes;
-    if let Some(error) = tracking::tracking_error(select, eval.selection_len, cells) {
-        scalars.push((crate::logging::metrics::TRACKING_ERROR, error));
+    if let Some(selection) = tracking::Selection::score(select, eval.selection_len, cells) {
+        use crate::logging::metrics::{CELLS_WITHIN, TRACKING_ERROR};
+        scalars.push((TRACKING_ERROR, selection.error()));
+        scalars.push((CELLS_WITHIN, selection.cells_within() as f64));
     }
     Some(TestMetrics { mean_return, mean_length, tracking: scalars })
 }

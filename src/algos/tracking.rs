@@ -95,48 +95,79 @@ pub const STANDING_TOLERANCE: f64 = 0.1;
 /// outweighs a better speed on every other command.
 pub const FALL_ERROR: f64 = 4.0;
 
-/// `Test/Tracking Error`, the score of `--best-by tracking`: over the selection episodes, each
-/// episode's worst axis error in tolerances (|forward − x| and |lateral − y| over 0.15 m/s, or
-/// 0.1 m/s for a standing command; |yaw rate − turn| over 0.1 rad/s), an episode shorter than
-/// `len` steps (`--selection-len`) scoring [`FALL_ERROR`]; then each of the `cells` cells
-/// (episode `k` is cell `k % cells`: a command on a model) takes its worst episode, and the
-/// score is the mean over cells. Below 1 on a cell: all its episodes within the task's bounds.
-/// `None` without episodes, commands or speeds.
-///
-/// Why a mean of per-cell worst errors: it is what the task judges (every axis within its
-/// bound in every episode, no fall) made smooth, so that it ranks checkpoints that all pass or
-/// all fail one command. How well it ranks a run's checkpoints: docs/cassie.md, "Choosing the
-/// weights".
-pub fn tracking_error(episodes: &[EvalEpisode], len: usize, cells: usize) -> Option<f64> {
-    let errors: Vec<f64> = episodes
-        .iter()
-        .map(|e| {
-            let c = e.command?;
-            let (forward, lateral) = (e.metric("forward_speed")?, e.metric("lateral_speed")?);
-            if e.steps < len {
-                return Some(FALL_ERROR);
-            }
-            let standing = c.iter().all(|&v| v == 0.0);
-            let speed_tol = if standing { STANDING_TOLERANCE } else { SPEED_TOLERANCE };
-            let mut worst = ((forward - c[0] as f64).abs() / speed_tol)
-                .max((lateral - c[1] as f64).abs() / speed_tol);
-            if let Some(rate) = e.metric("yaw_rate") {
-                worst = worst.max((rate - c[2] as f64).abs() / YAW_RATE_TOLERANCE);
-            }
-            Some(worst)
-        })
-        .collect::<Option<_>>()?;
-    let cells = cells.clamp(1, errors.len().max(1));
-    let mut worst = vec![f64::NEG_INFINITY; cells];
-    for (k, e) in errors.iter().enumerate() {
-        worst[k % cells] = worst[k % cells].max(*e);
+/// The selection's scores: [`Selection::error`] is `Test/Tracking Error`,
+/// [`Selection::cells_within`] is `Test/Cells Within`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    /// Each cell's worst episode error, in tolerances (a cell is a command on a model).
+    pub cell_errors: Vec<f64>,
+}
+
+impl Selection {
+    /// Scores selection episodes: each episode's worst axis error in tolerances (|forward − x|
+    /// and |lateral − y| over 0.15 m/s, or 0.1 m/s for a standing command; |yaw rate − turn|
+    /// over 0.1 rad/s), an episode shorter than `len` steps (`--selection-len`) scoring
+    /// [`FALL_ERROR`]; then each of the `cells` cells (episode `k` is cell `k % cells`) keeps
+    /// its worst episode. `None` without episodes, commands or speeds.
+    pub fn score(episodes: &[EvalEpisode], len: usize, cells: usize) -> Option<Self> {
+        let errors: Vec<f64> = episodes
+            .iter()
+            .map(|e| {
+                let c = e.command?;
+                let (forward, lateral) = (e.metric("forward_speed")?, e.metric("lateral_speed")?);
+                if e.steps < len {
+                    return Some(FALL_ERROR);
+                }
+                let standing = c.iter().all(|&v| v == 0.0);
+                let speed_tol = if standing { STANDING_TOLERANCE } else { SPEED_TOLERANCE };
+                let mut worst = ((forward - c[0] as f64).abs() / speed_tol)
+                    .max((lateral - c[1] as f64).abs() / speed_tol);
+                if let Some(rate) = e.metric("yaw_rate") {
+                    worst = worst.max((rate - c[2] as f64).abs() / YAW_RATE_TOLERANCE);
+                }
+                Some(worst)
+            })
+            .collect::<Option<_>>()?;
+        if errors.is_empty() {
+            return None;
+        }
+        let cells = cells.clamp(1, errors.len());
+        let mut cell_errors = vec![f64::NEG_INFINITY; cells];
+        for (k, e) in errors.iter().enumerate() {
+            cell_errors[k % cells] = cell_errors[k % cells].max(*e);
+        }
+        Some(Self { cell_errors })
     }
-    (!errors.is_empty()).then(|| worst.iter().sum::<f64>() / cells as f64)
+
+    /// `Test/Tracking Error`, the score of `--best-by tracking`: the mean over cells of each
+    /// cell's worst episode error. Below 1 on a cell: all its episodes within the task's
+    /// bounds.
+    ///
+    /// Why a mean of per-cell worst errors: it is what the task judges (every axis within its
+    /// bound in every episode, no fall) made smooth, so that it ranks checkpoints that all pass
+    /// or all fail one command. How well it ranks a run's checkpoints: docs/cassie.md,
+    /// "Choosing the weights".
+    pub fn error(&self) -> f64 {
+        self.cell_errors.iter().sum::<f64>() / self.cell_errors.len() as f64
+    }
+
+    /// `Test/Cells Within`: how many cells had every episode within the task's bounds (worst
+    /// error at most one tolerance, no fall), the count `scripts/check_omni.sh` reports for
+    /// its own episodes. It shows which evaluations would pass the checks without running
+    /// them; the pick still goes by [`Selection::error`], which also ranks near misses.
+    pub fn cells_within(&self) -> usize {
+        self.cell_errors.iter().filter(|&&e| e <= 1.0).count()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `Test/Tracking Error` of selection episodes.
+    fn tracking_error(episodes: &[EvalEpisode], len: usize, cells: usize) -> Option<f64> {
+        Selection::score(episodes, len, cells).map(|s| s.error())
+    }
 
     #[test]
     fn the_tracking_error_is_the_mean_worst_axis_in_tolerances_and_a_fall_scores_four() {
@@ -174,6 +205,13 @@ mod tests {
         assert!((got - (2.0 + 0.2) / 2.0).abs() < 1e-6, "{got}");
         let per_episode = tracking_error(&episodes, 400, 4).expect("a score");
         assert!((per_episode - (0.0 + 0.2 + 2.0 + 0.1) / 4.0).abs() < 1e-6, "{per_episode}");
+        // Cell 0's second episode is 2 tolerances off: only cell 1 is within.
+        assert_eq!(Selection::score(&episodes, 400, 2).map(|s| s.cells_within()), Some(1));
+        assert_eq!(Selection::score(&episodes, 400, 4).map(|s| s.cells_within()), Some(3));
+        // A fall fails its cell whatever its speeds.
+        let mut fell = episodes.clone();
+        fell[1].steps = 399;
+        assert_eq!(Selection::score(&fell, 400, 4).map(|s| s.cells_within()), Some(2));
     }
 
     fn ep(command: [f32; 3], forward: f64, lateral: f64) -> EvalEpisode {

@@ -19,8 +19,11 @@ pub const LATERAL_SPEED: &str = "Test/Lateral Speed";
 pub const VELOCITY_ERROR: &str = "Test/Velocity Error";
 pub const YAW_RATE: &str = "Test/Yaw Rate";
 pub const YAW_RATE_ERROR: &str = "Test/Yaw Rate Error";
-/// `--best-by tracking`'s score of a settled evaluation ([`crate::algos::tracking::tracking_error`]).
+/// `--best-by tracking`'s score of a settled evaluation ([`crate::algos::tracking::Selection::error`]).
 pub const TRACKING_ERROR: &str = "Test/Tracking Error";
+/// How many selection cells were within the task's bounds
+/// ([`crate::algos::tracking::Selection::cells_within`]).
+pub const CELLS_WITHIN: &str = "Test/Cells Within";
 pub const ACTOR_LOSS: &str = "Optimizer/Actor Loss";
 pub const CRITIC_LOSS: &str = "Optimizer/Critic Loss";
 pub const MIRROR_LOSS: &str = "Optimizer/Mirror Loss";
@@ -55,6 +58,7 @@ pub const PROGRESS_COLUMNS: &[&str] = &[
     YAW_RATE,
     YAW_RATE_ERROR,
     TRACKING_ERROR,
+    CELLS_WITHIN,
     ACTOR_LOSS,
     CRITIC_LOSS,
     MIRROR_LOSS,
@@ -271,6 +275,7 @@ mod tests {
                     (YAW_RATE, 0.38),
                     (YAW_RATE_ERROR, 0.05),
                     (TRACKING_ERROR, 0.4),
+                    (CELLS_WITHIN, 12.0),
                 ],
             }),
             update: UpdateMetrics { kl: 0.01, minibatches: 30, ..UpdateMetrics::default() },
