@@ -96,11 +96,12 @@ pub const STANDING_TOLERANCE: f64 = 0.1;
 pub const FALL_ERROR: f64 = 4.0;
 
 /// The selection's scores: [`Selection::error`] is `Test/Tracking Error`,
-/// [`Selection::cells_within`] is `Test/Cells Within`.
+/// [`Selection::cells_within`] is `Test/Cells Within`. Built only by [`Selection::score`], so
+/// it always holds at least one cell.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Selection {
     /// Each cell's worst episode error, in tolerances (a cell is a command on a model).
-    pub cell_errors: Vec<f64>,
+    cell_errors: Vec<f64>,
 }
 
 impl Selection {
@@ -152,9 +153,9 @@ impl Selection {
     }
 
     /// `Test/Cells Within`: how many cells had every episode within the task's bounds (worst
-    /// error at most one tolerance, no fall), the count `scripts/check_omni.sh` reports for
-    /// its own episodes. It shows which evaluations would pass the checks without running
-    /// them; the pick still goes by [`Selection::error`], which also ranks near misses.
+    /// error at most one tolerance, no fall), as `scripts/check_omni.sh` judges a cell of its
+    /// own. Why: a run's curve then shows which evaluations met every selection cell without a
+    /// check; the pick still goes by [`Selection::error`], which also ranks near misses.
     pub fn cells_within(&self) -> usize {
         self.cell_errors.iter().filter(|&&e| e <= 1.0).count()
     }
