@@ -8,18 +8,21 @@
 # cells within and of falls over all episodes.
 #
 # usage: scripts/check_omni.sh RUN [extra gait eval flags, e.g. --latest or --push 1.0]
-# GAIT_CHECK_EPISODES, GAIT_CHECK_STEPS and GAIT_CHECK_SIMS change 5, 1000 and "mujoco rapier".
+# GAIT_CHECK_EPISODES, GAIT_CHECK_STEPS and GAIT_CHECK_SIMS change 5, 1000 and "mujoco rapier";
+# GAIT_CHECK_COMMANDS (space-separated x,y,turn) replaces the task's ten commands, e.g. to check
+# commands the task does not list.
 set -euo pipefail
 run="$1"; shift
 episodes="${GAIT_CHECK_EPISODES:-5}"
 steps="${GAIT_CHECK_STEPS:-1000}"
 sims="${GAIT_CHECK_SIMS:-mujoco rapier}"
+commands="${GAIT_CHECK_COMMANDS:-1,0,0 0.5,0,0 -0.3,0,0 0,0.2,0 0,-0.2,0 0,0,0.4 0,0,-0.4 0.6,0,0.3 0.6,0,-0.3 0,0,0}"
 gait="$(dirname "${BASH_SOURCE[0]}")/../target/release/gait"
 printf '%-7s %-12s %-6s %-16s %-16s %-16s %s\n' sim command falls "forward (err)" "lateral (err)" "yaw rate (err)" ok
 cells="$(mktemp)"; trap 'rm -f "$cells"' EXIT
 for sim in $sims; do
   dt=(); [[ "$sim" == mujoco ]] && dt=(--sim-dt 0.0005)
-  for c in 1,0,0 0.5,0,0 -0.3,0,0 0,0.2,0 0,-0.2,0 0,0,0.4 0,0,-0.4 0.6,0,0.3 0.6,0,-0.3 0,0,0; do
+  for c in $commands; do
     "$gait" eval --path "$run" --command "$c" --traj-len "$steps" --episodes "$episodes" --sim "$sim" \
       "${dt[@]}" "$@" | awk -v steps="$steps" -v sim="$sim" -v c="$c" '
       function abs(v) { return v < 0 ? -v : v }
