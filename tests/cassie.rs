@@ -614,13 +614,15 @@ fn gated_perturbations_begin_at_their_evaluation() {
 /// step (no curriculum, `--best-after-settled 0`), every evaluation also runs the 7 eval
 /// commands on both models and logs `Test/Tracking Error`; the best-eval weights are those
 /// the lowest one scored (saved every iteration here, so they can be compared); 1 and 2
-/// workers log the same numbers. An env without eval commands refuses the setting (exit 2).
+/// workers log the same numbers. `--best-by cells` trains the same numbers and keeps the
+/// weights of the most `Test/Cells Within`. An env without eval commands refuses either
+/// setting (exit 2).
 #[test]
 fn the_tracking_score_chooses_the_best_eval_weights() {
     let dir = tempfile::tempdir().unwrap();
     let logdir = dir.path().to_str().unwrap();
-    let train = |workers: &str, name: &str| {
-        let mut args = vec!["train", "ppo", "--env", "cassie", "--best-by", "tracking"];
+    let train = |workers: &str, name: &str, by: &str| {
+        let mut args = vec!["train", "ppo", "--env", "cassie", "--best-by", by];
         args.extend_from_slice(common::SETTLED_FROM_THE_START);
         args.extend([
             "--num-steps",
@@ -654,7 +656,7 @@ fn the_tracking_score_chooses_the_best_eval_weights() {
         assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
         only_run(&dir.path().join("cassie").join(name))
     };
-    let run = train("2", "two");
+    let run = train("2", "two", "tracking");
     let progress = run.join("progress.csv");
     let errors = csv_column(&progress, "Test/Tracking Error");
     let scored: Vec<(usize, f64)> =
@@ -675,22 +677,42 @@ fn the_tracking_score_chooses_the_best_eval_weights() {
     // Row k evaluated the weights iteration k − 1 saved (the first row, the initial ones).
     let (best_row, _) =
         scored.iter().copied().fold((0, f64::MAX), |a, b| if b.1 < a.1 { b } else { a });
-    assert!(best_row > 0, "the first row's weights are not on disk: {errors:?}");
-    let best = std::fs::read(run.join("actor.safetensors")).unwrap();
-    let saved = std::fs::read(run.join(format!("actor_{}.safetensors", best_row - 1))).unwrap();
-    assert!(best == saved, "actor.safetensors is not iteration {}'s weights", best_row - 1);
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
-    let lowest = scored.iter().map(|s| s.1).fold(f64::MAX, f64::min);
-    let kept = summary["best_tracking_error"].as_f64().expect("summary.json names the score");
-    assert!((kept - lowest).abs() < 1e-9, "{kept} vs {lowest}");
-    let one = train("1", "one");
+    let best_is_row = |run: &Path, row: usize| {
+        assert!(row > 0, "the first row's weights are not on disk: {errors:?}");
+        let best = std::fs::read(run.join("actor.safetensors")).unwrap();
+        let saved = std::fs::read(run.join(format!("actor_{}.safetensors", row - 1))).unwrap();
+        assert!(best == saved, "actor.safetensors is not iteration {}'s weights", row - 1);
+        let summary = std::fs::read_to_string(run.join("summary.json")).unwrap();
+        let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+        let (error, cells) = (errors[row].unwrap(), within[row].unwrap());
+        let kept = summary["best_tracking_error"].as_f64().expect("summary.json names the score");
+        assert!((kept - error).abs() < 1e-9, "{kept} vs {error}");
+        assert_eq!(summary["best_cells_within"].as_f64(), Some(cells), "{summary}");
+    };
+    best_is_row(&run, best_row);
+    let one = train("1", "one", "tracking");
     let rows = |run: &Path| std::fs::read_to_string(run.join("progress.csv")).unwrap();
     assert_eq!(rows(&one), rows(&run), "the worker count changed the numbers");
 
-    let o =
-        gait(&["train", "ppo", "--env", "cartpole", "--best-by", "tracking", "--logdir", logdir]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("--best-by tracking: env 'cartpole' has no eval commands"));
-    assert!(!dir.path().join("cartpole").exists(), "nothing written");
+    // `--best-by cells` trains the same numbers and keeps the weights of the most cells
+    // within, the lowest error among those (the first of equals).
+    let cells = train("2", "cells", "cells");
+    assert_eq!(rows(&cells), rows(&run), "the rule changed the training");
+    let (cells_row, _) = scored.iter().fold((0, (-1.0, 0.0)), |a, &(row, error)| {
+        let key = (within[row].unwrap(), -error);
+        if key > a.1 {
+            (row, key)
+        } else {
+            a
+        }
+    });
+    best_is_row(&cells, cells_row);
+
+    for by in ["tracking", "cells"] {
+        let o = gait(&["train", "ppo", "--env", "cartpole", "--best-by", by, "--logdir", logdir]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let refusal = format!("--best-by {by}: env 'cartpole' has no eval commands");
+        assert!(stderr(&o).contains(&refusal), "{}", stderr(&o));
+        assert!(!dir.path().join("cartpole").exists(), "nothing written");
+    }
 }

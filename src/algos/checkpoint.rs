@@ -42,6 +42,9 @@ pub struct TrainState {
     /// `--best-by tracking`: the best-eval weights' `Test/Tracking Error` (lower is better),
     /// once a settled evaluation chose them.
     pub best_tracking: Option<f64>,
+    /// The best-eval weights' `Test/Cells Within`, beside `best_tracking` (`--best-by cells`
+    /// compares it first).
+    pub best_cells: Option<u64>,
     pub best_train: Option<f64>,
     /// Whether the evaluation gate (`--min-eplen-ratio-eval`) has opened.
     pub gate_open: bool,
@@ -72,6 +75,8 @@ pub fn save(dir: &Path, optim: &PpoOptim, state: &TrainState) -> Result<()> {
         ("meta/best_test_settled".to_string(), i(state.best_test_settled as u64)),
         ("meta/best_tracking".to_string(), f(state.best_tracking)),
         ("meta/has_best_tracking".to_string(), has(state.best_tracking)),
+        ("meta/best_cells".to_string(), i(state.best_cells.unwrap_or(0))),
+        ("meta/has_best_cells".to_string(), has(state.best_cells.map(|n| n as f64))),
         ("meta/best_train".to_string(), f(state.best_train)),
         ("meta/has_best_train".to_string(), has(state.best_train)),
         ("meta/gate_open".to_string(), i(state.gate_open as u64)),
@@ -153,6 +158,11 @@ pub fn load(path: &Path, optim: &mut PpoOptim, what: Restore) -> Result<TrainSta
         // Files written before `--best-by tracking` have none.
         best_tracking: match map.contains_key("meta/best_tracking") {
             true => float("best_tracking")?,
+            false => None,
+        },
+        // Nor before the count.
+        best_cells: match map.contains_key("meta/has_best_cells") {
+            true => flag("has_best_cells")?.then(|| int("best_cells")).transpose()?,
             false => None,
         },
         best_train: float("best_train")?,
@@ -289,24 +299,28 @@ mod tests {
         assert_eq!(saved_iteration("actor_7.safetensors.tmp", "actor"), None);
     }
 
-    /// The resume file carries every counter, the curriculum stage and the best's phase
-    /// included, and a file written before they existed loads with no stage begun and an
-    /// unsettled best.
+    /// The resume file carries every counter, the curriculum stage, the best's phase and its
+    /// selection scores included, and a file written before they existed loads with no stage
+    /// begun and an unsettled best without scores.
     #[test]
     fn the_resume_state_round_trips_with_and_without_a_stage() {
         let dir = tempfile::tempdir().unwrap();
         let mut optim =
             PpoOptim::new(&NetSpec::ff(2, 1, &[8]), PpoConfig::default(), tch::Device::Cpu, None)
                 .unwrap();
-        let cases =
-            [(Some(2_500_000), true, Some(0.25)), (Some(0), false, None), (None, true, None)];
-        for (stage_from, settled, best_tracking) in cases {
+        let cases = [
+            (Some(2_500_000), true, Some(0.25), Some(14)),
+            (Some(0), false, None, None),
+            (None, true, Some(0.5), Some(0)),
+        ];
+        for (stage_from, settled, best_tracking, best_cells) in cases {
             let state = TrainState {
                 iteration: 7,
                 total_timesteps: 70_000,
                 best_test: Some(1.5),
                 best_test_settled: settled,
                 best_tracking,
+                best_cells,
                 best_train: None,
                 gate_open: true,
                 eval_next: false,
@@ -322,12 +336,14 @@ mod tests {
             .unwrap()
             .into_iter()
             .filter(|(k, _)| {
-                !k.contains("stage_from") && !k.contains("settled") && !k.contains("tracking")
+                let added = ["stage_from", "settled", "tracking", "cells"];
+                !added.iter().any(|a| k.contains(a))
             })
             .collect();
         Tensor::write_safetensors(&old, &path).unwrap();
         let state = load(&path, &mut optim, Restore::Everything).unwrap();
-        let restored = (state.stage_from, state.best_test_settled, state.best_tracking);
-        assert_eq!(restored, (None, false, None));
+        let restored =
+            (state.stage_from, state.best_test_settled, state.best_tracking, state.best_cells);
+        assert_eq!(restored, (None, false, None, None));
     }
 }

@@ -140,8 +140,8 @@ pub struct Runner {
     state: TrainState,
     start: Instant,
     workers: usize,
-    /// The cells a settled evaluation scores (`--best-by tracking`: the env's eval commands
-    /// times its physics models, each run `selection_episodes` times; otherwise 0).
+    /// The cells a settled evaluation scores (`--best-by tracking` or `cells`: the env's eval
+    /// commands times its physics models, each run `selection_episodes` times; otherwise 0).
     selection_cells: usize,
 }
 
@@ -202,19 +202,19 @@ impl Runner {
             config.net.spec(&config.run.env, probe.observation_size(), probe.action_size())?;
         spec.critic_obs_dim = Some(probe.critic_observation_size()).filter(|&n| n > 0);
         let symmetry = Symmetry::for_env(probe.as_ref(), &config.ppo, &config.run.env)?;
-        let selection_cells = match config.eval.best_by {
-            BestBy::Return => 0,
-            BestBy::Tracking => match probe.eval_commands().len() * probe.eval_models() {
-                0 => {
-                    return Err(UsageError(format!(
-                        "--best-by tracking: env '{}' has no eval commands to track (use \
-                         --best-by return)",
-                        config.run.env
-                    ))
-                    .into())
-                }
-                n => n,
-            },
+        let by = config.eval.best_by;
+        let selection_cells = match probe.eval_commands().len() * probe.eval_models() {
+            _ if !by.selects() => 0,
+            0 => {
+                let name = clap::ValueEnum::to_possible_value(&by).map(|v| v.get_name().to_owned());
+                return Err(UsageError(format!(
+                    "--best-by {}: env '{}' has no eval commands to track (use --best-by return)",
+                    name.unwrap_or_default(),
+                    config.run.env
+                ))
+                .into());
+            }
+            n => n,
         };
         // Before any allocation: a network too large for the machine is refused with numbers.
         let cores = available_cores();
@@ -327,6 +327,7 @@ impl Runner {
                     elapsed_s: started.elapsed().as_secs_f64(),
                     best_test_return: state.best_test,
                     best_tracking_error: state.best_tracking,
+                    best_cells_within: state.best_cells,
                     final_eval: None,
                     error: Some(format!("{e:#}")),
                 };
@@ -456,10 +457,12 @@ impl Runner {
             // The evaluated weights trained on the steps before this iteration's collection.
             let settled =
                 evaluation_settled(&self.config, self.state.stage_from, self.state.total_timesteps);
-            let tracking = test.tracking_error();
-            if best_is_replaced(next, settled, test.mean_return, tracking) {
+            let selection = test.tracking_error().zip(test.cells_within());
+            let by = self.config.eval.best_by;
+            if best_is_replaced(next, settled, test.mean_return, selection, by) {
                 (next.best_test, next.best_test_settled) = (Some(test.mean_return), settled);
-                next.best_tracking = tracking;
+                next.best_tracking = selection.map(|(error, _)| error);
+                next.best_cells = selection.map(|(_, cells)| cells);
                 checkpoint::save_pair(&self.optim, &self.run_dir, "")?;
             }
         }
@@ -559,7 +562,7 @@ impl Runner {
     }
 
     /// Whether this iteration's evaluation also runs the selection episodes: with
-    /// `--best-by tracking`, once evaluations are settled (the only ones it scores).
+    /// `--best-by tracking` or `cells`, once evaluations are settled (the only ones they score).
     fn selects(&self) -> bool {
         self.selection_cells > 0
             && evaluation_settled(&self.config, self.state.stage_from, self.state.total_timesteps)
@@ -641,12 +644,13 @@ fn evaluation_settled(config: &TrainConfig, stage_from: Option<u64>, timesteps: 
         .is_some_and(|from| timesteps >= from.saturating_add(config.eval.best_after_settled))
 }
 
-/// Whether an evaluation scoring `test_return` (and `tracking`, its `Test/Tracking Error`
-/// under `--best-by tracking`), of weights trained `settled` (after the env's training
-/// distribution stopped changing, [`crate::envs::EnvConfig::settled_from`]), becomes the
-/// best-eval checkpoint: the first evaluation, any settled one over an unsettled best, and
-/// otherwise, in the same phase, a lower tracking error where there is one (the first one
-/// replaces a best chosen by return), else a higher return. So a curriculum's last stage
+/// Whether an evaluation scoring `test_return` (and `selection`, its `Test/Tracking Error`
+/// and `Test/Cells Within` under `--best-by tracking` or `cells`), of weights trained
+/// `settled` (after the env's training distribution stopped changing,
+/// [`crate::envs::EnvConfig::settled_from`]), becomes the best-eval checkpoint: the first
+/// evaluation, any settled one over an unsettled best, and otherwise, in the same phase, a
+/// better selection where there is one (`by` says which: [`selection_is_better`]; the first
+/// one replaces a best chosen by return), else a higher return. So a curriculum's last stage
 /// (Cassie's perturbations, which evaluations do not apply) is not outscored by the easier
 /// stage before it, and an env without a curriculum keeps the reference's rule (settled from
 /// step 0).
@@ -654,19 +658,38 @@ fn best_is_replaced(
     state: &TrainState,
     settled: bool,
     test_return: f64,
-    tracking: Option<f64>,
+    selection: Option<(f64, u64)>,
+    by: BestBy,
 ) -> bool {
     match state.best_test {
         None => true,
         Some(best) => match (state.best_test_settled, settled) {
             (false, true) => true,
             (true, false) => false,
-            _ => match (tracking, state.best_tracking) {
-                (Some(error), Some(best_error)) => error < best_error,
+            _ => match (selection, state.best_tracking) {
+                (Some(new), Some(best_error)) => {
+                    selection_is_better(new, (best_error, state.best_cells), by)
+                }
                 (Some(_), None) => true,
                 (None, _) => test_return > best,
             },
         },
+    }
+}
+
+/// Whether the selection `(error, cells within)` beats the best's: `--best-by tracking` by a
+/// lower error; `--best-by cells` by more cells within, or as many and a lower error (a best
+/// without a count, from a state written before the count, is beaten by any). Ties keep the
+/// best.
+fn selection_is_better(
+    (error, cells): (f64, u64),
+    (best_error, best_cells): (f64, Option<u64>),
+    by: BestBy,
+) -> bool {
+    match (by, best_cells) {
+        (BestBy::Cells, None) => true,
+        (BestBy::Cells, Some(best_cells)) if cells != best_cells => cells > best_cells,
+        _ => error < best_error,
     }
 }
 
@@ -703,7 +726,7 @@ fn decay_scale(decay: f64, steps: u64, timesteps: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::{best_is_replaced, decay_scale, evaluation_settled, std_scale, TrainState};
-    use crate::config::{StdSchedule, TrainConfig};
+    use crate::config::{BestBy, StdSchedule, TrainConfig};
 
     /// The walking preset's evaluations count as settled 2M steps after the perturbations
     /// reach full strength (8M with the gate open at 2.04M), or from 8M with
@@ -731,33 +754,57 @@ mod tests {
             best_test_settled: settled,
             ..TrainState::default()
         };
-        assert!(best_is_replaced(&state(None, false), false, -3.0, None));
-        assert!(best_is_replaced(&state(Some(200.0), false), false, 201.0, None));
-        assert!(!best_is_replaced(&state(Some(200.0), false), false, 199.0, None));
-        assert!(best_is_replaced(&state(Some(200.0), false), true, 50.0, None));
-        assert!(!best_is_replaced(&state(Some(50.0), true), true, 49.0, None));
-        assert!(best_is_replaced(&state(Some(50.0), true), true, 51.0, None));
-        assert!(!best_is_replaced(&state(Some(50.0), true), false, 300.0, None));
+        let by = BestBy::Return;
+        assert!(best_is_replaced(&state(None, false), false, -3.0, None, by));
+        assert!(best_is_replaced(&state(Some(200.0), false), false, 201.0, None, by));
+        assert!(!best_is_replaced(&state(Some(200.0), false), false, 199.0, None, by));
+        assert!(best_is_replaced(&state(Some(200.0), false), true, 50.0, None, by));
+        assert!(!best_is_replaced(&state(Some(50.0), true), true, 49.0, None, by));
+        assert!(best_is_replaced(&state(Some(50.0), true), true, 51.0, None, by));
+        assert!(!best_is_replaced(&state(Some(50.0), true), false, 300.0, None, by));
+    }
+
+    /// A settled best of return 300, chosen by `(error, cells within)` when given.
+    fn best(selection: Option<(f64, Option<u64>)>) -> TrainState {
+        TrainState {
+            best_test: Some(300.0),
+            best_test_settled: true,
+            best_tracking: selection.map(|s| s.0),
+            best_cells: selection.and_then(|s| s.1),
+            ..TrainState::default()
+        }
     }
 
     /// `--best-by tracking`: among settled evaluations the lower `Test/Tracking Error` wins,
-    /// whatever the returns; the first tracked one replaces a settled best chosen by return (a
-    /// run continued with the setting); the unsettled phase still goes by return.
+    /// whatever the returns and counts; the first tracked one replaces a settled best chosen by
+    /// return (a run continued with the setting); the unsettled phase still goes by return.
     #[test]
     fn settled_evaluations_with_a_tracking_error_replace_the_best_only_by_a_lower_one() {
-        let tracked = |error: Option<f64>| TrainState {
-            best_test: Some(300.0),
-            best_test_settled: true,
-            best_tracking: error,
-            ..TrainState::default()
-        };
-        assert!(best_is_replaced(&tracked(Some(0.5)), true, 100.0, Some(0.4)));
-        assert!(!best_is_replaced(&tracked(Some(0.5)), true, 900.0, Some(0.6)));
-        assert!(!best_is_replaced(&tracked(Some(0.5)), true, 900.0, Some(0.5)), "ties keep");
-        assert!(best_is_replaced(&tracked(None), true, 100.0, Some(2.0)));
+        let by = BestBy::Tracking;
+        let tracked = |error| best(Some((error, Some(14))));
+        assert!(best_is_replaced(&tracked(0.5), true, 100.0, Some((0.4, 12)), by));
+        assert!(!best_is_replaced(&tracked(0.5), true, 900.0, Some((0.6, 14)), by));
+        assert!(!best_is_replaced(&tracked(0.5), true, 900.0, Some((0.5, 14)), by), "ties keep");
+        assert!(best_is_replaced(&best(None), true, 100.0, Some((2.0, 0)), by));
         let unsettled = TrainState { best_test: Some(300.0), ..TrainState::default() };
-        assert!(best_is_replaced(&unsettled, true, 100.0, Some(3.0)), "settled beats unsettled");
-        assert!(!best_is_replaced(&unsettled, false, 299.0, None));
+        assert!(best_is_replaced(&unsettled, true, 100.0, Some((3.0, 0)), by), "settled first");
+        assert!(!best_is_replaced(&unsettled, false, 299.0, None, by));
+    }
+
+    /// `--best-by cells`: more cells within win whatever the errors; as many, the lower error;
+    /// a best from a state without a count (written before it) falls to any selection, as a
+    /// best chosen by return does.
+    #[test]
+    fn settled_evaluations_replace_the_best_by_more_cells_then_a_lower_error() {
+        let by = BestBy::Cells;
+        let counted = best(Some((0.3, Some(13))));
+        assert!(best_is_replaced(&counted, true, 100.0, Some((0.9, 14)), by));
+        assert!(!best_is_replaced(&counted, true, 900.0, Some((0.1, 12)), by));
+        assert!(best_is_replaced(&counted, true, 100.0, Some((0.29, 13)), by));
+        assert!(!best_is_replaced(&counted, true, 900.0, Some((0.3, 13)), by), "ties keep");
+        assert!(best_is_replaced(&best(Some((0.3, None))), true, 100.0, Some((0.9, 0)), by));
+        assert!(best_is_replaced(&best(None), true, 100.0, Some((2.0, 0)), by));
+        assert!(!best_is_replaced(&best(None), false, 900.0, None, by), "unsettled after");
     }
 
     /// `--lr-decay`: linear in the steps from 1 to `1 − decay` at `--timesteps`, flat past it

@@ -92,6 +92,7 @@ pub fn train_ppo(
         elapsed_s: runner.elapsed_s(),
         best_test_return: state.best_test,
         best_tracking_error: state.best_tracking,
+        best_cells_within: state.best_cells,
         final_eval: result.as_ref().ok().and_then(|o| o.final_eval.clone()),
         error: result.as_ref().err().map(|e| format!("{e:#}")),
     };
@@ -229,8 +230,9 @@ fn drive(
     }
     let tracking =
         state.best_tracking.map_or(String::new(), |e| format!(", tracking error {e:.3}"));
+    let cells = state.best_cells.map_or(String::new(), |n| format!(", {n} cells within"));
     report.say(&format!(
-        "done: {} iterations, {} steps in {:.1} s; best-eval weights: Test/Return {}{tracking}; \
+        "done: {} iterations, {} steps in {:.1} s; best-eval weights: Test/Return {}{tracking}{cells}; \
          run dir {}",
         state.iteration,
         state.total_timesteps,

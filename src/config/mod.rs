@@ -92,6 +92,18 @@ pub enum BestBy {
     /// Needs an env with eval commands. Why: the highest return was no better than any other
     /// late checkpoint at tracking commands (docs/cassie.md, "Choosing the weights").
     Tracking,
+    /// As `Tracking`, but the most `Test/Cells Within` first (cells whose every selection
+    /// episode stayed within the task's bounds), the lowest `Test/Tracking Error` among equal
+    /// counts. Why: the mean error can prefer a checkpoint that misses one cell by a lot to one
+    /// that meets every cell (docs/cassie.md, "Choosing the weights").
+    Cells,
+}
+
+impl BestBy {
+    /// Whether this rule scores settled evaluations by their selection episodes.
+    pub fn selects(self) -> bool {
+        matches!(self, BestBy::Tracking | BestBy::Cells)
+    }
 }
 
 /// Everything `gait train ppo` needs besides where it starts from (see [`Start`]).

@@ -166,19 +166,20 @@ crate::settings! {
         /// (runs before the setting).
         #[serde(default)]
         best_after_settled: u64 = 0, Range::Natural;
-        /// What chooses the best-eval weights: `return` (the highest `Test/Return`) or
+        /// What chooses the best-eval weights: `return` (the highest `Test/Return`),
         /// `tracking` (among settled evaluations, the lowest `Test/Tracking Error`: each eval
-        /// command on each physics model, no pushes).
+        /// command on each physics model, no pushes) or `cells` (among settled evaluations,
+        /// the most `Test/Cells Within`, then the lowest `Test/Tracking Error`).
         #[serde(default)]
         best_by: BestBy = BestBy::Return;
-        /// Steps of each selection episode of `--best-by tracking` (1000: the walking task's
+        /// Steps of each selection episode of `--best-by tracking` or `cells` (1000: the walking task's
         /// 20 s at 50 Hz). Why not `--traj-len`: a policy can speed up slowly without noise, and
         /// 400-step episodes missed it (`fswk-s2`'s weights at 11.5M steps: within the bounds
         /// over 8 s, 1.24 m/s at the 1 m/s command over 20 s on rapier).
         #[serde(default = "default_selection_len")]
         selection_len: usize = DEFAULT_SELECTION_LEN, Range::Count;
         /// Episodes of each command on each physics model in a selection (`--best-by
-        /// tracking`), each from its own seed; the score takes each cell's worst, as the
+        /// tracking` or `cells`), each from its own seed; the score takes each cell's worst, as the
         /// checks do (a cell is within when all its episodes are). Why more than one: one
         /// episode per cell could not tell the checkpoints that met every checked cell from
         /// those that missed one (`m2f-s1`: 0.340-0.396 against 0.335-0.419). 1 for runs

@@ -94,12 +94,22 @@ pub struct TestMetrics {
 
 impl TestMetrics {
     pub fn forward_speed(&self) -> Option<f64> {
-        self.tracking.iter().find(|(k, _)| *k == FORWARD_SPEED).map(|&(_, v)| v)
+        self.scalar(FORWARD_SPEED)
     }
 
     /// `--best-by tracking`'s score, when the evaluation ran selection episodes.
     pub fn tracking_error(&self) -> Option<f64> {
-        self.tracking.iter().find(|(k, _)| *k == TRACKING_ERROR).map(|&(_, v)| v)
+        self.scalar(TRACKING_ERROR)
+    }
+
+    /// The selection cells within the task's bounds, when the evaluation ran selection
+    /// episodes (`--best-by cells` compares it first).
+    pub fn cells_within(&self) -> Option<u64> {
+        self.scalar(CELLS_WITHIN).map(|n| n as u64)
+    }
+
+    fn scalar(&self, name: &str) -> Option<f64> {
+        self.tracking.iter().find(|(k, _)| *k == name).map(|&(_, v)| v)
     }
 }
 

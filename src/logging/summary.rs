@@ -38,11 +38,14 @@ pub struct RunSummary {
     /// Wall-clock seconds.
     pub elapsed_s: f64,
     /// `Test/Return` of the evaluation that chose the best-eval weights: the highest, or
-    /// with `--best-by tracking` the one of the lowest `Test/Tracking Error`.
+    /// with `--best-by tracking` or `cells` the one of the best selection.
     pub best_test_return: Option<f64>,
-    /// With `--best-by tracking`, the best-eval weights' `Test/Tracking Error`.
+    /// With `--best-by tracking` or `cells`, the best-eval weights' `Test/Tracking Error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_tracking_error: Option<f64>,
+    /// With `--best-by tracking` or `cells`, the best-eval weights' `Test/Cells Within`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_cells_within: Option<u64>,
     /// Deterministic evaluation of the final weights (completed runs with `--num-eval-eps`).
     pub final_eval: Option<FinalEval>,
     /// The error that stopped a failed run.
