@@ -232,8 +232,8 @@ fn drive(
         state.best_tracking.map_or(String::new(), |e| format!(", tracking error {e:.3}"));
     let cells = state.best_cells.map_or(String::new(), |n| format!(", {n} cells within"));
     report.say(&format!(
-        "done: {} iterations, {} steps in {:.1} s; best-eval weights: Test/Return {}{tracking}{cells}; \
-         run dir {}",
+        "done: {} iterations, {} steps in {:.1} s; best-eval weights: Test/Return \
+         {}{tracking}{cells}; run dir {}",
         state.iteration,
         state.total_timesteps,
         runner.elapsed_s(),

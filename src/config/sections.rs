@@ -172,10 +172,11 @@ crate::settings! {
         /// the most `Test/Cells Within`, then the lowest `Test/Tracking Error`).
         #[serde(default)]
         best_by: BestBy = BestBy::Return;
-        /// Steps of each selection episode of `--best-by tracking` or `cells` (1000: the walking task's
-        /// 20 s at 50 Hz). Why not `--traj-len`: a policy can speed up slowly without noise, and
-        /// 400-step episodes missed it (`fswk-s2`'s weights at 11.5M steps: within the bounds
-        /// over 8 s, 1.24 m/s at the 1 m/s command over 20 s on rapier).
+        /// Steps of each selection episode of `--best-by tracking` or `cells` (1000: the
+        /// walking task's 20 s at 50 Hz). Why not `--traj-len`: a policy can speed up slowly
+        /// without noise, and 400-step episodes missed it (`fswk-s2`'s weights at 11.5M
+        /// steps: within the bounds over 8 s, 1.24 m/s at the 1 m/s command over 20 s on
+        /// rapier).
         #[serde(default = "default_selection_len")]
         selection_len: usize = DEFAULT_SELECTION_LEN, Range::Count;
         /// Episodes of each command on each physics model in a selection (`--best-by
