@@ -39,8 +39,8 @@ pub struct TrainState {
     /// training distribution settled ([`crate::envs::EnvConfig::settled_from`]): such a best is
     /// replaced only by a higher one from the same phase, an earlier one by any settled one.
     pub best_test_settled: bool,
-    /// `--best-by tracking`: the best-eval weights' `Test/Tracking Error` (lower is better),
-    /// once a settled evaluation chose them.
+    /// `--best-by tracking` or `cells`: the best-eval weights' `Test/Tracking Error` (lower is
+    /// better), once a settled evaluation chose them.
     pub best_tracking: Option<f64>,
     /// The best-eval weights' `Test/Cells Within`, beside `best_tracking` (`--best-by cells`
     /// compares it first).

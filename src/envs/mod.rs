@@ -168,7 +168,7 @@ pub trait Env: Send {
     }
     /// How many physics models the env's episodes draw among (Cassie with `--sim mixed`: 2,
     /// gait's rapier model and the lab's MuJoCo model), so that the selection episodes of
-    /// `--best-by tracking` run every eval command on every model.
+    /// `--best-by tracking` and `cells` run every eval command on every model.
     fn eval_models(&self) -> usize {
         1
     }

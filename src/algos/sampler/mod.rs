@@ -68,7 +68,7 @@ pub enum JobKind {
     Eval,
     /// Deterministic actions, without pushes, one per eval command and physics model (job `k`:
     /// command `k % n`, model `k / n`), for the tracking score that chooses the best-eval
-    /// weights (`--best-by tracking`).
+    /// weights (`--best-by tracking` or `cells`).
     Select,
 }
 
