@@ -7,7 +7,10 @@
 //! end-to-end sample rate; for a walking env (its `progress.csv` has `Test/Forward Speed`) a
 //! fifth and sixth: the eval tracking (forward speed at the top eval command, lateral drift,
 //! velocity error, yaw rate at the top turn command and its error), which shows when walking
-//! appears, and the exploration std (`Policy/Std`).
+//! appears, and the exploration std (`Policy/Std`); and a seventh where settled evaluations ran
+//! the selection episodes (`--best-by tracking` or `cells`): `Test/Cells Within`, the count the
+//! walking preset picks its best-eval weights by, on a panel of its own (its 0-14 scale would
+//! flatten the speeds beside it).
 //! The title gives the total steps and the summed wall time.
 //!
 //! `--overlay` draws each argument as its own coloured curve instead, to compare runs or
@@ -60,6 +63,8 @@ struct Curves {
     yaw_rate_error: Vec<Option<f64>>,
     /// `--best-by tracking`'s score (settled evaluations only).
     tracking_error: Vec<Option<f64>>,
+    /// `--best-by cells`' count: selection cells within the task's bounds (settled only).
+    cells_within: Vec<Option<f64>>,
     std: Vec<Option<f64>>,
     rate: Vec<Option<f64>>,
     wall_s: f64,
@@ -99,6 +104,7 @@ fn load(dir: &Path) -> Result<Curves> {
             m::YAW_RATE_ERROR,
             m::POLICY_STD,
             m::TRACKING_ERROR,
+            m::CELLS_WITHIN,
         ],
     )?;
     if progress[0].is_empty() {
@@ -113,6 +119,7 @@ fn load(dir: &Path) -> Result<Curves> {
         (next(), next(), next(), next(), next());
     let (forward, lateral, velocity_error) = (next(), next(), next());
     let (yaw_rate, yaw_rate_error, std, tracking_error) = (next(), next(), next(), next());
+    let cells_within = next();
     let wall_s = timing[1].iter().rev().find_map(|v| *v).unwrap_or(0.0);
     Ok(Curves {
         steps,
@@ -127,6 +134,7 @@ fn load(dir: &Path) -> Result<Curves> {
         yaw_rate,
         yaw_rate_error,
         tracking_error,
+        cells_within,
         std,
         rate: timing[0].clone(),
         wall_s,
@@ -216,6 +224,7 @@ impl Curves {
         self.yaw_rate.extend(c.yaw_rate);
         self.yaw_rate_error.extend(c.yaw_rate_error);
         self.tracking_error.extend(c.tracking_error);
+        self.cells_within.extend(c.cells_within);
         self.std.extend(c.std);
         self.rate.extend(c.rate);
         self.wall_s += c.wall_s;
@@ -260,14 +269,16 @@ fn labels(firsts: &[PathBuf]) -> Vec<String> {
         .collect()
 }
 
-/// Panel titles, in drawing order (the last two only for walking envs).
-const TITLES: [&str; 6] = [
+/// Panel titles, in drawing order (the fifth and sixth only for walking envs, the seventh only
+/// where settled evaluations ran the selection episodes).
+const TITLES: [&str; 7] = [
     "Return",
     "Episode length (policy steps)",
     m::MIRROR_LOSS,
     "Timesteps per second (FULL)",
     "Eval tracking: forward (m/s) at the top command, |lateral|, error; yaw rate (rad/s)",
     m::POLICY_STD,
+    "Selection: cells within the task's bounds (settled evaluations)",
 ];
 
 fn joined(args: &PlotOptions) -> Result<(Vec<Vec<Line>>, String)> {
@@ -307,6 +318,10 @@ fn joined(args: &PlotOptions) -> Result<(Vec<Vec<Line>>, String)> {
             ("tracking error (tolerances)".into(), BLACK, points(s, &all.tracking_error)),
         ]);
         panels.push(vec![("std".into(), BLUE, points(s, &all.std))]);
+        let cells = points(s, &all.cells_within);
+        if !cells.is_empty() {
+            panels.push(vec![("cells within".into(), BLACK, cells)]);
+        }
     }
     Ok((panels, title))
 }
@@ -372,7 +387,7 @@ pub fn run_plot(args: &PlotOptions) -> Result<PathBuf> {
     // Drawn into a temp file beside `out` (removed on any failure), then renamed over it. The
     // encoder picks the format from the extension, which the temp name keeps.
     crate::fsutil::write_atomic_with(&out, |tmp| {
-        let width = if lines.len() > 4 { 2100 } else { 1400 };
+        let width = 700 * lines.len().div_ceil(2).max(2) as u32;
         let root = BitMapBackend::new(tmp, (width, 1000)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| anyhow::anyhow!("drawing: {e}"))?;
         let root = root.titled(&title, ("sans-serif", 24)).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -401,6 +416,39 @@ mod tests {
         let dirs: Vec<PathBuf> =
             ["logs/cassie/a/t1", "logs/cassie/a/t2", "x/c/t3"].iter().map(PathBuf::from).collect();
         assert_eq!(labels(&dirs), ["a/t1", "a/t2", "c"]);
+    }
+
+    /// A walking run's progress.csv: four rows, the last two settled evaluations with a count.
+    fn walking_run(dir: &Path, cells: bool) {
+        let mut head = format!("{},{},{}", m::TOTAL_TIMESTEPS, m::TEST_RETURN, m::FORWARD_SPEED);
+        let mut rows = ["1000,1.0,0.1", "2000,,", "3000,2.0,0.5", "4000,3.0,0.9"].map(String::from);
+        if cells {
+            head += &format!(",{}", m::CELLS_WITHIN);
+            for (row, c) in rows.iter_mut().zip(["", "", "12", "14"]) {
+                *row += &format!(",{c}");
+            }
+        }
+        std::fs::write(dir.join("progress.csv"), format!("{head}\n{}\n", rows.join("\n"))).unwrap();
+    }
+
+    #[test]
+    fn the_cells_within_get_a_panel_of_their_own_where_they_were_logged() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = |out: &str| PlotOptions {
+            paths: vec![dir.path().to_path_buf()],
+            out: Some(dir.path().join(out)),
+            overlay: false,
+        };
+        walking_run(dir.path(), false);
+        let (panels, _) = joined(&options("a.png")).unwrap();
+        assert_eq!(panels.len(), 6, "tracking and std, no selection panel");
+        walking_run(dir.path(), true);
+        let (panels, _) = joined(&options("b.png")).unwrap();
+        assert_eq!(panels.len(), 7);
+        assert_eq!(panels[6][0].2, vec![(0.003, 12.0), (0.004, 14.0)], "only the counted rows");
+        // Drawn four panels wide: 4 × 700 pixels (the PNG's IHDR width, big-endian).
+        let png = std::fs::read(run_plot(&options("b.png")).unwrap()).unwrap();
+        assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 2800);
     }
 
     #[test]

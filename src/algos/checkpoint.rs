@@ -54,6 +54,31 @@ pub struct TrainState {
     pub stage_from: Option<u64>,
 }
 
+impl TrainState {
+    /// `summary.json` for a run that stopped in this state: the counters and the best-eval
+    /// scores from the state, the rest from how it ended (one place, so a failed setup and an
+    /// ended run report the same fields).
+    pub fn summary(
+        &self,
+        status: logging::summary::RunStatus,
+        elapsed_s: f64,
+        final_eval: Option<logging::summary::FinalEval>,
+        error: Option<String>,
+    ) -> logging::summary::RunSummary {
+        logging::summary::RunSummary {
+            status,
+            iterations: self.iteration,
+            total_timesteps: self.total_timesteps,
+            elapsed_s,
+            best_test_return: self.best_test,
+            best_tracking_error: self.best_tracking,
+            best_cells_within: self.best_cells,
+            final_eval,
+            error,
+        }
+    }
+}
+
 fn prefixed(prefix: &str, tensors: Vec<(String, Tensor)>) -> Vec<(String, Tensor)> {
     tensors.into_iter().map(|(k, t)| (format!("{prefix}/{k}"), t)).collect()
 }

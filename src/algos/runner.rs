@@ -35,7 +35,7 @@ use crate::config::{
 use crate::envs::{self, EnvFactory};
 use crate::logging::metrics::{IterationReport, RankTiming, TestMetrics, Timing, UpdateMetrics};
 use crate::logging::summary::FinalEval;
-use crate::logging::{self, EventWriter, Experiment, RunStatus, RunSummary, ScalarTable};
+use crate::logging::{self, EventWriter, Experiment, RunStatus, ScalarTable};
 use crate::policies::NetSpec;
 
 /// Where experience comes from (see the module docs).
@@ -320,17 +320,9 @@ impl Runner {
         let (tb, progress, timing, sampler) = match files {
             Ok(files) => files,
             Err(e) => {
-                let summary = RunSummary {
-                    status: RunStatus::Failed,
-                    iterations: state.iteration,
-                    total_timesteps: state.total_timesteps,
-                    elapsed_s: started.elapsed().as_secs_f64(),
-                    best_test_return: state.best_test,
-                    best_tracking_error: state.best_tracking,
-                    best_cells_within: state.best_cells,
-                    final_eval: None,
-                    error: Some(format!("{e:#}")),
-                };
+                let elapsed_s = started.elapsed().as_secs_f64();
+                let summary =
+                    state.summary(RunStatus::Failed, elapsed_s, None, Some(format!("{e:#}")));
                 if let Err(write) = summary.save(&run_dir) {
                     crate::stdio::eline(format!(
                         "warning: cannot write the run's summary.json: {write:#}"

@@ -19,7 +19,7 @@ use super::interrupt::{self, Interrupted};
 use super::runner::{Runner, SetupEvents};
 use crate::config::{TrainConfig, TrainJob};
 use crate::logging::summary::FinalEval;
-use crate::logging::{self, RunStatus, RunSummary};
+use crate::logging::{self, RunStatus};
 
 pub use crate::logging::metrics::{PROGRESS_COLUMNS, TIMING_COLUMNS};
 
@@ -81,21 +81,17 @@ pub fn train_ppo(
     let result = drive(&mut runner, report, job.start.previous());
     report.finish();
     let state = runner.state();
-    let summary = RunSummary {
-        status: match &result {
-            Ok(o) if o.interrupted => RunStatus::Interrupted,
-            Ok(_) => RunStatus::Completed,
-            Err(_) => RunStatus::Failed,
-        },
-        iterations: state.iteration,
-        total_timesteps: state.total_timesteps,
-        elapsed_s: runner.elapsed_s(),
-        best_test_return: state.best_test,
-        best_tracking_error: state.best_tracking,
-        best_cells_within: state.best_cells,
-        final_eval: result.as_ref().ok().and_then(|o| o.final_eval.clone()),
-        error: result.as_ref().err().map(|e| format!("{e:#}")),
+    let status = match &result {
+        Ok(o) if o.interrupted => RunStatus::Interrupted,
+        Ok(_) => RunStatus::Completed,
+        Err(_) => RunStatus::Failed,
     };
+    let summary = state.summary(
+        status,
+        runner.elapsed_s(),
+        result.as_ref().ok().and_then(|o| o.final_eval.clone()),
+        result.as_ref().err().map(|e| format!("{e:#}")),
+    );
     if let Err(e) = summary.save(runner.run_dir()) {
         crate::stdio::eline(format!(
             "warning: cannot write {}: {e:#}",
