@@ -157,6 +157,24 @@ fn points(steps: &[f64], values: &[Option<f64>]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// Series of at most this many points get a marker on each: a line through one point draws
+/// nothing, and a walking run's selection panel has one point per settled evaluation.
+const SPARSE_POINTS: usize = 60;
+
+/// A panel's y axis: the span of its values padded by 5 % each side. A flat series (a single
+/// settled evaluation, a constant metric) is padded by 5 % of its value and at least 0.5, so
+/// that its tick labels differ: a pad of 1e-6 printed the same value at every tick.
+fn y_range(ys: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) =
+        ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)));
+    if !lo.is_finite() {
+        return (-0.05, 1.05);
+    }
+    let span = hi - lo;
+    let pad = if span > 1e-9 { span * 0.05 } else { (hi.abs() * 0.05).max(0.5) };
+    (lo - pad, hi + pad)
+}
+
 fn panel(
     area: &DrawingArea<BitMapBackend, plotters::coord::Shift>,
     title: &str,
@@ -164,20 +182,13 @@ fn panel(
 ) -> Result<()> {
     let all: Vec<&(f64, f64)> = lines.iter().flat_map(|l| &l.2).collect();
     let x_max = all.iter().map(|p| p.0).fold(0.0f64, f64::max).max(1e-6);
-    let (mut y_min, mut y_max) = all
-        .iter()
-        .map(|p| p.1)
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)));
-    if !y_min.is_finite() {
-        (y_min, y_max) = (0.0, 1.0);
-    }
-    let pad = ((y_max - y_min) * 0.05).max(1e-6);
+    let (y_lo, y_hi) = y_range(all.iter().map(|p| p.1));
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 22))
         .margin(10)
         .x_label_area_size(35)
         .y_label_area_size(60)
-        .build_cartesian_2d(0.0..x_max, (y_min - pad)..(y_max + pad))
+        .build_cartesian_2d(0.0..x_max, y_lo..y_hi)
         .map_err(|e| anyhow::anyhow!("drawing {title}: {e}"))?;
     chart
         .configure_mesh()
@@ -195,6 +206,11 @@ fn panel(
             .map_err(|e| anyhow::anyhow!("drawing {title}: {e}"))?
             .label(name.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        if pts.len() <= SPARSE_POINTS {
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(|e| anyhow::anyhow!("drawing {title}: {e}"))?;
+        }
     }
     if lines.iter().filter(|l| !l.2.is_empty()).count() > 1 {
         chart
@@ -449,6 +465,15 @@ mod tests {
         // Drawn four panels wide: 4 × 700 pixels (the PNG's IHDR width, big-endian).
         let png = std::fs::read(run_plot(&options("b.png")).unwrap()).unwrap();
         assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 2800);
+    }
+
+    #[test]
+    fn a_flat_series_gets_an_axis_with_distinct_ticks() {
+        assert_eq!(y_range([12.0].into_iter()), (12.0 - 12.0 * 0.05, 12.0 + 12.0 * 0.05), "5 %");
+        assert_eq!(y_range([0.0, 0.0].into_iter()), (-0.5, 0.5), "at least 0.5");
+        let (lo, hi) = y_range([1.0, 3.0].into_iter());
+        assert!((lo - 0.9).abs() < 1e-12 && (hi - 3.1).abs() < 1e-12, "5 % of the span: {lo} {hi}");
+        assert_eq!(y_range(std::iter::empty()), (-0.05, 1.05), "no points: 0..1, padded");
     }
 
     #[test]
