@@ -201,8 +201,13 @@ fn panel(
             continue;
         }
         let color = *color;
+        // Segment by segment: plotters joins a wide polyline's segments with uncapped inner
+        // corners, and a noisy curve of a thousand rows turned at such acute angles that the
+        // corners shot spikes across the panel and into its neighbours.
+        let segments =
+            pts.windows(2).map(|w| PathElement::new(vec![w[0], w[1]], color.stroke_width(2)));
         chart
-            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+            .draw_series(segments)
             .map_err(|e| anyhow::anyhow!("drawing {title}: {e}"))?
             .label(name.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
@@ -292,7 +297,8 @@ const TITLES: [&str; 7] = [
     "Episode length (policy steps)",
     m::MIRROR_LOSS,
     "Timesteps per second (FULL)",
-    "Eval tracking: forward (m/s) at the top command, |lateral|, error; yaw rate (rad/s)",
+    // Short enough for a 700-pixel panel; the legend names each curve.
+    "Eval tracking: speeds (m/s), yaw rate (rad/s)",
     m::POLICY_STD,
     "Selection: cells within the task's bounds (settled evaluations)",
 ];
@@ -474,6 +480,39 @@ mod tests {
         let (lo, hi) = y_range([1.0, 3.0].into_iter());
         assert!((lo - 0.9).abs() < 1e-12 && (hi - 3.1).abs() < 1e-12, "5 % of the span: {lo} {hi}");
         assert_eq!(y_range(std::iter::empty()), (-0.05, 1.05), "no points: 0..1, padded");
+    }
+
+    /// Pixels of pure `BLUE` (the train curves' colour) in rows `rows` of a decoded PNG.
+    fn blue_pixels(png: &Path, rows: std::ops::Range<usize>) -> usize {
+        let file = std::io::BufReader::new(std::fs::File::open(png).unwrap());
+        let mut reader = png::Decoder::new(file).read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert_eq!(info.color_type, png::ColorType::Rgb);
+        let row_bytes = info.line_size;
+        rows.flat_map(|r| buf[r * row_bytes..(r + 1) * row_bytes].chunks(3).map(|p| p.to_vec()))
+            .filter(|p| p[..] == [0, 0, 255])
+            .count()
+    }
+
+    #[test]
+    fn a_noisy_curve_stays_inside_its_panel() {
+        let dir = tempfile::tempdir().unwrap();
+        // A thousand rows alternating between 0 and 1: acute corners at every row.
+        let head = format!("{},{},{}", m::TOTAL_TIMESTEPS, m::TRAIN_RETURN, m::TRAIN_LENGTH);
+        let rows: Vec<String> =
+            (0..1000).map(|i| format!("{},{},{}", (i + 1) * 1000, i % 2, 100)).collect();
+        std::fs::write(dir.path().join("progress.csv"), format!("{head}\n{}\n", rows.join("\n")))
+            .unwrap();
+        let options = PlotOptions {
+            paths: vec![dir.path().to_path_buf()],
+            out: Some(dir.path().join("p.png")),
+            overlay: false,
+        };
+        let png = run_plot(&options).unwrap();
+        assert!(blue_pixels(&png, 60..400) > 1000, "the curve is drawn");
+        // The figure's title and the Return panel's caption are the first 45 rows.
+        assert_eq!(blue_pixels(&png, 0..45), 0, "nothing above the panels' plotting areas");
     }
 
     #[test]
