@@ -39,12 +39,9 @@ pub struct TrainState {
     /// training distribution settled ([`crate::envs::EnvConfig::settled_from`]): such a best is
     /// replaced only by a higher one from the same phase, an earlier one by any settled one.
     pub best_test_settled: bool,
-    /// `--best-by tracking` or `cells`: the best-eval weights' `Test/Tracking Error` (lower is
-    /// better), once a settled evaluation chose them.
-    pub best_tracking: Option<f64>,
-    /// The best-eval weights' `Test/Cells Within`, beside `best_tracking` (`--best-by cells`
-    /// compares it first).
-    pub best_cells: Option<u64>,
+    /// `--best-by tracking` or `cells`: the best-eval weights' selection scores, once a
+    /// settled evaluation chose them.
+    pub best_selection: Option<SelectionScore>,
     pub best_train: Option<f64>,
     /// Whether the evaluation gate (`--min-eplen-ratio-eval`) has opened.
     pub gate_open: bool,
@@ -52,6 +49,17 @@ pub struct TrainState {
     pub eval_next: bool,
     /// The step at which the env's gated curriculum stage began ([`crate::envs::StageGate`]).
     pub stage_from: Option<u64>,
+}
+
+/// The scores of a settled evaluation's selection episodes (`--best-by tracking` or `cells`).
+/// One value, so a count cannot be kept without the error it came with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SelectionScore {
+    /// `Test/Tracking Error` (lower is better).
+    pub error: f64,
+    /// `Test/Cells Within` (`--best-by cells` compares it first); `None` in a resume file
+    /// written before the count.
+    pub cells: Option<u64>,
 }
 
 impl TrainState {
@@ -71,8 +79,8 @@ impl TrainState {
             total_timesteps: self.total_timesteps,
             elapsed_s,
             best_test_return: self.best_test,
-            best_tracking_error: self.best_tracking,
-            best_cells_within: self.best_cells,
+            best_tracking_error: self.best_selection.map(|s| s.error),
+            best_cells_within: self.best_selection.and_then(|s| s.cells),
             final_eval,
             error,
         }
@@ -89,6 +97,7 @@ pub fn save(dir: &Path, optim: &PpoOptim, state: &TrainState) -> Result<()> {
     let f = |x: Option<f64>| Tensor::from_slice(&[x.unwrap_or(0.0)]);
     let has = |x: Option<f64>| Tensor::from_slice(&[x.is_some() as i64]);
     let i = |x: u64| Tensor::from_slice(&[x as i64]);
+    let cells = state.best_selection.and_then(|s| s.cells);
     let mut named = prefixed("actor", optim.actor().var_store().variables().into_iter().collect());
     named.extend(prefixed("critic", optim.critic().var_store().variables().into_iter().collect()));
     named.extend(optim.optimizer_state());
@@ -98,10 +107,10 @@ pub fn save(dir: &Path, optim: &PpoOptim, state: &TrainState) -> Result<()> {
         ("meta/best_test".to_string(), f(state.best_test)),
         ("meta/has_best_test".to_string(), has(state.best_test)),
         ("meta/best_test_settled".to_string(), i(state.best_test_settled as u64)),
-        ("meta/best_tracking".to_string(), f(state.best_tracking)),
-        ("meta/has_best_tracking".to_string(), has(state.best_tracking)),
-        ("meta/best_cells".to_string(), i(state.best_cells.unwrap_or(0))),
-        ("meta/has_best_cells".to_string(), has(state.best_cells.map(|n| n as f64))),
+        ("meta/best_tracking".to_string(), f(state.best_selection.map(|s| s.error))),
+        ("meta/has_best_tracking".to_string(), has(state.best_selection.map(|s| s.error))),
+        ("meta/best_cells".to_string(), i(cells.unwrap_or(0))),
+        ("meta/has_best_cells".to_string(), has(cells.map(|n| n as f64))),
         ("meta/best_train".to_string(), f(state.best_train)),
         ("meta/has_best_train".to_string(), has(state.best_train)),
         ("meta/gate_open".to_string(), i(state.gate_open as u64)),
@@ -171,6 +180,21 @@ pub fn load(path: &Path, optim: &mut PpoOptim, what: Restore) -> Result<TrainSta
         anyhow::ensure!(!(present && v.is_nan()), "{}: 'meta/{key}' is NaN", path.display());
         Ok(present.then_some(v))
     };
+    // Files written before `--best-by tracking` have no selection scores; files written
+    // before the count, an error alone.
+    let best_error = match map.contains_key("meta/best_tracking") {
+        true => float("best_tracking")?,
+        false => None,
+    };
+    let best_cells = match map.contains_key("meta/has_best_cells") {
+        true => flag("has_best_cells")?.then(|| int("best_cells")).transpose()?,
+        false => None,
+    };
+    anyhow::ensure!(
+        best_error.is_some() || best_cells.is_none(),
+        "{}: 'meta/best_cells' without 'meta/best_tracking'",
+        path.display()
+    );
     let state = TrainState {
         iteration: int("iteration")?,
         total_timesteps: int("total_timesteps")?,
@@ -180,16 +204,7 @@ pub fn load(path: &Path, optim: &mut PpoOptim, what: Restore) -> Result<TrainSta
             true => flag("best_test_settled")?,
             false => false,
         },
-        // Files written before `--best-by tracking` have none.
-        best_tracking: match map.contains_key("meta/best_tracking") {
-            true => float("best_tracking")?,
-            false => None,
-        },
-        // Nor before the count.
-        best_cells: match map.contains_key("meta/has_best_cells") {
-            true => flag("has_best_cells")?.then(|| int("best_cells")).transpose()?,
-            false => None,
-        },
+        best_selection: best_error.map(|error| SelectionScore { error, cells: best_cells }),
         best_train: float("best_train")?,
         gate_open: flag("gate_open")?,
         eval_next: flag("eval_next")?,
@@ -333,19 +348,20 @@ mod tests {
         let mut optim =
             PpoOptim::new(&NetSpec::ff(2, 1, &[8]), PpoConfig::default(), tch::Device::Cpu, None)
                 .unwrap();
+        let score = |error, cells| Some(SelectionScore { error, cells });
         let cases = [
-            (Some(2_500_000), true, Some(0.25), Some(14)),
-            (Some(0), false, None, None),
-            (None, true, Some(0.5), Some(0)),
+            (Some(2_500_000), true, score(0.25, Some(14))),
+            (Some(0), false, None),
+            (None, true, score(0.5, Some(0))),
+            (None, true, score(0.5, None)),
         ];
-        for (stage_from, settled, best_tracking, best_cells) in cases {
+        for (stage_from, settled, best_selection) in cases {
             let state = TrainState {
                 iteration: 7,
                 total_timesteps: 70_000,
                 best_test: Some(1.5),
                 best_test_settled: settled,
-                best_tracking,
-                best_cells,
+                best_selection,
                 best_train: None,
                 gate_open: true,
                 eval_next: false,
@@ -367,8 +383,18 @@ mod tests {
             .collect();
         Tensor::write_safetensors(&old, &path).unwrap();
         let state = load(&path, &mut optim, Restore::Everything).unwrap();
-        let restored =
-            (state.stage_from, state.best_test_settled, state.best_tracking, state.best_cells);
-        assert_eq!(restored, (None, false, None, None));
+        let restored = (state.stage_from, state.best_test_settled, state.best_selection);
+        assert_eq!(restored, (None, false, None));
+        // A count without the error it came with is no state a run writes.
+        let state = TrainState { best_selection: score(0.5, Some(3)), ..TrainState::default() };
+        save(dir.path(), &optim, &state).unwrap();
+        let torn: Vec<(String, Tensor)> = read_tensors(&path)
+            .unwrap()
+            .into_iter()
+            .filter(|(k, _)| !k.contains("tracking"))
+            .collect();
+        Tensor::write_safetensors(&torn, &path).unwrap();
+        let err = load(&path, &mut optim, Restore::Everything).unwrap_err();
+        assert!(format!("{err:#}").contains("'meta/best_cells' without"), "{err:#}");
     }
 }

@@ -24,7 +24,7 @@ use rand_chacha::ChaCha8Rng;
 use tch::Device;
 
 use super::autotune::fastest_backprop_threads;
-use super::checkpoint::{self, TrainState};
+use super::checkpoint::{self, SelectionScore, TrainState};
 use super::resources;
 use super::seeding::{derive, stream};
 use super::symmetry::Symmetry;
@@ -449,12 +449,12 @@ impl Runner {
             // The evaluated weights trained on the steps before this iteration's collection.
             let settled =
                 evaluation_settled(&self.config, self.state.stage_from, self.state.total_timesteps);
-            let selection = test.tracking_error().zip(test.cells_within());
+            let selection = (test.tracking_error().zip(test.cells_within()))
+                .map(|(error, cells)| SelectionScore { error, cells: Some(cells) });
             let by = self.config.eval.best_by;
             if best_is_replaced(next, settled, test.mean_return, selection, by) {
                 (next.best_test, next.best_test_settled) = (Some(test.mean_return), settled);
-                next.best_tracking = selection.map(|(error, _)| error);
-                next.best_cells = selection.map(|(_, cells)| cells);
+                next.best_selection = selection;
                 checkpoint::save_pair(&self.optim, &self.run_dir, "")?;
             }
         }
@@ -650,7 +650,7 @@ fn best_is_replaced(
     state: &TrainState,
     settled: bool,
     test_return: f64,
-    selection: Option<(f64, u64)>,
+    selection: Option<SelectionScore>,
     by: BestBy,
 ) -> bool {
     match state.best_test {
@@ -658,10 +658,8 @@ fn best_is_replaced(
         Some(best) => match (state.best_test_settled, settled) {
             (false, true) => true,
             (true, false) => false,
-            _ => match (selection, state.best_tracking) {
-                (Some(new), Some(best_error)) => {
-                    selection_is_better(new, (best_error, state.best_cells), by)
-                }
+            _ => match (selection, state.best_selection) {
+                (Some(new), Some(best)) => selection_is_better(new, best, by),
                 (Some(_), None) => true,
                 (None, _) => test_return > best,
             },
@@ -669,19 +667,14 @@ fn best_is_replaced(
     }
 }
 
-/// Whether the selection `(error, cells within)` beats the best's: `--best-by tracking` by a
-/// lower error; `--best-by cells` by more cells within, or as many and a lower error (a best
-/// without a count, from a state written before the count, is beaten by any). Ties keep the
-/// best.
-fn selection_is_better(
-    (error, cells): (f64, u64),
-    (best_error, best_cells): (f64, Option<u64>),
-    by: BestBy,
-) -> bool {
-    match (by, best_cells) {
-        (BestBy::Cells, None) => true,
-        (BestBy::Cells, Some(best_cells)) if cells != best_cells => cells > best_cells,
-        _ => error < best_error,
+/// Whether the selection `new` beats the best's: `--best-by tracking` by a lower error;
+/// `--best-by cells` by more cells within, or as many and a lower error (a best without a
+/// count, from a state written before the count, is beaten by any). Ties keep the best.
+fn selection_is_better(new: SelectionScore, best: SelectionScore, by: BestBy) -> bool {
+    match (by, new.cells, best.cells) {
+        (BestBy::Cells, _, None) => true,
+        (BestBy::Cells, Some(cells), Some(best_cells)) if cells != best_cells => cells > best_cells,
+        _ => new.error < best.error,
     }
 }
 
@@ -717,7 +710,9 @@ fn decay_scale(decay: f64, steps: u64, timesteps: u64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{best_is_replaced, decay_scale, evaluation_settled, std_scale, TrainState};
+    use super::{
+        best_is_replaced, decay_scale, evaluation_settled, std_scale, SelectionScore, TrainState,
+    };
     use crate::config::{BestBy, StdSchedule, TrainConfig};
 
     /// The walking preset's evaluations count as settled 2M steps after the perturbations
@@ -761,10 +756,14 @@ mod tests {
         TrainState {
             best_test: Some(300.0),
             best_test_settled: true,
-            best_tracking: selection.map(|s| s.0),
-            best_cells: selection.and_then(|s| s.1),
+            best_selection: selection.map(|(error, cells)| SelectionScore { error, cells }),
             ..TrainState::default()
         }
+    }
+
+    /// A new evaluation's selection: an error and a count.
+    fn sel(error: f64, cells: u64) -> Option<SelectionScore> {
+        Some(SelectionScore { error, cells: Some(cells) })
     }
 
     /// `--best-by tracking`: among settled evaluations the lower `Test/Tracking Error` wins,
@@ -774,12 +773,12 @@ mod tests {
     fn settled_evaluations_with_a_tracking_error_replace_the_best_only_by_a_lower_one() {
         let by = BestBy::Tracking;
         let tracked = |error| best(Some((error, Some(14))));
-        assert!(best_is_replaced(&tracked(0.5), true, 100.0, Some((0.4, 12)), by));
-        assert!(!best_is_replaced(&tracked(0.5), true, 900.0, Some((0.6, 14)), by));
-        assert!(!best_is_replaced(&tracked(0.5), true, 900.0, Some((0.5, 14)), by), "ties keep");
-        assert!(best_is_replaced(&best(None), true, 100.0, Some((2.0, 0)), by));
+        assert!(best_is_replaced(&tracked(0.5), true, 100.0, sel(0.4, 12), by));
+        assert!(!best_is_replaced(&tracked(0.5), true, 900.0, sel(0.6, 14), by));
+        assert!(!best_is_replaced(&tracked(0.5), true, 900.0, sel(0.5, 14), by), "ties keep");
+        assert!(best_is_replaced(&best(None), true, 100.0, sel(2.0, 0), by));
         let unsettled = TrainState { best_test: Some(300.0), ..TrainState::default() };
-        assert!(best_is_replaced(&unsettled, true, 100.0, Some((3.0, 0)), by), "settled first");
+        assert!(best_is_replaced(&unsettled, true, 100.0, sel(3.0, 0), by), "settled first");
         assert!(!best_is_replaced(&unsettled, false, 299.0, None, by));
     }
 
@@ -790,12 +789,12 @@ mod tests {
     fn settled_evaluations_replace_the_best_by_more_cells_then_a_lower_error() {
         let by = BestBy::Cells;
         let counted = best(Some((0.3, Some(13))));
-        assert!(best_is_replaced(&counted, true, 100.0, Some((0.9, 14)), by));
-        assert!(!best_is_replaced(&counted, true, 900.0, Some((0.1, 12)), by));
-        assert!(best_is_replaced(&counted, true, 100.0, Some((0.29, 13)), by));
-        assert!(!best_is_replaced(&counted, true, 900.0, Some((0.3, 13)), by), "ties keep");
-        assert!(best_is_replaced(&best(Some((0.3, None))), true, 100.0, Some((0.9, 0)), by));
-        assert!(best_is_replaced(&best(None), true, 100.0, Some((2.0, 0)), by));
+        assert!(best_is_replaced(&counted, true, 100.0, sel(0.9, 14), by));
+        assert!(!best_is_replaced(&counted, true, 900.0, sel(0.1, 12), by));
+        assert!(best_is_replaced(&counted, true, 100.0, sel(0.29, 13), by));
+        assert!(!best_is_replaced(&counted, true, 900.0, sel(0.3, 13), by), "ties keep");
+        assert!(best_is_replaced(&best(Some((0.3, None))), true, 100.0, sel(0.9, 0), by));
+        assert!(best_is_replaced(&best(None), true, 100.0, sel(2.0, 0), by));
         assert!(!best_is_replaced(&best(None), false, 900.0, None, by), "unsettled after");
     }
 

@@ -224,9 +224,10 @@ fn drive(
             eval.episodes, eval.mean_return, eval.mean_length
         ));
     }
-    let tracking =
-        state.best_tracking.map_or(String::new(), |e| format!(", tracking error {e:.3}"));
-    let cells = state.best_cells.map_or(String::new(), |n| format!(", {n} cells within"));
+    let tracking = (state.best_selection)
+        .map_or(String::new(), |s| format!(", tracking error {:.3}", s.error));
+    let cells = (state.best_selection.and_then(|s| s.cells))
+        .map_or(String::new(), |n| format!(", {n} cells within"));
     report.say(&format!(
         "done: {} iterations, {} steps in {:.1} s; best-eval weights: Test/Return \
          {}{tracking}{cells}; run dir {}",
