@@ -490,8 +490,8 @@ mod tests {
         let info = reader.next_frame(&mut buf).unwrap();
         assert_eq!(info.color_type, png::ColorType::Rgb);
         let row_bytes = info.line_size;
-        rows.flat_map(|r| buf[r * row_bytes..(r + 1) * row_bytes].chunks(3).map(|p| p.to_vec()))
-            .filter(|p| p[..] == [0, 0, 255])
+        rows.flat_map(|r| buf[r * row_bytes..(r + 1) * row_bytes].chunks(3))
+            .filter(|p| *p == [0, 0, 255])
             .count()
     }
 

@@ -97,7 +97,8 @@ pub fn save(dir: &Path, optim: &PpoOptim, state: &TrainState) -> Result<()> {
     let f = |x: Option<f64>| Tensor::from_slice(&[x.unwrap_or(0.0)]);
     let has = |x: Option<f64>| Tensor::from_slice(&[x.is_some() as i64]);
     let i = |x: u64| Tensor::from_slice(&[x as i64]);
-    let cells = state.best_selection.and_then(|s| s.cells);
+    let (error, cells) =
+        (state.best_selection.map(|s| s.error), state.best_selection.and_then(|s| s.cells));
     let mut named = prefixed("actor", optim.actor().var_store().variables().into_iter().collect());
     named.extend(prefixed("critic", optim.critic().var_store().variables().into_iter().collect()));
     named.extend(optim.optimizer_state());
@@ -107,8 +108,8 @@ pub fn save(dir: &Path, optim: &PpoOptim, state: &TrainState) -> Result<()> {
         ("meta/best_test".to_string(), f(state.best_test)),
         ("meta/has_best_test".to_string(), has(state.best_test)),
         ("meta/best_test_settled".to_string(), i(state.best_test_settled as u64)),
-        ("meta/best_tracking".to_string(), f(state.best_selection.map(|s| s.error))),
-        ("meta/has_best_tracking".to_string(), has(state.best_selection.map(|s| s.error))),
+        ("meta/best_tracking".to_string(), f(error)),
+        ("meta/has_best_tracking".to_string(), has(error)),
         ("meta/best_cells".to_string(), i(cells.unwrap_or(0))),
         ("meta/has_best_cells".to_string(), has(cells.map(|n| n as f64))),
         ("meta/best_train".to_string(), f(state.best_train)),

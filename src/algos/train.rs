@@ -224,13 +224,13 @@ fn drive(
             eval.episodes, eval.mean_return, eval.mean_length
         ));
     }
-    let tracking = (state.best_selection)
-        .map_or(String::new(), |s| format!(", tracking error {:.3}", s.error));
-    let cells = (state.best_selection.and_then(|s| s.cells))
-        .map_or(String::new(), |n| format!(", {n} cells within"));
+    let selection = state.best_selection.map_or(String::new(), |s| {
+        let cells = s.cells.map_or(String::new(), |n| format!(", {n} cells within"));
+        format!(", tracking error {:.3}{cells}", s.error)
+    });
     report.say(&format!(
         "done: {} iterations, {} steps in {:.1} s; best-eval weights: Test/Return \
-         {}{tracking}{cells}; run dir {}",
+         {}{selection}; run dir {}",
         state.iteration,
         state.total_timesteps,
         runner.elapsed_s(),
