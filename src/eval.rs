@@ -13,6 +13,7 @@ use tch::Tensor;
 
 use crate::algos::rollout::{Flow, Rollout};
 use crate::algos::seeding::{derive, stream};
+use crate::algos::tracking::EvalEpisode;
 use crate::config::UsageError;
 use crate::course::LegTally;
 use crate::envs::cassie::SimKind;
@@ -195,6 +196,14 @@ struct Loaded {
     targets: bool,
 }
 
+/// The env a policy was trained on, read without loading its weights.
+pub fn env_of(source: &Source) -> Result<String> {
+    match source {
+        Source::Run { path, .. } => Ok(crate::logging::load_run(path, "--path")?.config.run.env),
+        Source::Onnx(model) => Ok(crate::export::read_sidecar(model)?.env),
+    }
+}
+
 fn load(source: &Source) -> Result<Loaded> {
     match source {
         Source::Run { path, weights } => {
@@ -307,6 +316,9 @@ pub struct EvalSummary {
     pub terms: BTreeMap<String, f64>,
     /// Mean per step of each env metric ([`crate::envs::Env::metrics`]).
     pub metrics: BTreeMap<String, f64>,
+    /// Each episode's command, length and per-step metric means (what its printed line
+    /// shows), for judges of single episodes such as `gait check`.
+    pub episodes: Vec<EvalEpisode>,
     /// Ctrl-C or SIGTERM ended the evaluation early (what ran is reported and written).
     pub interrupted: bool,
 }
@@ -468,6 +480,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         lengths: vec![],
         terms: BTreeMap::new(),
         metrics: BTreeMap::new(),
+        episodes: Vec::new(),
         interrupted: false,
     };
     let mut steps_total = 0usize;
@@ -576,6 +589,14 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         }
         summary.returns.push(ret);
         summary.lengths.push(len);
+        summary.episodes.push(EvalEpisode {
+            command: args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
+            metrics: episode_metrics
+                .iter()
+                .map(|&(name, sum)| (name.to_string(), sum / len.max(1) as f64))
+                .collect(),
+            steps: len,
+        });
     }
     // Nothing recorded (a stop before the first step): no picture to write.
     let replay = replay.filter(|r| r.episodes.iter().any(|e| !e.frames.is_empty()));

@@ -15,6 +15,7 @@
 
 pub mod algos;
 pub mod bench;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod course;

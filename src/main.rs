@@ -83,6 +83,14 @@ fn run() -> ExitCode {
                 other => other.map(|_| ()),
             }
         }
+        Action::Check(args) => {
+            install_signal_handler("stopping: reporting the cells that completed");
+            match gait::check::run_check(&args, &mut Stdout::default()) {
+                Ok(report) if report.interrupted => return ExitCode::from(EXIT_INTERRUPTED),
+                Ok(report) if !report.passed() => return ExitCode::from(EXIT_CHECK_MISSED),
+                other => other.map(|_| ()),
+            }
+        }
         Action::Export(args) => gait::export::run_export(&args, &mut Stdout::default()).map(|_| ()),
         Action::BenchEnv(args) => gait::bench::bench_env(&args).map(|_| ()),
         Action::BenchOptimize(args) => gait::bench::bench_optimize(&args).map(|_| ()),
@@ -95,6 +103,10 @@ fn run() -> ExitCode {
         Err(e) => report(e),
     }
 }
+
+/// Exit code of `gait check` when it ran and a cell is not within the task's bounds (so that
+/// a script can tell a failed check from a usage error, 2, or a failure to run, 1).
+const EXIT_CHECK_MISSED: u8 = 3;
 
 /// Exit code of a run stopped by Ctrl-C/SIGTERM (128 + SIGINT, what shells report).
 const EXIT_INTERRUPTED: u8 = 130;

@@ -716,3 +716,96 @@ fn the_tracking_score_chooses_the_best_eval_weights() {
         assert!(!dir.path().join("cartpole").exists(), "nothing written");
     }
 }
+
+/// `gait check`: one row per command on each model, in order, each row's means those of
+/// `gait eval` with the same command, model and episodes; the table is the same for one
+/// worker or two; the exit code is 0 exactly when every cell is within (3 otherwise); bad
+/// commands and non-walking runs are usage errors (2) before anything runs.
+#[test]
+fn check_judges_each_command_on_each_model_as_eval_measures_it() {
+    let walk = common::pretrained_walk();
+    let walk = walk.to_str().unwrap();
+    let check = |workers: &str| {
+        gait(&[
+            "check",
+            "--path",
+            walk,
+            "--command",
+            "0.5,0,0",
+            "--command",
+            "-0.3,0,0",
+            "--sims",
+            "rapier,mujoco",
+            "--episodes",
+            "2",
+            "--traj-len",
+            "100",
+            "--workers",
+            workers,
+        ])
+    };
+    let (one, two) = (check("1"), check("2"));
+    assert!(matches!(two.status.code(), Some(0 | 3)), "{}{}", stdout(&two), stderr(&two));
+    assert_eq!(stdout(&one), stdout(&two), "the worker count changed the table");
+    assert_eq!(one.status.code(), two.status.code());
+    let out = stdout(&two);
+    let rows: Vec<&str> =
+        out.lines().filter(|l| l.starts_with("rapier") || l.starts_with("mujoco")).collect();
+    let cells: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| {
+            let w: Vec<&str> = r.split_whitespace().collect();
+            (w[0], w[1])
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ("rapier", "0.5,0,0"),
+            ("rapier", "-0.3,0,0"),
+            ("mujoco", "0.5,0,0"),
+            ("mujoco", "-0.3,0,0")
+        ],
+        "{out}"
+    );
+    // Each row's mean forward speed is the mean of `gait eval`'s two episodes.
+    for (row, (sim, command)) in rows.iter().zip(&cells) {
+        let e = gait(&[
+            "eval",
+            "--path",
+            walk,
+            "--sim",
+            sim,
+            "--command",
+            command,
+            "--episodes",
+            "2",
+            "--traj-len",
+            "100",
+        ]);
+        assert!(e.status.success(), "{}", stderr(&e));
+        let eval_out = stdout(&e);
+        let speeds: Vec<f64> = eval_out
+            .lines()
+            .filter(|l| l.starts_with("episode"))
+            .map(|l| episode_metric(l, "forward_speed"))
+            .collect();
+        assert_eq!(speeds.len(), 2, "{eval_out}");
+        let mean: f64 = row.split_whitespace().nth(3).unwrap().parse().unwrap();
+        assert!((mean - (speeds[0] + speeds[1]) / 2.0).abs() < 0.0011, "{row} vs {eval_out}");
+    }
+    let within = rows.iter().filter(|r| r.ends_with(" yes")).count();
+    let summary = out.lines().last().unwrap();
+    assert!(summary.starts_with(&format!("within: {within} of 4 cells; falls: ")), "{out}");
+    assert_eq!(two.status.code(), Some(if within == 4 { 0 } else { 3 }), "{out}");
+
+    let o = gait(&["check", "--path", walk, "--command", "1,0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim(), "error: --command takes 3 values x,y,turn, got 2");
+    let dir = tempfile::tempdir().unwrap();
+    let cartpole = trained_cartpole(dir.path(), "c", &["--timesteps", "1000"]);
+    let o = gait(&["check", "--path", cartpole.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("env 'cartpole' has no physics models"), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "", "nothing ran");
+}

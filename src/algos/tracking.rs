@@ -29,7 +29,8 @@ pub struct EvalEpisode {
 }
 
 impl EvalEpisode {
-    fn metric(&self, name: &str) -> Option<f64> {
+    /// The episode's mean of the env metric `name`, if the env reports it.
+    pub fn metric(&self, name: &str) -> Option<f64> {
         self.metrics.iter().find(|(k, _)| *k == name).map(|&(_, v)| v)
     }
 }
@@ -95,6 +96,31 @@ pub const STANDING_TOLERANCE: f64 = 0.1;
 /// outweighs a better speed on every other command.
 pub const FALL_ERROR: f64 = 4.0;
 
+/// One episode's error in tolerances, as the task judges it (`gait check`, the selection):
+/// its worst axis, |forward − x| and |lateral − y| over 0.15 m/s (0.1 m/s for a standing
+/// command) and |yaw rate − turn| over 0.1 rad/s; [`FALL_ERROR`] for an episode shorter than
+/// `len` steps (it fell or was cut). At most 1: within the task's bounds. `None` without a
+/// command or speeds.
+pub fn episode_error(e: &EvalEpisode, len: usize) -> Option<f64> {
+    let c = e.command?;
+    let (forward, lateral) = (e.metric("forward_speed")?, e.metric("lateral_speed")?);
+    if e.steps < len {
+        return Some(FALL_ERROR);
+    }
+    let speed_tol = if is_standing(c) { STANDING_TOLERANCE } else { SPEED_TOLERANCE };
+    let mut worst =
+        ((forward - c[0] as f64).abs() / speed_tol).max((lateral - c[1] as f64).abs() / speed_tol);
+    if let Some(rate) = e.metric("yaw_rate") {
+        worst = worst.max((rate - c[2] as f64).abs() / YAW_RATE_TOLERANCE);
+    }
+    Some(worst)
+}
+
+/// A standing command (all zero): its speeds are held to [`STANDING_TOLERANCE`].
+pub fn is_standing(command: [f32; 3]) -> bool {
+    command.iter().all(|&v| v == 0.0)
+}
+
 /// The selection's scores: [`Selection::error`] is `Test/Tracking Error`,
 /// [`Selection::cells_within`] is `Test/Cells Within`. Built only by [`Selection::score`], so
 /// it always holds at least one cell.
@@ -111,24 +137,8 @@ impl Selection {
     /// [`FALL_ERROR`]; then each of the `cells` cells (episode `k` is cell `k % cells`) keeps
     /// its worst episode. `None` without episodes, commands or speeds.
     pub fn score(episodes: &[EvalEpisode], len: usize, cells: usize) -> Option<Self> {
-        let errors: Vec<f64> = episodes
-            .iter()
-            .map(|e| {
-                let c = e.command?;
-                let (forward, lateral) = (e.metric("forward_speed")?, e.metric("lateral_speed")?);
-                if e.steps < len {
-                    return Some(FALL_ERROR);
-                }
-                let standing = c.iter().all(|&v| v == 0.0);
-                let speed_tol = if standing { STANDING_TOLERANCE } else { SPEED_TOLERANCE };
-                let mut worst = ((forward - c[0] as f64).abs() / speed_tol)
-                    .max((lateral - c[1] as f64).abs() / speed_tol);
-                if let Some(rate) = e.metric("yaw_rate") {
-                    worst = worst.max((rate - c[2] as f64).abs() / YAW_RATE_TOLERANCE);
-                }
-                Some(worst)
-            })
-            .collect::<Option<_>>()?;
+        let errors: Vec<f64> =
+            episodes.iter().map(|e| episode_error(e, len)).collect::<Option<_>>()?;
         if errors.is_empty() {
             return None;
         }

@@ -1,4 +1,4 @@
-//! Flags of `gait eval`, `gait bench` and `gait plot`, and the typed options they become.
+//! Flags of `gait eval`, `gait check`, `gait bench` and `gait plot`, and the typed options they become.
 
 use std::path::PathBuf;
 
@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::train::{cassie_number, EnvSettings, SettingFlags};
 use crate::bench::{BenchEnvOptions, BenchOptimizeOptions, BENCH_ACT, BENCH_OBS, BENCH_STEPS};
+use crate::check::{CheckOptions, CheckSim, TASK_COMMANDS};
 use crate::config::checks::{non_negative_f32, positive_usize, Range};
 use crate::config::{TrainConfig, UsageError};
 use crate::envs::cassie::SimKind;
@@ -31,9 +32,9 @@ impl std::str::FromStr for CommandValues {
     }
 }
 
-/// Flags of `gait eval`.
+/// Which policy `gait eval` and `gait check` run.
 #[derive(Debug, Clone, Args)]
-pub struct EvalFlags {
+pub struct PolicyFlags {
     /// Run directory (holds experiment.json and the checkpoints).
     #[arg(long, required_unless_present = "onnx", conflicts_with = "onnx")]
     pub path: Option<PathBuf>,
@@ -41,6 +42,34 @@ pub struct EvalFlags {
     /// Runtime, its PD targets built from its sidecar FILE.onnx.json alone.
     #[arg(long, conflicts_with = "latest")]
     pub onnx: Option<PathBuf>,
+    /// Use the latest weights instead of the best-eval ones.
+    #[arg(long)]
+    pub latest: bool,
+    /// Use the weights saved after iteration N (`actor_N.safetensors`, written every
+    /// `--save-freq` iterations in training) instead of the best-eval ones.
+    #[arg(long, conflicts_with_all = ["latest", "onnx"], value_name = "N")]
+    pub iteration: Option<u64>,
+}
+
+impl PolicyFlags {
+    /// The policy these flags name.
+    pub fn source(self) -> Source {
+        let weights = ActorCheckpoint::from_flags(self.latest, self.iteration);
+        match (self.path, self.onnx) {
+            (_, Some(model)) => Source::Onnx(model),
+            (Some(path), None) => Source::Run { path, weights },
+            // clap requires one of the two.
+            (None, None) => Source::Run { path: PathBuf::new(), weights },
+        }
+    }
+}
+
+/// Flags of `gait eval`.
+#[derive(Debug, Clone, Args)]
+pub struct EvalFlags {
+    /// The policy.
+    #[command(flatten)]
+    pub policy: PolicyFlags,
     /// Episodes to run.
     #[arg(long, default_value = "10", value_parser = positive_usize)]
     pub episodes: usize,
@@ -56,13 +85,6 @@ pub struct EvalFlags {
     /// --traj-len cuts them).
     #[arg(long, num_args = 1.., conflicts_with = "command", allow_negative_numbers = true, value_name = "SECONDS:X,Y,TURN")]
     pub course: Option<Vec<CourseSegment>>,
-    /// Use the latest weights instead of the best-eval ones.
-    #[arg(long)]
-    pub latest: bool,
-    /// Use the weights saved after iteration N (`actor_N.safetensors`, written every
-    /// `--save-freq` iterations in training) instead of the best-eval ones.
-    #[arg(long, conflicts_with_all = ["latest", "onnx"], value_name = "N")]
-    pub iteration: Option<u64>,
     /// Seeds the episodes' initial states.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -99,13 +121,7 @@ pub struct EvalFlags {
 impl EvalFlags {
     /// The typed options.
     pub fn options(self) -> EvalOptions {
-        let weights = ActorCheckpoint::from_flags(self.latest, self.iteration);
-        let source = match (self.path, self.onnx) {
-            (_, Some(model)) => Source::Onnx(model),
-            (Some(path), None) => Source::Run { path, weights },
-            // clap requires one of the two.
-            (None, None) => Source::Run { path: PathBuf::new(), weights },
-        };
+        let source = self.policy.source();
         EvalOptions {
             source,
             episodes: self.episodes,
@@ -120,6 +136,74 @@ impl EvalFlags {
             push_exact: self.push_exact,
             action_noise: self.action_noise,
         }
+    }
+}
+
+/// Flags of `gait check`.
+#[derive(Debug, Clone, Args)]
+pub struct CheckFlags {
+    /// The policy.
+    #[command(flatten)]
+    pub policy: PolicyFlags,
+    /// A command X,Y,TURN to check, once per command (`--command 1,0,0 --command -0.3,0,0`)
+    /// [default: the walking task's ten: 1,0,0 0.5,0,0 -0.3,0,0 0,0.2,0 0,-0.2,0 0,0,0.4
+    /// 0,0,-0.4 0.6,0,0.3 0.6,0,-0.3 0,0,0].
+    #[arg(long = "command", allow_hyphen_values = true, value_name = "X,Y,TURN")]
+    pub commands: Option<Vec<CommandValues>>,
+    /// The models, each command checked on each (MuJoCo at the lab model's 0.5 ms, rapier at
+    /// its 2 ms).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "mujoco,rapier")]
+    pub sims: Vec<CheckSim>,
+    /// Episodes per command and model.
+    #[arg(long, default_value = "5", value_parser = positive_usize)]
+    pub episodes: usize,
+    /// Steps per episode (50 per second); an episode that ends sooner fell.
+    #[arg(long, default_value = "1000", value_parser = positive_usize)]
+    pub traj_len: usize,
+    /// Seeds the episodes' initial states (and pushes), as `gait eval --seed`.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Push the robot every 2-5 s by a speed change of up to this (m/s), as `gait eval --push`.
+    #[arg(long, value_parser = cassie_number("push"))]
+    pub push: Option<f64>,
+    /// Every push exactly --push instead.
+    #[arg(long, requires = "push")]
+    pub push_exact: bool,
+    /// Cells evaluated at once [default: the cores available]; the table is the same for any
+    /// count.
+    #[arg(long, value_parser = positive_usize)]
+    pub workers: Option<usize>,
+}
+
+impl CheckFlags {
+    /// The typed options; a command of other than three numbers is a usage error.
+    pub fn options(self) -> Result<CheckOptions, UsageError> {
+        let source = self.policy.source();
+        let commands = match self.commands {
+            None => TASK_COMMANDS.to_vec(),
+            Some(values) => values
+                .into_iter()
+                .map(|CommandValues(v)| {
+                    <[f32; 3]>::try_from(v.as_slice()).map_err(|_| {
+                        UsageError(format!("--command takes 3 values x,y,turn, got {}", v.len()))
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        let workers = self
+            .workers
+            .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+        Ok(CheckOptions {
+            source,
+            commands,
+            sims: self.sims,
+            episodes: self.episodes,
+            traj_len: self.traj_len,
+            seed: self.seed,
+            push: self.push.map(|v| v as f32),
+            push_exact: self.push_exact,
+            workers,
+        })
     }
 }
 

@@ -11,12 +11,15 @@ use std::ffi::OsString;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-pub use commands::{BenchEnvFlags, BenchOptimizeFlags, EvalFlags, ExportFlags, PlotFlags};
+pub use commands::{
+    BenchEnvFlags, BenchOptimizeFlags, CheckFlags, EvalFlags, ExportFlags, PlotFlags,
+};
 pub use train::{
     flag_of, resolve, shown, AllSettings, EnvSettings, Scope, SettingFlags, TrainFlags,
 };
 
 use crate::bench::{BenchEnvOptions, BenchOptimizeOptions};
+use crate::check::CheckOptions;
 use crate::config::{presets, TrainConfig, TrainJob};
 use crate::envs;
 use crate::eval::EvalOptions;
@@ -44,6 +47,10 @@ pub enum Command {
     Train(TrainCommand),
     /// Run a trained policy deterministically and report returns and reward terms.
     Eval(EvalFlags),
+    /// Check a walking policy on the task's commands, on each physics model: every cell
+    /// (command, model) within the task's bounds in every episode, no fall. Exit code 3 when a
+    /// cell is not.
+    Check(CheckFlags),
     /// Write a trained policy as ONNX or TorchScript, with its controller description
     /// (observation and action layouts, rate, PD targets and gains) beside it.
     Export(ExportFlags),
@@ -81,6 +88,8 @@ pub enum Action {
     PrintConfig(Box<TrainConfig>),
     /// `eval`.
     Eval(EvalOptions),
+    /// `check`.
+    Check(CheckOptions),
     /// `export`.
     Export(ExportOptions),
     /// `bench env`.
@@ -150,6 +159,7 @@ pub fn parse(argv: &[OsString]) -> anyhow::Result<Parsed> {
             return Ok(Parsed { action, notes });
         }
         Command::Eval(args) => Action::Eval(args.options()),
+        Command::Check(args) => Action::Check(args.options()?),
         Command::Export(args) => Action::Export(args.options()),
         Command::Bench(BenchCommand::Env(args)) => Action::BenchEnv(args.options()?),
         Command::Bench(BenchCommand::Optimize(args)) => Action::BenchOptimize(args.options()?),
