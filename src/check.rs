@@ -21,8 +21,9 @@ use crate::algos::tracking::{
     episode_error, EvalEpisode, SPEED_TOLERANCE, STANDING_TOLERANCE, YAW_RATE_TOLERANCE,
 };
 use crate::config::UsageError;
+use crate::course::LegOutcome;
 use crate::envs::cassie::SimKind;
-use crate::eval::{env_of, run_eval, EvalOptions, PhysicsOverride, Source};
+use crate::eval::{env_of, run_eval, CourseSegment, EvalOptions, PhysicsOverride, Source};
 
 /// The ten commands of the walking task (issue 27's "Done means"), `[x m/s, y m/s, turn rad/s]`.
 pub const TASK_COMMANDS: [[f32; 3]; 10] = [
@@ -74,73 +75,154 @@ impl CheckSim {
 pub struct CheckOptions {
     /// The policy: a run's checkpoint, or an exported ONNX file.
     pub source: Source,
-    /// The commands, `[x, y, turn]`.
-    pub commands: Vec<[f32; 3]>,
+    /// What each model runs: held commands, or a course judged leg by leg.
+    pub task: CheckTask,
     /// The models, each cell one of them.
     pub sims: Vec<CheckSim>,
-    /// Episodes per cell.
+    /// Episodes per command (per model, for a course).
     pub episodes: usize,
-    /// Steps per episode; an episode that ends sooner fell.
-    pub traj_len: usize,
+    /// Steps per episode (None: [`COMMAND_STEPS`] for held commands, the whole course).
+    pub traj_len: Option<usize>,
     /// Seeds the episodes, as `gait eval --seed`.
     pub seed: u64,
     /// Pushes of up to this speed change (m/s), as `gait eval --push`.
     pub push: Option<f32>,
     /// Every push exactly `push`.
     pub push_exact: bool,
-    /// Cells evaluated at once (threads, one libtorch thread each).
+    /// Evaluations run at once (threads, one libtorch thread each).
     pub workers: usize,
 }
 
-/// One cell: a command on a model, over its episodes.
+/// What a check runs on each model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckTask {
+    /// Each command held for whole episodes: one cell per command and model.
+    Commands(Vec<[f32; 3]>),
+    /// One course per episode, as `gait eval --course` runs it: one cell per leg and model,
+    /// judged on the leg's means from a second into it ([`crate::course::SETTLE_SECONDS`]).
+    Course(Vec<CourseSegment>),
+}
+
+/// Steps of a held-command episode unless `--traj-len` says otherwise: 20 s.
+pub const COMMAND_STEPS: usize = 1000;
+
+/// The course of `gait check --course` without legs (and of `scripts/check_course.sh`): 33 s,
+/// changing command every 3-4 s: walk, walking turn, turn in place, sidestep both ways,
+/// backward, slow walking turn, turn in place the other way, stop.
+pub const TASK_COURSE: [(f64, [f32; 3]); 9] = [
+    (4.0, [1.0, 0.0, 0.0]),
+    (4.0, [0.6, 0.0, 0.3]),
+    (4.0, [0.0, 0.0, -0.4]),
+    (3.0, [0.0, 0.2, 0.0]),
+    (4.0, [-0.3, 0.0, 0.0]),
+    (3.0, [0.0, -0.2, 0.0]),
+    (4.0, [0.5, 0.0, -0.3]),
+    (4.0, [0.0, 0.0, 0.4]),
+    (3.0, [0.0, 0.0, 0.0]),
+];
+
+/// One cell: a command (or a course's leg) on a model, over its episodes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cell {
     /// The model.
     pub sim: CheckSim,
+    /// The course leg (None: a held command).
+    pub leg: Option<usize>,
     /// The command, `[x, y, turn]`.
     pub command: [f32; 3],
-    /// Episodes that ended before `traj_len` steps.
+    /// Episodes that fell (in this leg, for a course).
     pub falls: usize,
     /// Episodes run.
     pub episodes: usize,
-    /// Means over the episodes of each episode's mean forward speed, lateral speed (m/s) and
-    /// yaw rate (rad/s).
+    /// Episodes with means: all for a held command; for a leg, those that reached its settled
+    /// part.
+    pub reached: usize,
+    /// Means over those episodes of each one's mean forward speed, lateral speed (m/s) and yaw
+    /// rate (rad/s).
     pub mean: [f64; 3],
     /// The worst episode's |mean − command| on each of the three axes.
     pub worst: [f64; 3],
-    /// No fall, every episode within the task's bounds.
+    /// Every episode reached it, none fell, every one within the task's bounds.
     pub within: bool,
 }
 
+/// One episode's part in a cell: its means (None: it did not reach the leg) and a fall.
+struct Sample {
+    means: Option<EvalEpisode>,
+    fell: bool,
+}
+
 impl Cell {
-    /// Judges a cell's episodes (each ran `command` for up to `len` steps).
+    /// Judges a cell from its episodes' samples.
     fn judge(
         sim: CheckSim,
+        leg: Option<usize>,
         command: [f32; 3],
-        episodes: &[EvalEpisode],
-        len: usize,
+        samples: &[Sample],
     ) -> Result<Self> {
+        let reached: Vec<&EvalEpisode> = samples.iter().filter_map(|s| s.means.as_ref()).collect();
+        let falls = samples.iter().filter(|s| s.fell).count();
         let mut cell = Self {
             sim,
+            leg,
             command,
-            falls: episodes.iter().filter(|e| e.steps < len).count(),
-            episodes: episodes.len(),
+            falls,
+            episodes: samples.len(),
+            reached: reached.len(),
             mean: [0.0; 3],
             worst: [0.0; 3],
-            within: !episodes.is_empty(),
+            within: falls == 0 && !samples.is_empty() && reached.len() == samples.len(),
         };
-        for e in episodes {
-            let error = episode_error(e, len).context(
+        for e in &reached {
+            // Falls are counted above; the judge sees each episode's speeds.
+            let error = episode_error(e, 0).context(
                 "the env reports no command or speeds: only walking envs can be checked",
             )?;
             cell.within &= error <= 1.0;
             for (axis, name) in ["forward_speed", "lateral_speed", "yaw_rate"].iter().enumerate() {
                 let v = e.metric(name).unwrap_or(f64::NAN);
-                cell.mean[axis] += v / episodes.len() as f64;
+                cell.mean[axis] += v / reached.len() as f64;
                 cell.worst[axis] = cell.worst[axis].max((v - command[axis] as f64).abs());
             }
         }
         Ok(cell)
+    }
+
+    /// A held command's cell: an episode shorter than `len` steps fell.
+    fn of_command(
+        sim: CheckSim,
+        command: [f32; 3],
+        episodes: &[EvalEpisode],
+        len: usize,
+    ) -> Result<Self> {
+        let samples: Vec<Sample> = episodes
+            .iter()
+            .map(|e| Sample { means: Some(e.clone()), fell: e.steps < len })
+            .collect();
+        Self::judge(sim, None, command, &samples)
+    }
+
+    /// A course's cells, one per leg, from each episode's leg outcomes.
+    fn of_course(sim: CheckSim, episodes: &[Vec<LegOutcome>]) -> Result<Vec<Self>> {
+        let legs = episodes.first().map_or(0, Vec::len);
+        (0..legs)
+            .map(|k| {
+                let command = episodes[0][k].command;
+                let samples: Vec<Sample> = episodes
+                    .iter()
+                    .map(|legs| {
+                        let leg = &legs[k];
+                        let means = leg.means.clone().map(|metrics| EvalEpisode {
+                            command: Some(command),
+                            metrics,
+                            steps: 0,
+                        });
+                        Sample { means, fell: leg.fell }
+                    })
+                    .collect();
+                Self::judge(sim, Some(k), command, &samples)
+            })
+            .collect()
     }
 }
 
@@ -154,27 +236,44 @@ impl fmt::Display for CommandText {
 }
 
 impl fmt::Display for Cell {
-    /// One row of the table (the columns of [`HEADER`]).
+    /// One row of the table (the columns of [`COMMAND_HEADER`] or [`COURSE_HEADER`]).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let falls = format!("{}/{:<4}", self.falls, self.episodes);
         let command = CommandText(self.command).to_string();
-        write!(f, "{:<7} {command:<12} {falls}", self.sim.name())?;
+        let ok = if self.within { "yes" } else { "no" };
+        match self.leg {
+            None => write!(f, "{:<7} {command:<12} {falls}", self.sim.name())?,
+            Some(leg) => {
+                let reached = format!("{}/{:<6}", self.reached, self.episodes);
+                write!(f, "{:<7} {leg:<4} {command:<14} {falls} {reached}", self.sim.name())?;
+                if self.reached == 0 {
+                    return write!(f, " not reached{:18} {ok}", "");
+                }
+            }
+        }
         for axis in 0..3 {
             write!(f, " {:6.3} ({:.3})  ", self.mean[axis], self.worst[axis])?;
         }
-        write!(f, " {}", if self.within { "yes" } else { "no" })
+        write!(f, " {ok}")
     }
 }
 
-/// The table's header.
-pub const HEADER: &str =
+/// The table's header for held commands.
+pub const COMMAND_HEADER: &str =
     "sim     command      falls  forward (err)    lateral (err)    yaw rate (err)   ok";
+/// The table's header for a course.
+pub const COURSE_HEADER: &str = "sim     leg  command        falls  reached  forward (err)    \
+                                 lateral (err)    yaw rate (err)   ok";
 
-/// What a check measured: its cells in order (model by model, commands in the order given).
+/// What a check measured: its cells in order (model by model, commands or legs in order).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckReport {
     /// The cells that completed, in order.
     pub cells: Vec<Cell>,
+    /// Episodes run and of those, episodes that fell.
+    pub episodes: usize,
+    /// See `episodes`.
+    pub falls: usize,
     /// Ctrl-C or SIGTERM ended the check early: `cells` holds those that completed.
     pub interrupted: bool,
 }
@@ -192,35 +291,99 @@ impl CheckReport {
 
     /// The last line: cells within, falls over all episodes.
     pub fn summary(&self) -> String {
-        let falls: usize = self.cells.iter().map(|c| c.falls).sum();
-        let episodes: usize = self.cells.iter().map(|c| c.episodes).sum();
         format!(
-            "within: {} of {} cells; falls: {falls} of {episodes} episodes",
+            "within: {} of {} cells; falls: {} of {} episodes",
             self.within(),
-            self.cells.len()
+            self.cells.len(),
+            self.falls,
+            self.episodes
         )
     }
 }
 
-/// The evaluation of one cell, as `gait eval` would run it.
-fn cell_options(opts: &CheckOptions, sim: CheckSim, command: [f32; 3]) -> EvalOptions {
-    EvalOptions {
-        source: opts.source.clone(),
-        episodes: opts.episodes,
-        traj_len: Some(opts.traj_len),
-        command: Some(command.to_vec()),
-        course: None,
-        seed: opts.seed,
-        gif: None,
-        record: None,
-        physics: sim.physics(),
-        push: opts.push,
-        push_exact: opts.push_exact,
-        action_noise: 0.0,
+/// One evaluation of a check: a held command, or the course, on one model.
+#[derive(Debug, Clone, Copy)]
+enum Job {
+    Command(CheckSim, [f32; 3]),
+    Course(CheckSim),
+}
+
+impl Job {
+    fn sim(self) -> CheckSim {
+        match self {
+            Self::Command(sim, _) | Self::Course(sim) => sim,
+        }
+    }
+
+    /// The evaluation, as `gait eval` would run it.
+    fn options(self, opts: &CheckOptions) -> EvalOptions {
+        let (command, course, traj_len) = match (self, &opts.task) {
+            (Self::Command(_, c), _) => {
+                (Some(c.to_vec()), None, Some(opts.traj_len.unwrap_or(COMMAND_STEPS)))
+            }
+            (Self::Course(_), CheckTask::Course(legs)) => (None, Some(legs.clone()), opts.traj_len),
+            (Self::Course(_), CheckTask::Commands(_)) => (None, None, opts.traj_len),
+        };
+        EvalOptions {
+            source: opts.source.clone(),
+            episodes: opts.episodes,
+            traj_len,
+            command,
+            course,
+            seed: opts.seed,
+            gif: None,
+            record: None,
+            physics: self.sim().physics(),
+            push: opts.push,
+            push_exact: opts.push_exact,
+            action_noise: 0.0,
+        }
+    }
+
+    /// Runs the evaluation and judges its cells; also whether a stop request cut it short.
+    fn run(self, opts: &CheckOptions) -> Result<Judged> {
+        let eval = self.options(opts);
+        let summary = run_eval(&eval, &mut std::io::sink())?;
+        let cells = match self {
+            Self::Command(sim, command) => {
+                let len = eval.traj_len.unwrap_or(COMMAND_STEPS);
+                vec![Cell::of_command(sim, command, &summary.episodes, len)?]
+            }
+            Self::Course(sim) => Cell::of_course(sim, &summary.course_episodes)?,
+        };
+        let falls = match self {
+            Self::Command(..) => cells.iter().map(|c| c.falls).sum(),
+            Self::Course(_) => {
+                summary.course_episodes.iter().filter(|e| e.iter().any(|l| l.fell)).count()
+            }
+        };
+        Ok(Judged {
+            cells,
+            episodes: summary.episodes.len(),
+            falls,
+            interrupted: summary.interrupted,
+        })
     }
 }
 
-/// Runs every cell, `opts.workers` at a time, and prints the table row by row in cell order,
+impl fmt::Display for Job {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Command(sim, c) => write!(f, "{} {}", sim.name(), CommandText(*c)),
+            Self::Course(sim) => write!(f, "{} course", sim.name()),
+        }
+    }
+}
+
+/// A job's cells and episode counts.
+struct Judged {
+    cells: Vec<Cell>,
+    episodes: usize,
+    falls: usize,
+    interrupted: bool,
+}
+
+/// Runs every evaluation, `opts.workers` at a time, and prints the table row by row in order,
 /// then the summary line.
 pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckReport> {
     // Once, before any cell: a path that is not a run, or a run of an env without models.
@@ -232,41 +395,62 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
         ))
         .into());
     }
-    let cells: Vec<(CheckSim, [f32; 3])> =
-        opts.sims.iter().flat_map(|&s| opts.commands.iter().map(move |&c| (s, c))).collect();
-    let tolerances = format!(
-        "within: no fall in {} steps, each speed within {SPEED_TOLERANCE} m/s ({STANDING_TOLERANCE} \
-         standing), yaw rate within {YAW_RATE_TOLERANCE} rad/s, in every episode",
-        opts.traj_len
-    );
+    let jobs: Vec<Job> = match &opts.task {
+        CheckTask::Commands(commands) => opts
+            .sims
+            .iter()
+            .flat_map(|&s| commands.iter().map(move |&c| Job::Command(s, c)))
+            .collect(),
+        CheckTask::Course(_) => opts.sims.iter().map(|&s| Job::Course(s)).collect(),
+    };
     let s = if opts.episodes == 1 { "" } else { "s" };
-    writeln!(out, "{} cells, {} episode{s} each; {tolerances}", cells.len(), opts.episodes)?;
+    let bounds = format!(
+        "each speed within {SPEED_TOLERANCE} m/s ({STANDING_TOLERANCE} standing), yaw rate \
+         within {YAW_RATE_TOLERANCE} rad/s, in every episode"
+    );
+    match &opts.task {
+        CheckTask::Commands(c) => writeln!(
+            out,
+            "{} cells, {} episode{s} each; within: no fall in {} steps, {bounds}",
+            c.len() * opts.sims.len(),
+            opts.episodes,
+            opts.traj_len.unwrap_or(COMMAND_STEPS)
+        )?,
+        CheckTask::Course(legs) => writeln!(
+            out,
+            "a course of {} legs on {} model(s), {} episode{s} each; a leg is within when every \
+             episode reached it and none fell in it, and from {} s into it, {bounds}",
+            legs.len(),
+            opts.sims.len(),
+            opts.episodes,
+            crate::course::SETTLE_SECONDS
+        )?,
+    }
     if let Some(push) = opts.push.filter(|&p| p > 0.0) {
         let size = if opts.push_exact { "exactly" } else { "up to" };
         writeln!(out, "pushes: {size} {push} m/s every 2-5 s, in a random horizontal direction")?;
     }
-    writeln!(out, "{HEADER}")?;
+    let header = match opts.task {
+        CheckTask::Commands(_) => COMMAND_HEADER,
+        CheckTask::Course(_) => COURSE_HEADER,
+    };
+    writeln!(out, "{header}")?;
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let (tx, rx) = mpsc::channel::<(usize, Result<(Cell, bool)>)>();
-    let mut done: Vec<Option<Cell>> = vec![None; cells.len()];
+    let (tx, rx) = mpsc::channel::<(usize, Result<Judged>)>();
+    let mut done: Vec<Option<Judged>> = (0..jobs.len()).map(|_| None).collect();
     let mut printed = 0;
-    let mut report = CheckReport { cells: Vec::new(), interrupted: false };
-    let mut failure = None;
+    let mut report = CheckReport { cells: Vec::new(), episodes: 0, falls: 0, interrupted: false };
+    let mut failure: Option<(usize, anyhow::Error)> = None;
     std::thread::scope(|scope| -> Result<()> {
-        for _ in 0..opts.workers.clamp(1, cells.len().max(1)) {
-            let (tx, next, stop, cells) = (tx.clone(), &next, &stop, &cells);
+        for _ in 0..opts.workers.clamp(1, jobs.len().max(1)) {
+            let (tx, next, stop, jobs) = (tx.clone(), &next, &stop, &jobs);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= cells.len() || stop.load(Ordering::SeqCst) {
+                if i >= jobs.len() || stop.load(Ordering::SeqCst) {
                     return;
                 }
-                let (sim, command) = cells[i];
-                let result = run_eval(&cell_options(opts, sim, command), &mut std::io::sink())
-                    .and_then(|s| {
-                        Ok((Cell::judge(sim, command, &s.episodes, opts.traj_len)?, s.interrupted))
-                    })
-                    .with_context(|| format!("{} {}", sim.name(), CommandText(command)));
+                let result = jobs[i].run(opts).with_context(|| jobs[i].to_string());
                 if tx.send((i, result)).is_err() {
                     return;
                 }
@@ -275,21 +459,27 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
         drop(tx);
         for (i, result) in rx {
             match result {
-                Ok((_, true)) => {
+                Ok(judged) if judged.interrupted => {
                     report.interrupted = true;
                     stop.store(true, Ordering::SeqCst);
                 }
-                Ok((cell, false)) => done[i] = Some(cell),
+                Ok(judged) => done[i] = Some(judged),
                 Err(e) => {
                     stop.store(true, Ordering::SeqCst);
-                    // The first cell in order that failed is the one reported.
+                    // The first evaluation in order that failed is the one reported.
                     if failure.as_ref().is_none_or(|&(j, _)| i < j) {
                         failure = Some((i, e));
                     }
                 }
             }
-            while let Some(Some(cell)) = done.get(printed) {
-                writeln!(out, "{cell}")?;
+            // Rows in order: each evaluation's once those before it are printed.
+            while let Some(Some(judged)) = done.get_mut(printed) {
+                for cell in &judged.cells {
+                    writeln!(out, "{cell}")?;
+                }
+                report.episodes += judged.episodes;
+                report.falls += judged.falls;
+                report.cells.append(&mut judged.cells);
                 printed += 1;
             }
         }
@@ -298,10 +488,9 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
     if let Some((_, e)) = failure {
         return Err(e);
     }
-    report.cells = done.into_iter().take(printed).flatten().collect();
     writeln!(out, "{}", report.summary())?;
     if report.interrupted {
-        writeln!(out, "interrupted: the table holds the cells that completed")?;
+        writeln!(out, "interrupted: the table holds the evaluations that completed")?;
     }
     Ok(report)
 }
@@ -325,7 +514,8 @@ mod tests {
     #[test]
     fn a_cell_is_judged_by_its_worst_episode_and_its_falls() {
         let walk = [0.5, 0.0, 0.0];
-        let judge = |eps: &[EvalEpisode]| Cell::judge(CheckSim::Rapier, walk, eps, 100).unwrap();
+        let judge =
+            |eps: &[EvalEpisode]| Cell::of_command(CheckSim::Rapier, walk, eps, 100).unwrap();
         let good = episode(walk, [0.40, 0.05, 0.02], 100);
         let cell = judge(&[good.clone(), episode(walk, [0.60, -0.05, 0.0], 100)]);
         assert!(cell.within, "{cell:?}");
@@ -339,17 +529,57 @@ mod tests {
         // Standing: 0.12 m/s of drift is within a walking bound but not a standing one.
         let stand = [0.0, 0.0, 0.0];
         let drift = [episode(stand, [0.0, 0.12, 0.0], 100)];
-        assert!(!Cell::judge(CheckSim::Mujoco, stand, &drift, 100).unwrap().within);
+        assert!(!Cell::of_command(CheckSim::Mujoco, stand, &drift, 100).unwrap().within);
         let side = [0.0, 0.2, 0.0];
         let slow = [episode(side, [0.0, 0.08, 0.0], 100)];
-        assert!(Cell::judge(CheckSim::Mujoco, side, &slow, 100).unwrap().within);
+        assert!(Cell::of_command(CheckSim::Mujoco, side, &slow, 100).unwrap().within);
         assert!(is_standing(stand) && !is_standing(side));
+    }
+
+    /// A course's leg is a cell of its own: within only when every episode reached it, none
+    /// fell in it, and each episode's settled means are within; a leg after a fall is not
+    /// reached, and says so.
+    #[test]
+    fn a_course_is_judged_leg_by_leg() {
+        let means = |v: [f64; 3]| {
+            let names = ["forward_speed", "lateral_speed", "yaw_rate"];
+            Some(names.iter().zip(v).map(|(n, x)| (n.to_string(), x)).collect())
+        };
+        let (walk, side, stand) = ([1.0, 0.0, 0.0], [0.0, 0.2, 0.0], [0.0, 0.0, 0.0]);
+        let leg = |command, means, fell| LegOutcome { command, means, fell };
+        let steady = vec![
+            leg(walk, means([0.95, 0.0, 0.0]), false),
+            leg(side, means([0.0, 0.15, 0.0]), false),
+            leg(stand, means([0.0, 0.0, 0.0]), false),
+        ];
+        let fell = vec![
+            leg(walk, means([1.1, 0.0, 0.05]), false),
+            leg(side, means([0.0, 0.1, 0.0]), true),
+            leg(stand, None, false),
+        ];
+        let cells = Cell::of_course(CheckSim::Rapier, &[steady, fell]).unwrap();
+        let got: Vec<_> = cells.iter().map(|c| (c.leg, c.falls, c.reached, c.within)).collect();
+        assert_eq!(got, [(Some(0), 0, 2, true), (Some(1), 1, 2, false), (Some(2), 0, 1, false)]);
+        assert!(
+            (cells[0].mean[0] - 1.025).abs() < 1e-12 && (cells[0].worst[0] - 0.1).abs() < 1e-12
+        );
+        let mut unreached = cells[2].clone();
+        unreached.reached = 0;
+        assert_eq!(
+            unreached.to_string(),
+            "rapier  2    0,0,0          0/2    0/2      not reached                   no"
+        );
+        assert_eq!(
+            cells[1].to_string(),
+            "rapier  1    0,0.2,0        1/2    2/2       0.000 (0.000)    0.125 (0.100)    \
+             0.000 (0.000)   no"
+        );
     }
 
     #[test]
     fn an_env_without_speeds_cannot_be_checked() {
         let bare = EvalEpisode { command: Some([1.0, 0.0, 0.0]), metrics: Vec::new(), steps: 10 };
-        let e = Cell::judge(CheckSim::Rapier, [1.0, 0.0, 0.0], &[bare], 10).unwrap_err();
+        let e = Cell::of_command(CheckSim::Rapier, [1.0, 0.0, 0.0], &[bare], 10).unwrap_err();
         assert!(e.to_string().contains("only walking envs"), "{e}");
     }
 
@@ -357,9 +587,11 @@ mod tests {
     fn rows_and_summary_read_as_the_table_says() {
         let cell = Cell {
             sim: CheckSim::Mujoco,
+            leg: None,
             command: [-0.3, 0.0, 0.0],
             falls: 1,
             episodes: 5,
+            reached: 5,
             mean: [-0.25, 0.01, -0.002],
             worst: [0.08, 0.03, 0.01],
             within: false,
@@ -368,7 +600,7 @@ mod tests {
             cell.to_string(),
             "mujoco  -0.3,0,0     1/5    -0.250 (0.080)    0.010 (0.030)   -0.002 (0.010)   no"
         );
-        let report = CheckReport { cells: vec![cell], interrupted: false };
+        let report = CheckReport { cells: vec![cell], episodes: 5, falls: 1, interrupted: false };
         assert_eq!(report.summary(), "within: 0 of 1 cells; falls: 1 of 5 episodes");
         assert!(!report.passed());
     }

@@ -71,15 +71,32 @@ impl LegTally {
             .collect()
     }
 
+    /// What each leg got in an episode that ran `steps` steps and, when `fell`, ended in a
+    /// fall: its settled means (None: not reached past its settling time) and whether the fall
+    /// came during it.
+    pub fn outcomes(&self, steps: usize, fell: bool) -> Vec<LegOutcome> {
+        self.means()
+            .into_iter()
+            .zip(&self.spans)
+            .zip(&self.commands)
+            .map(|((means, &(start, _, end)), &command)| LegOutcome {
+                command,
+                means: means.map(|m| m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()),
+                fell: fell && (start + 1..=end).contains(&steps),
+            })
+            .collect()
+    }
+
     /// One line per leg: its time span, command and settled means; the leg the episode fell
     /// in (`fell_after`: the episode's length in steps, when it ended in a fall) says so.
     pub fn write(&self, fell_after: Option<usize>, out: &mut impl Write) -> std::io::Result<()> {
         let at = |step: usize| step as f32 * self.dt;
-        for (i, means) in self.means().into_iter().enumerate() {
+        let outcomes = self.outcomes(fell_after.unwrap_or(0), fell_after.is_some());
+        for (i, leg) in outcomes.iter().enumerate() {
             let (start, from, end) = self.spans[i];
-            let [x, y, turn] = self.commands[i];
+            let [x, y, turn] = leg.command;
             write!(out, "  leg {i}: {:.1}-{:.1} s at {x},{y},{turn}", at(start), at(end))?;
-            match means {
+            match &leg.means {
                 Some(means) => {
                     let values: Vec<String> =
                         means.iter().map(|(name, v)| format!("{name} {v:.3}")).collect();
@@ -87,13 +104,25 @@ impl LegTally {
                 }
                 None => write!(out, ": not reached")?,
             }
-            match fell_after.filter(|&n| (start + 1..=end).contains(&n)) {
-                Some(n) => writeln!(out, "; fell at {:.2} s", at(n))?,
-                None => writeln!(out)?,
+            match (leg.fell, fell_after) {
+                (true, Some(n)) => writeln!(out, "; fell at {:.2} s", at(n))?,
+                _ => writeln!(out)?,
             }
         }
         Ok(())
     }
+}
+
+/// One leg of one course episode, for judges of legs such as `gait check --course`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LegOutcome {
+    /// The leg's command `[x, y, turn]`.
+    pub command: [f32; 3],
+    /// The env's metrics averaged over the leg's settled steps; None when the episode did not
+    /// reach them.
+    pub means: Option<Vec<(String, f64)>>,
+    /// The episode fell during this leg.
+    pub fell: bool,
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use crate::algos::rollout::{Flow, Rollout};
 use crate::algos::seeding::{derive, stream};
 use crate::algos::tracking::EvalEpisode;
 use crate::config::UsageError;
-use crate::course::LegTally;
+use crate::course::{LegOutcome, LegTally};
 use crate::envs::cassie::SimKind;
 use crate::envs::{self, CommandError, CourseLeg, EnvConfig, Pushes};
 use crate::outputs::Output;
@@ -319,6 +319,8 @@ pub struct EvalSummary {
     /// Each episode's command, length and per-step metric means (what its printed line
     /// shows), for judges of single episodes such as `gait check`.
     pub episodes: Vec<EvalEpisode>,
+    /// With `course`: each episode's legs, what each got (empty without a course).
+    pub course_episodes: Vec<Vec<LegOutcome>>,
     /// Ctrl-C or SIGTERM ended the evaluation early (what ran is reported and written).
     pub interrupted: bool,
 }
@@ -481,6 +483,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         terms: BTreeMap::new(),
         metrics: BTreeMap::new(),
         episodes: Vec::new(),
+        course_episodes: Vec::new(),
         interrupted: false,
     };
     let mut steps_total = 0usize;
@@ -586,6 +589,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         writeln!(out, "episode {episode:3}: return {ret:10.3}, length {len}{means}{cut}")?;
         if let Some(tally) = &legs {
             tally.write(fell.map(|_| len), out)?;
+            summary.course_episodes.push(tally.outcomes(len, fell.is_some()));
         }
         summary.returns.push(ret);
         summary.lengths.push(len);

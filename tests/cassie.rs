@@ -809,3 +809,42 @@ fn check_judges_each_command_on_each_model_as_eval_measures_it() {
     assert!(stderr(&o).contains("env 'cartpole' has no physics models"), "{}", stderr(&o));
     assert_eq!(stdout(&o), "", "nothing ran");
 }
+
+/// `gait check --course`: one cell per leg on each model, each leg's means those that
+/// `gait eval --course` prints for the leg.
+#[test]
+fn check_judges_a_course_leg_by_leg_as_eval_measures_it() {
+    let walk = common::pretrained_walk();
+    let walk = walk.to_str().unwrap();
+    let course = ["2:0.5,0,0", "2:0,0,0.4", "1:0,0,0"];
+    let mut args = vec!["check", "--path", walk, "--sims", "rapier", "--episodes", "1", "--course"];
+    args.extend(course);
+    let o = gait(&args);
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("rapier")).collect();
+    assert_eq!(rows.len(), 3, "{out}");
+    let mut args = vec!["eval", "--path", walk, "--sim", "rapier", "--episodes", "1", "--course"];
+    args.extend(course);
+    let e = gait(&args);
+    assert!(e.status.success(), "{}", stderr(&e));
+    let eval_out = stdout(&e);
+    let legs: Vec<&str> = eval_out.lines().filter(|l| l.starts_with("  leg ")).collect();
+    assert_eq!(legs.len(), 3, "{eval_out}");
+    for (k, (row, leg)) in rows.iter().zip(&legs).enumerate() {
+        let w: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!((w[1], w[2]), (k.to_string().as_str(), course[k].split(':').nth(1).unwrap()));
+        let mean: f64 = w[5].parse().unwrap();
+        let settled = leg.split(": ").last().unwrap();
+        let eval_mean = episode_metric(&format!(" {settled}"), "yaw_rate");
+        let yaw: f64 = w[9].parse().unwrap();
+        assert!((yaw - eval_mean).abs() < 0.0011, "{row} vs {leg}");
+        let forward = episode_metric(&format!(" {settled}"), "forward_speed");
+        assert!((mean - forward).abs() < 0.0011, "{row} vs {leg}");
+    }
+    let within = rows.iter().filter(|r| r.ends_with(" yes")).count();
+    assert!(
+        out.ends_with(&format!("within: {within} of 3 cells; falls: 0 of 1 episodes\n")),
+        "{out}"
+    );
+}

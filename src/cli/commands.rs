@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::train::{cassie_number, EnvSettings, SettingFlags};
 use crate::bench::{BenchEnvOptions, BenchOptimizeOptions, BENCH_ACT, BENCH_OBS, BENCH_STEPS};
-use crate::check::{CheckOptions, CheckSim, TASK_COMMANDS};
+use crate::check::{CheckOptions, CheckSim, CheckTask, TASK_COMMANDS, TASK_COURSE};
 use crate::config::checks::{non_negative_f32, positive_usize, Range};
 use crate::config::{TrainConfig, UsageError};
 use crate::envs::cassie::SimKind;
@@ -150,16 +150,23 @@ pub struct CheckFlags {
     /// 0,0,-0.4 0.6,0,0.3 0.6,0,-0.3 0,0,0].
     #[arg(long = "command", allow_hyphen_values = true, value_name = "X,Y,TURN")]
     pub commands: Option<Vec<CommandValues>>,
+    /// A scripted course instead of held commands, judged leg by leg (each leg from a second
+    /// in): legs SECONDS:X,Y,TURN as `gait eval --course` takes them; alone, the task's 33 s
+    /// course (4:1,0,0 4:0.6,0,0.3 4:0,0,-0.4 3:0,0.2,0 4:-0.3,0,0 3:0,-0.2,0 4:0.5,0,-0.3
+    /// 4:0,0,0.4 3:0,0,0).
+    #[arg(long, num_args = 0.., conflicts_with = "commands", allow_negative_numbers = true, value_name = "SECONDS:X,Y,TURN")]
+    pub course: Option<Vec<CourseSegment>>,
     /// The models, each command checked on each (MuJoCo at the lab model's 0.5 ms, rapier at
     /// its 2 ms).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "mujoco,rapier")]
     pub sims: Vec<CheckSim>,
-    /// Episodes per command and model.
+    /// Episodes per command and model (per model, for a course).
     #[arg(long, default_value = "5", value_parser = positive_usize)]
     pub episodes: usize,
-    /// Steps per episode (50 per second); an episode that ends sooner fell.
-    #[arg(long, default_value = "1000", value_parser = positive_usize)]
-    pub traj_len: usize,
+    /// Steps per episode (50 per second) [default: 1000, or the whole course]; a held
+    /// command's episode that ends sooner fell.
+    #[arg(long, value_parser = positive_usize)]
+    pub traj_len: Option<usize>,
     /// Seeds the episodes' initial states (and pushes), as `gait eval --seed`.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -179,23 +186,35 @@ impl CheckFlags {
     /// The typed options; a command of other than three numbers is a usage error.
     pub fn options(self) -> Result<CheckOptions, UsageError> {
         let source = self.policy.source();
-        let commands = match self.commands {
-            None => TASK_COMMANDS.to_vec(),
-            Some(values) => values
-                .into_iter()
-                .map(|CommandValues(v)| {
-                    <[f32; 3]>::try_from(v.as_slice()).map_err(|_| {
-                        UsageError(format!("--command takes 3 values x,y,turn, got {}", v.len()))
+        let task = match (self.course, self.commands) {
+            (Some(legs), _) if legs.is_empty() => CheckTask::Course(
+                TASK_COURSE
+                    .iter()
+                    .map(|&(seconds, command)| CourseSegment { seconds, command })
+                    .collect(),
+            ),
+            (Some(legs), _) => CheckTask::Course(legs),
+            (None, None) => CheckTask::Commands(TASK_COMMANDS.to_vec()),
+            (None, Some(values)) => CheckTask::Commands(
+                values
+                    .into_iter()
+                    .map(|CommandValues(v)| {
+                        <[f32; 3]>::try_from(v.as_slice()).map_err(|_| {
+                            UsageError(format!(
+                                "--command takes 3 values x,y,turn, got {}",
+                                v.len()
+                            ))
+                        })
                     })
-                })
-                .collect::<Result<_, _>>()?,
+                    .collect::<Result<_, _>>()?,
+            ),
         };
         let workers = self
             .workers
             .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
         Ok(CheckOptions {
             source,
-            commands,
+            task,
             sims: self.sims,
             episodes: self.episodes,
             traj_len: self.traj_len,
