@@ -848,3 +848,72 @@ fn check_judges_a_course_leg_by_leg_as_eval_measures_it() {
         "{out}"
     );
 }
+
+/// The older spellings, `scripts/check_omni.sh` and `scripts/check_course.sh` with their
+/// environment variables, print what `gait check` prints for the same settings.
+#[test]
+fn the_check_scripts_are_gait_check() {
+    let walk = common::pretrained_walk();
+    let walk = walk.to_str().unwrap();
+    let script = |name: &str, vars: &[(&str, &str)]| {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/");
+        let o = std::process::Command::new("bash")
+            .arg(format!("{path}{name}"))
+            .args([walk, "--latest"])
+            .envs(vars.iter().copied())
+            .output()
+            .expect("run the script");
+        assert!(matches!(o.status.code(), Some(0 | 3)), "{name}: {}", stderr(&o));
+        stdout(&o)
+    };
+    let omni = script(
+        "check_omni.sh",
+        &[
+            ("GAIT_CHECK_EPISODES", "1"),
+            ("GAIT_CHECK_STEPS", "20"),
+            ("GAIT_CHECK_SIMS", "rapier"),
+            ("GAIT_CHECK_COMMANDS", "1,0,0 -0.3,0,0"),
+        ],
+    );
+    let o = gait(&[
+        "check",
+        "--path",
+        walk,
+        "--latest",
+        "--episodes",
+        "1",
+        "--traj-len",
+        "20",
+        "--sims",
+        "rapier",
+        "--command",
+        "1,0,0",
+        "--command",
+        "-0.3,0,0",
+    ]);
+    assert_eq!(omni, stdout(&o));
+    assert!(omni.contains("\nrapier  -0.3,0,0 "), "{omni}");
+    let course = script(
+        "check_course.sh",
+        &[
+            ("GAIT_CHECK_EPISODES", "1"),
+            ("GAIT_CHECK_SIMS", "rapier"),
+            ("GAIT_COURSE", "1:0.5,0,0 1:0,0,0"),
+        ],
+    );
+    let o = gait(&[
+        "check",
+        "--path",
+        walk,
+        "--latest",
+        "--episodes",
+        "1",
+        "--sims",
+        "rapier",
+        "--course",
+        "1:0.5,0,0",
+        "1:0,0,0",
+    ]);
+    assert_eq!(course, stdout(&o));
+    assert!(course.contains("a course of 2 legs"), "{course}");
+}
