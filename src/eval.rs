@@ -568,10 +568,16 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         steps_total += len;
         // Each metric's mean over this episode (Cassie: its forward and lateral speed, so a
         // drift shows per episode and cannot cancel between episodes).
-        let means: String = episode_metrics
-            .iter()
-            .map(|(name, sum)| format!(", {name} {:.3}", sum / len.max(1) as f64))
-            .collect();
+        let episode_means = EvalEpisode {
+            command: args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
+            metrics: episode_metrics
+                .iter()
+                .map(|&(name, sum)| (name.to_string(), sum / len.max(1) as f64))
+                .collect(),
+            steps: len,
+        };
+        let means: String =
+            episode_means.metrics.iter().map(|(name, v)| format!(", {name} {v:.3}")).collect();
         let fell = env.termination().filter(|_| end.done);
         let cut = if crate::algos::interrupt::requested() {
             " (interrupted)".to_string()
@@ -593,14 +599,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         }
         summary.returns.push(ret);
         summary.lengths.push(len);
-        summary.episodes.push(EvalEpisode {
-            command: args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
-            metrics: episode_metrics
-                .iter()
-                .map(|&(name, sum)| (name.to_string(), sum / len.max(1) as f64))
-                .collect(),
-            steps: len,
-        });
+        summary.episodes.push(episode_means);
     }
     // Nothing recorded (a stop before the first step): no picture to write.
     let replay = replay.filter(|r| r.episodes.iter().any(|e| !e.frames.is_empty()));
