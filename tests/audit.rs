@@ -296,6 +296,31 @@ fn a_stopped_recording_keeps_what_ran() {
     );
 }
 
+/// Ctrl-C during a long `gait check` ends it with 130, the table holding the cells that
+/// completed (in order) and the summary of those.
+#[test]
+fn a_stopped_check_reports_the_cells_that_completed() {
+    let walk = common::pretrained_walk();
+    let mut args = vec!["check", "--path", walk.to_str().unwrap(), "--sims", "rapier"];
+    args.extend(["--episodes", "1", "--traj-len", "100"]);
+    for _ in 0..2000 {
+        args.extend(["--command", "0.5,0,0"]);
+    }
+    let (code, secs, out) = signalled_cmd(&args, libc::SIGINT, 4.0);
+    assert_eq!(code, Some(130), "{out}");
+    assert!(secs < 10.0, "{secs} s to stop");
+    let rows = out.lines().filter(|l| l.starts_with("rapier  0.5,0,0 ")).count();
+    assert!(rows > 0 && rows < 2000, "{rows} rows:\n{out}");
+    assert!(
+        out.contains(&format!("\nwithin: ")) && out.contains(&format!(" of {rows} cells; ")),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("interrupted: the table holds the evaluations that completed\n"),
+        "{out}"
+    );
+}
+
 fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     if let Ok(entries) = std::fs::read_dir(dir) {
