@@ -311,10 +311,7 @@ fn a_stopped_check_reports_the_cells_that_completed() {
     assert!(secs < 10.0, "{secs} s to stop");
     let rows = out.lines().filter(|l| l.starts_with("rapier  0.5,0,0 ")).count();
     assert!(rows > 0 && rows < 2000, "{rows} rows:\n{out}");
-    assert!(
-        out.contains(&format!("\nwithin: ")) && out.contains(&format!(" of {rows} cells; ")),
-        "{out}"
-    );
+    assert!(out.contains("\nwithin: ") && out.contains(&format!(" of {rows} cells; ")), "{out}");
     assert!(
         out.ends_with("interrupted: the table holds the evaluations that completed\n"),
         "{out}"
