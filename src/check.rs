@@ -46,7 +46,7 @@ pub const MUJOCO_CHECK_DT: f64 = 0.0005;
 /// A physics model a check runs: one model per cell, never the mixed draw of training.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CheckSim {
-    /// The lab's MuJoCo model at [`MUJOCO_CHECK_DT`].
+    /// The lab's MuJoCo model at its own 0.5 ms timestep.
     Mujoco,
     /// gait's rapier model at its default timestep (2 ms).
     Rapier,
