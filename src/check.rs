@@ -39,10 +39,6 @@ pub const TASK_COMMANDS: [[f32; 3]; 10] = [
     [0.0, 0.0, 0.0],
 ];
 
-/// MuJoCo's timestep in a check: the lab model's own 0.5 ms (cassie_fast.xml), whatever the
-/// run trained at, so a check measures the policy on the model as the lab runs it.
-pub const MUJOCO_CHECK_DT: f64 = 0.0005;
-
 /// A physics model a check runs: one model per cell, never the mixed draw of training.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CheckSim {
@@ -53,11 +49,14 @@ pub enum CheckSim {
 }
 
 impl CheckSim {
+    /// MuJoCo runs at the lab model's own timestep (`cassie_fast.xml`'s 0.5 ms) whatever the
+    /// run trained at, so a check measures the policy on the model as the lab runs it.
     fn physics(self) -> PhysicsOverride {
         match self {
-            Self::Mujoco => {
-                PhysicsOverride { sim: Some(SimKind::Mujoco), sim_dt: Some(MUJOCO_CHECK_DT) }
-            }
+            Self::Mujoco => PhysicsOverride {
+                sim: Some(SimKind::Mujoco),
+                sim_dt: Some(SimKind::Mujoco.default_dt()),
+            },
             Self::Rapier => PhysicsOverride { sim: Some(SimKind::Rapier), sim_dt: None },
         }
     }
