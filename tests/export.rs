@@ -151,6 +151,33 @@ fn eval_onnx_matches_the_run(run: &Path, model: &Path, steps: usize, command: [f
     }
 }
 
+/// `gait check --onnx` judges the exported controller as `gait check --path` judges the run:
+/// the same cells, verdicts and falls, means within 1e-3 (the products' rounding, above).
+fn check_onnx_matches_the_run(run: &Path, model: &Path) {
+    use gait::check::{run_check, CheckOptions, CheckSim, CheckTask};
+    let options = |source| CheckOptions {
+        source,
+        task: CheckTask::Commands(vec![[0.5, 0.0, 0.0], [0.0, 0.0, 0.4]]),
+        sims: vec![CheckSim::Rapier, CheckSim::Mujoco],
+        episodes: 1,
+        traj_len: Some(100),
+        seed: 0,
+        push: None,
+        push_exact: false,
+        workers: 2,
+    };
+    let mut sink = Vec::new();
+    let run = Source::Run { path: run.into(), weights: ActorCheckpoint::Best };
+    let gait_run = run_check(&options(run), &mut sink).unwrap();
+    let onnx = run_check(&options(Source::Onnx(model.into())), &mut sink).unwrap();
+    assert_eq!(gait_run.cells.len(), 4);
+    for (a, b) in gait_run.cells.iter().zip(&onnx.cells) {
+        assert_eq!((a.sim, a.command, a.falls, a.within), (b.sim, b.command, b.falls, b.within));
+        let close = a.mean.iter().zip(&b.mean).all(|(x, y)| (x - y).abs() < 1e-3);
+        assert!(close, "{a:?} vs {b:?}");
+    }
+}
+
 #[test]
 fn a_feed_forward_cassie_policy_leaves_gait_intact() {
     let dir = tempfile::tempdir().unwrap();
@@ -164,6 +191,7 @@ fn a_feed_forward_cassie_policy_leaves_gait_intact() {
     export(&run, "torchscript", &pt);
     check_with_libtorch(&pt, &episodes, None);
     eval_onnx_matches_the_run(&run, &onnx, 60, [1.0, 0.0, 0.0]);
+    check_onnx_matches_the_run(&run, &onnx);
 
     // The sidecar holds the whole controller: names for every input and output, the PD
     // targets' parts, and the run it came from.
