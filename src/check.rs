@@ -302,26 +302,25 @@ impl CheckReport {
 
 /// One evaluation of a check: a held command, or the course, on one model.
 #[derive(Debug, Clone, Copy)]
-enum Job {
+enum Job<'a> {
     Command(CheckSim, [f32; 3]),
-    Course(CheckSim),
+    Course(CheckSim, &'a [CourseSegment]),
 }
 
-impl Job {
+impl Job<'_> {
     fn sim(self) -> CheckSim {
         match self {
-            Self::Command(sim, _) | Self::Course(sim) => sim,
+            Self::Command(sim, _) | Self::Course(sim, _) => sim,
         }
     }
 
     /// The evaluation, as `gait eval` would run it.
     fn options(self, opts: &CheckOptions) -> EvalOptions {
-        let (command, course, traj_len) = match (self, &opts.task) {
-            (Self::Command(_, c), _) => {
+        let (command, course, traj_len) = match self {
+            Self::Command(_, c) => {
                 (Some(c.to_vec()), None, Some(opts.traj_len.unwrap_or(COMMAND_STEPS)))
             }
-            (Self::Course(_), CheckTask::Course(legs)) => (None, Some(legs.clone()), opts.traj_len),
-            (Self::Course(_), CheckTask::Commands(_)) => (None, None, opts.traj_len),
+            Self::Course(_, legs) => (None, Some(legs.to_vec()), opts.traj_len),
         };
         EvalOptions {
             source: opts.source.clone(),
@@ -348,11 +347,11 @@ impl Job {
                 let len = eval.traj_len.unwrap_or(COMMAND_STEPS);
                 vec![Cell::of_command(sim, command, &summary.episodes, len)?]
             }
-            Self::Course(sim) => Cell::of_course(sim, &summary.course_episodes)?,
+            Self::Course(sim, _) => Cell::of_course(sim, &summary.course_episodes)?,
         };
         let falls = match self {
             Self::Command(..) => cells.iter().map(|c| c.falls).sum(),
-            Self::Course(_) => {
+            Self::Course(..) => {
                 summary.course_episodes.iter().filter(|e| e.iter().any(|l| l.fell)).count()
             }
         };
@@ -365,11 +364,11 @@ impl Job {
     }
 }
 
-impl fmt::Display for Job {
+impl fmt::Display for Job<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Command(sim, c) => write!(f, "{} {}", sim.name(), CommandText(*c)),
-            Self::Course(sim) => write!(f, "{} course", sim.name()),
+            Self::Course(sim, _) => write!(f, "{} course", sim.name()),
         }
     }
 }
@@ -400,7 +399,7 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
             .iter()
             .flat_map(|&s| commands.iter().map(move |&c| Job::Command(s, c)))
             .collect(),
-        CheckTask::Course(_) => opts.sims.iter().map(|&s| Job::Course(s)).collect(),
+        CheckTask::Course(legs) => opts.sims.iter().map(|&s| Job::Course(s, legs)).collect(),
     };
     let s = if opts.episodes == 1 { "" } else { "s" };
     let bounds = format!(
