@@ -147,6 +147,16 @@ fn the_reference_task_trains_and_evaluates_from_its_flags() {
 }
 
 /// The value of `key` (`forward_speed`) in one `gait eval` episode line; panics without it.
+/// `gait eval --path RUN --sim SIM --command C --episodes N --traj-len L`, which must succeed:
+/// its episode lines.
+fn eval_episodes(run: &str, sim: &str, command: &str, episodes: usize, len: usize) -> Vec<String> {
+    let (n, len) = (episodes.to_string(), len.to_string());
+    let args = ["eval", "--path", run, "--sim", sim, "--command", command];
+    let o = gait(&[&args[..], &["--episodes", &n, "--traj-len", &len]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o).lines().filter(|l| l.starts_with("episode")).map(str::to_string).collect()
+}
+
 fn episode_metric(episode: &str, key: &str) -> f64 {
     episode
         .split(&format!("{key} "))
@@ -207,22 +217,8 @@ fn the_pretrained_policy_walks_backward_and_sideways() {
             ("0,0.2,0", "lateral_speed", 0.2),
             ("0,-0.2,0", "lateral_speed", -0.2),
         ] {
-            let o = gait(&[
-                "eval",
-                "--path",
-                omni.to_str().unwrap(),
-                "--sim",
-                sim,
-                "--command",
-                command,
-                "--episodes",
-                "1",
-                "--traj-len",
-                "200",
-            ]);
-            assert!(o.status.success(), "{}", stderr(&o));
-            let out = stdout(&o);
-            let episode = out.lines().find(|l| l.starts_with("episode")).expect("an episode");
+            let episodes = eval_episodes(omni.to_str().unwrap(), sim, command, 1, 200);
+            let episode = episodes.first().expect("an episode");
             assert!(episode.contains("length 200"), "{sim} {command}: no fall: {episode}");
             let speed = episode_metric(episode, axis);
             assert!(speed / goal > 0.3, "{sim} {command}: {axis} {speed}: {episode}");
@@ -770,29 +766,12 @@ fn check_judges_each_command_on_each_model_as_eval_measures_it() {
     );
     // Each row's mean forward speed is the mean of `gait eval`'s two episodes.
     for (row, (sim, command)) in rows.iter().zip(&cells) {
-        let e = gait(&[
-            "eval",
-            "--path",
-            walk,
-            "--sim",
-            sim,
-            "--command",
-            command,
-            "--episodes",
-            "2",
-            "--traj-len",
-            "100",
-        ]);
-        assert!(e.status.success(), "{}", stderr(&e));
-        let eval_out = stdout(&e);
-        let speeds: Vec<f64> = eval_out
-            .lines()
-            .filter(|l| l.starts_with("episode"))
-            .map(|l| episode_metric(l, "forward_speed"))
-            .collect();
-        assert_eq!(speeds.len(), 2, "{eval_out}");
+        let episodes = eval_episodes(walk, sim, command, 2, 100);
+        let speeds: Vec<f64> =
+            episodes.iter().map(|l| episode_metric(l, "forward_speed")).collect();
+        assert_eq!(speeds.len(), 2, "{episodes:?}");
         let mean: f64 = row.split_whitespace().nth(3).unwrap().parse().unwrap();
-        assert!((mean - (speeds[0] + speeds[1]) / 2.0).abs() < 0.0011, "{row} vs {eval_out}");
+        assert!((mean - (speeds[0] + speeds[1]) / 2.0).abs() < 0.0011, "{row} vs {episodes:?}");
     }
     let within = rows.iter().filter(|r| r.ends_with(" yes")).count();
     let summary = out.lines().last().unwrap();
