@@ -23,7 +23,9 @@ use crate::algos::tracking::{
 use crate::config::UsageError;
 use crate::course::LegOutcome;
 use crate::envs::cassie::SimKind;
-use crate::eval::{env_of, run_eval, CourseSegment, EvalOptions, PhysicsOverride, Source};
+use crate::eval::{
+    check_options, env_of, run_eval, CourseSegment, EvalOptions, PhysicsOverride, Source,
+};
 
 /// The ten commands of the walking task (issue 27's "Done means"), `[x m/s, y m/s, turn rad/s]`.
 pub const TASK_COMMANDS: [[f32; 3]; 10] = [
@@ -401,6 +403,15 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
             .collect(),
         CheckTask::Course(legs) => opts.sims.iter().map(|&s| Job::Course(s, legs)).collect(),
     };
+    // Before the first line: the weights, the course, pushes and every command, checked once
+    // as `gait eval` checks them, so a bad flag is one error and no table.
+    let commands = match &opts.task {
+        CheckTask::Commands(commands) => commands.as_slice(),
+        CheckTask::Course(_) => &[],
+    };
+    if let Some(first) = jobs.first() {
+        check_options(&first.options(opts), commands)?;
+    }
     let s = if opts.episodes == 1 { "" } else { "s" };
     let bounds = format!(
         "each speed within {SPEED_TOLERANCE} m/s ({STANDING_TOLERANCE} standing), yaw rate \

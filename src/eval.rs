@@ -108,7 +108,7 @@ pub enum Source {
 }
 
 /// A policy as `gait eval` steps it.
-trait EvalPolicy {
+trait EvalPolicy: Send {
     /// A new episode (recurrent state to zero).
     fn reset(&mut self);
     /// What the env is given for `obs`: the deterministic action, or PD targets; `noise`
@@ -362,6 +362,55 @@ fn check_recording_size(episodes: usize, traj_len: usize) -> Result<(), UsageErr
 
 /// Runs the evaluation and prints one line per episode plus a summary.
 pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary> {
+    prepare_eval(args)?.run(out)
+}
+
+/// Gives `env` the `--command` `command`, its refusal a usage error.
+fn set_command(env: &mut dyn envs::Env, env_name: &str, command: &[f32]) -> Result<(), UsageError> {
+    if command.len() != 3 {
+        return Err(UsageError(format!(
+            "--command takes 3 values x,y,turn, got {}",
+            command.len()
+        )));
+    }
+    env.set_command(command).map_err(|e| match e {
+        CommandError::Unsupported => {
+            UsageError(format!("--command: env '{env_name}' takes no commands"))
+        }
+        e => UsageError(format!("--command: {e}")),
+    })
+}
+
+/// Checks `args` as [`run_eval`] does before its first step (the weights, the env, the
+/// course, pushes and output files), and each of `commands` as `--command` is checked,
+/// running nothing. Why: `gait check` calls it before its first line, so a bad flag or a
+/// missing checkpoint is one error, not a table cut short at the cell that met it.
+pub fn check_options(args: &EvalOptions, commands: &[[f32; 3]]) -> Result<()> {
+    let mut probe = prepare_eval(args)?;
+    for command in commands {
+        set_command(probe.env.as_mut(), &probe.env_name, command)?;
+    }
+    Ok(())
+}
+
+/// An evaluation with every flag checked and nothing run yet: its policy loaded, its env built
+/// and given the command, course and pushes, its output files checked.
+struct PreparedEval {
+    args: EvalOptions,
+    env_name: String,
+    env: Box<dyn envs::Env>,
+    policy: Box<dyn EvalPolicy>,
+    checkpoint: PathBuf,
+    /// What runs where, for a Cassie run (`PhysicsOverride::apply`).
+    physics: Option<String>,
+    /// A course's legs and its length in steps.
+    course: Option<(Vec<CourseLeg>, usize)>,
+    replay: Option<Replay>,
+    traj_len: usize,
+}
+
+/// Checks `args` against the policy and its env, as [`run_eval`] does before its first step.
+fn prepare_eval(args: &EvalOptions) -> Result<PreparedEval> {
     let loaded = load(&args.source)?;
     let env_owned = loaded.env.clone();
     let env_name = env_owned.as_str();
@@ -384,19 +433,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
             .map_err(|_| UsageError(format!("--onnx: env '{env_name}' cannot take PD targets")))?;
     }
     if let Some(command) = &args.command {
-        if command.len() != 3 {
-            return Err(UsageError(format!(
-                "--command takes 3 values x,y,turn, got {}",
-                command.len()
-            ))
-            .into());
-        }
-        env.set_command(command).map_err(|e| match e {
-            CommandError::Unsupported => {
-                UsageError(format!("--command: env '{}' takes no commands", env_name))
-            }
-            e => UsageError(format!("--command: {e}")),
-        })?;
+        set_command(env.as_mut(), env_name, command)?;
     }
     let course = match &args.course {
         Some(segments) => {
@@ -438,7 +475,7 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
     if args.record.is_some() {
         crate::replay::ensure_pages_supported()?;
     }
-    let mut replay = match outputs.first() {
+    let replay = match outputs.first() {
         Some(&Output { flag, .. }) => {
             let bodies = env.body_shapes().ok_or_else(|| {
                 UsageError(format!(
@@ -450,205 +487,235 @@ pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary>
         }
         None => None,
     };
-    // --gif draws the first episode; --record keeps them all.
-    let recorded_episodes = if args.record.is_some() { args.episodes } else { 1 };
-    let loaded_traj_len = loaded.traj_len;
-    let Loaded { policy: mut eval_policy, file: checkpoint, .. } = loaded;
-    tch::set_num_threads(1);
-    let _no_grad = tch::no_grad_guard();
     // A course runs to its end unless --traj-len says otherwise.
     let traj_len =
-        args.traj_len.or(course.as_ref().map(|(_, steps)| *steps)).unwrap_or(loaded_traj_len);
+        args.traj_len.or(course.as_ref().map(|(_, steps)| *steps)).unwrap_or(loaded.traj_len);
     if args.record.is_some() {
         check_recording_size(args.episodes, traj_len)?;
     }
-    writeln!(
-        out,
-        "evaluating {} on '{}' ({} episodes)",
-        checkpoint.display(),
-        env_name,
-        args.episodes
-    )?;
-    if let Some(line) = physics {
-        writeln!(out, "{line}")?;
-    }
-    if let Some(speed) = args.push.filter(|&v| v > 0.0) {
-        let size = if args.push_exact { "exactly" } else { "up to" };
-        writeln!(out, "pushes: {size} {speed} m/s every 2-5 s, in a random horizontal direction")?;
-    }
-    let mut summary = EvalSummary {
-        checkpoint,
-        returns: vec![],
-        lengths: vec![],
-        terms: BTreeMap::new(),
-        metrics: BTreeMap::new(),
-        episodes: Vec::new(),
-        course_episodes: Vec::new(),
-        interrupted: false,
-    };
-    let mut steps_total = 0usize;
-    let mut rollout = Rollout::new();
-    for episode in 0..args.episodes {
-        if crate::algos::interrupt::requested() {
-            summary.interrupted = true;
-            break;
-        }
-        env.seed(derive(args.seed, &[stream::EVAL_JOB, u64::MAX, episode as u64]));
-        let mut ret = 0.0f64;
-        eval_policy.reset();
-        let mut noise = ActionNoise::new(
-            args.action_noise,
-            derive(args.seed, &[stream::ACTION_NOISE, u64::MAX, episode as u64]),
-        );
-        let mut episode_metrics: Vec<(&'static str, f64)> = Vec::new();
-        let mut legs =
-            course.as_ref().map(|(legs, steps)| LegTally::new(legs, *steps, env.policy_dt()));
-        let recording = replay.is_some() && episode < recorded_episodes;
-        let end = rollout.episode(
-            env.as_mut(),
+    Ok(PreparedEval {
+        args: args.clone(),
+        env_name: env_owned,
+        env,
+        policy: loaded.policy,
+        checkpoint: loaded.file,
+        physics,
+        course,
+        replay,
+        traj_len,
+    })
+}
+
+impl PreparedEval {
+    /// Runs the episodes and prints one line per episode plus a summary.
+    fn run(self, out: &mut impl Write) -> Result<EvalSummary> {
+        let Self {
+            args,
+            env_name,
+            mut env,
+            policy: mut eval_policy,
+            checkpoint,
+            physics,
+            course,
+            mut replay,
             traj_len,
-            &mut |_| Ok(Flow::Continue),
-            &mut |t, obs, action| {
-                eval_policy.act(obs, &mut noise, action)?;
-                // A non-finite value is a failure of whoever produced it, never a scored episode.
-                if let Some(i) = action.iter().position(|a| !a.is_finite()) {
-                    bail!(
-                        "episode {episode}, step {t}: the policy produced a non-finite action \
+        } = self;
+        let (args, env_name) = (&args, env_name.as_str());
+        // --gif draws the first episode; --record keeps them all.
+        let recorded_episodes = if args.record.is_some() { args.episodes } else { 1 };
+        tch::set_num_threads(1);
+        let _no_grad = tch::no_grad_guard();
+        writeln!(
+            out,
+            "evaluating {} on '{}' ({} episodes)",
+            checkpoint.display(),
+            env_name,
+            args.episodes
+        )?;
+        if let Some(line) = physics {
+            writeln!(out, "{line}")?;
+        }
+        if let Some(speed) = args.push.filter(|&v| v > 0.0) {
+            let size = if args.push_exact { "exactly" } else { "up to" };
+            writeln!(
+                out,
+                "pushes: {size} {speed} m/s every 2-5 s, in a random horizontal direction"
+            )?;
+        }
+        let mut summary = EvalSummary {
+            checkpoint,
+            returns: vec![],
+            lengths: vec![],
+            terms: BTreeMap::new(),
+            metrics: BTreeMap::new(),
+            episodes: Vec::new(),
+            course_episodes: Vec::new(),
+            interrupted: false,
+        };
+        let mut steps_total = 0usize;
+        let mut rollout = Rollout::new();
+        for episode in 0..args.episodes {
+            if crate::algos::interrupt::requested() {
+                summary.interrupted = true;
+                break;
+            }
+            env.seed(derive(args.seed, &[stream::EVAL_JOB, u64::MAX, episode as u64]));
+            let mut ret = 0.0f64;
+            eval_policy.reset();
+            let mut noise = ActionNoise::new(
+                args.action_noise,
+                derive(args.seed, &[stream::ACTION_NOISE, u64::MAX, episode as u64]),
+            );
+            let mut episode_metrics: Vec<(&'static str, f64)> = Vec::new();
+            let mut legs =
+                course.as_ref().map(|(legs, steps)| LegTally::new(legs, *steps, env.policy_dt()));
+            let recording = replay.is_some() && episode < recorded_episodes;
+            let end = rollout.episode(
+                env.as_mut(),
+                traj_len,
+                &mut |_| Ok(Flow::Continue),
+                &mut |t, obs, action| {
+                    eval_policy.act(obs, &mut noise, action)?;
+                    // A non-finite value is a failure of whoever produced it, never a scored episode.
+                    if let Some(i) = action.iter().position(|a| !a.is_finite()) {
+                        bail!(
+                            "episode {episode}, step {t}: the policy produced a non-finite action \
                          (entry {i} = {}) from a finite observation",
-                        action[i]
-                    );
-                }
-                Ok(Flow::Continue)
-            },
-            &mut |tr, env| {
-                if !tr.reward.is_finite() || tr.next_obs.iter().any(|o| !o.is_finite()) {
-                    bail!(
+                            action[i]
+                        );
+                    }
+                    Ok(Flow::Continue)
+                },
+                &mut |tr, env| {
+                    if !tr.reward.is_finite() || tr.next_obs.iter().any(|o| !o.is_finite()) {
+                        bail!(
                         "episode {episode}, step {}: env '{}' returned a non-finite observation \
                          or reward (reward {})",
                         tr.t,
                         env_name,
                         tr.reward
                     );
-                }
-                ret += tr.reward as f64;
-                for (name, value) in tr.info {
-                    *summary.terms.entry(name.to_string()).or_default() += *value as f64;
-                }
-                for (name, value) in env.metrics() {
-                    *summary.metrics.entry(name.to_string()).or_default() += *value as f64;
-                }
-                crate::algos::tracking::add_metrics(&mut episode_metrics, env.metrics());
-                if let Some(legs) = legs.as_mut() {
-                    legs.add(tr.t, env.metrics());
-                }
-                if let Some(replay) = replay.as_mut().filter(|_| recording) {
-                    if replay.episodes.len() == episode {
-                        let legs =
-                            course.as_ref().map(|(legs, _)| legs.clone()).unwrap_or_default();
-                        replay.episodes.push(Episode {
-                            command: match legs.first() {
-                                Some(leg) => Some(leg.command),
-                                None => args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
-                            },
-                            course: legs,
-                            frames: Vec::new(),
-                        });
                     }
-                    let frame = Frame::capture(env, tr.reward, tr.info);
-                    replay.episodes[episode].frames.push(frame);
+                    ret += tr.reward as f64;
+                    for (name, value) in tr.info {
+                        *summary.terms.entry(name.to_string()).or_default() += *value as f64;
+                    }
+                    for (name, value) in env.metrics() {
+                        *summary.metrics.entry(name.to_string()).or_default() += *value as f64;
+                    }
+                    crate::algos::tracking::add_metrics(&mut episode_metrics, env.metrics());
+                    if let Some(legs) = legs.as_mut() {
+                        legs.add(tr.t, env.metrics());
+                    }
+                    if let Some(replay) = replay.as_mut().filter(|_| recording) {
+                        if replay.episodes.len() == episode {
+                            let legs =
+                                course.as_ref().map(|(legs, _)| legs.clone()).unwrap_or_default();
+                            replay.episodes.push(Episode {
+                                command: match legs.first() {
+                                    Some(leg) => Some(leg.command),
+                                    None => args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
+                                },
+                                course: legs,
+                                frames: Vec::new(),
+                            });
+                        }
+                        let frame = Frame::capture(env, tr.reward, tr.info);
+                        replay.episodes[episode].frames.push(frame);
+                    }
+                    // A stop request ends the episode here; what ran is still written.
+                    if crate::algos::interrupt::requested() {
+                        return Ok(Flow::Stop);
+                    }
+                    Ok(Flow::Continue)
+                },
+            )?;
+            let len = end.steps;
+            steps_total += len;
+            // Each metric's mean over this episode (Cassie: its forward and lateral speed, so a
+            // drift shows per episode and cannot cancel between episodes).
+            let episode_means = EvalEpisode {
+                command: args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
+                metrics: episode_metrics
+                    .iter()
+                    .map(|&(name, sum)| (name.to_string(), sum / len.max(1) as f64))
+                    .collect(),
+                steps: len,
+            };
+            let means: String =
+                episode_means.metrics.iter().map(|(name, v)| format!(", {name} {v:.3}")).collect();
+            let fell = env.termination().filter(|_| end.done);
+            let cut = if crate::algos::interrupt::requested() {
+                " (interrupted)".to_string()
+            } else {
+                match &fell {
+                    Some(why) => format!(", fell: {why}"),
+                    // Not a fall: the simulator reset a non-finite state, and the step is dropped.
+                    None if end.diverged => {
+                        ", cut: the simulation blew up (non-finite state, reset by the simulator)"
+                            .to_string()
+                    }
+                    None => String::new(),
                 }
-                // A stop request ends the episode here; what ran is still written.
-                if crate::algos::interrupt::requested() {
-                    return Ok(Flow::Stop);
-                }
-                Ok(Flow::Continue)
-            },
-        )?;
-        let len = end.steps;
-        steps_total += len;
-        // Each metric's mean over this episode (Cassie: its forward and lateral speed, so a
-        // drift shows per episode and cannot cancel between episodes).
-        let episode_means = EvalEpisode {
-            command: args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
-            metrics: episode_metrics
-                .iter()
-                .map(|&(name, sum)| (name.to_string(), sum / len.max(1) as f64))
-                .collect(),
-            steps: len,
-        };
-        let means: String =
-            episode_means.metrics.iter().map(|(name, v)| format!(", {name} {v:.3}")).collect();
-        let fell = env.termination().filter(|_| end.done);
-        let cut = if crate::algos::interrupt::requested() {
-            " (interrupted)".to_string()
-        } else {
-            match &fell {
-                Some(why) => format!(", fell: {why}"),
-                // Not a fall: the simulator reset a non-finite state, and the step is dropped.
-                None if end.diverged => {
-                    ", cut: the simulation blew up (non-finite state, reset by the simulator)"
-                        .to_string()
-                }
-                None => String::new(),
+            };
+            writeln!(out, "episode {episode:3}: return {ret:10.3}, length {len}{means}{cut}")?;
+            if let Some(tally) = &legs {
+                tally.write(fell.map(|_| len), out)?;
+                summary.course_episodes.push(tally.outcomes(len, fell.is_some()));
             }
-        };
-        writeln!(out, "episode {episode:3}: return {ret:10.3}, length {len}{means}{cut}")?;
-        if let Some(tally) = &legs {
-            tally.write(fell.map(|_| len), out)?;
-            summary.course_episodes.push(tally.outcomes(len, fell.is_some()));
+            summary.returns.push(ret);
+            summary.lengths.push(len);
+            summary.episodes.push(episode_means);
         }
-        summary.returns.push(ret);
-        summary.lengths.push(len);
-        summary.episodes.push(episode_means);
-    }
-    // Nothing recorded (a stop before the first step): no picture to write.
-    let replay = replay.filter(|r| r.episodes.iter().any(|e| !e.frames.is_empty()));
-    if let (Some(replay), Some(path)) = (&replay, &args.gif) {
-        let frames = render_gif(replay, path, GifStyle::default())?;
-        writeln!(out, "wrote {} ({frames} frames of episode 0)", path.display())?;
-    }
-    if let (Some(replay), Some(path)) = (&replay, &args.record) {
-        write_page(replay, path)?;
-        let frames: usize = replay.episodes.iter().map(|e| e.frames.len()).sum();
+        // Nothing recorded (a stop before the first step): no picture to write.
+        let replay = replay.filter(|r| r.episodes.iter().any(|e| !e.frames.is_empty()));
+        if let (Some(replay), Some(path)) = (&replay, &args.gif) {
+            let frames = render_gif(replay, path, GifStyle::default())?;
+            writeln!(out, "wrote {} ({frames} frames of episode 0)", path.display())?;
+        }
+        if let (Some(replay), Some(path)) = (&replay, &args.record) {
+            write_page(replay, path)?;
+            let frames: usize = replay.episodes.iter().map(|e| e.frames.len()).sum();
+            writeln!(
+                out,
+                "wrote {} ({} episodes, {frames} frames; open it in a browser)",
+                path.display(),
+                replay.episodes.len()
+            )?;
+        }
+        for value in summary.terms.values_mut().chain(summary.metrics.values_mut()) {
+            *value /= steps_total.max(1) as f64;
+        }
+        let (min, max) = summary
+            .returns
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &r| (a.min(r), b.max(r)));
         writeln!(
             out,
-            "wrote {} ({} episodes, {frames} frames; open it in a browser)",
-            path.display(),
-            replay.episodes.len()
+            "mean return {:.3} (min {min:.3}, max {max:.3}), mean length {:.1}",
+            summary.mean_return(),
+            summary.mean_length()
         )?;
+        if summary.terms.is_empty() {
+            writeln!(out, "reward terms: none (env '{}' reports a single reward)", env_name)?;
+        }
+        for (name, value) in &summary.terms {
+            writeln!(out, "  {name}: {value:.4} per step")?;
+        }
+        if !summary.metrics.is_empty() {
+            writeln!(out, "metrics (mean per step):")?;
+        }
+        for (name, value) in &summary.metrics {
+            writeln!(out, "  {name}: {value:.4}")?;
+        }
+        summary.interrupted |= crate::algos::interrupt::requested();
+        if summary.interrupted {
+            writeln!(
+                out,
+                "interrupted after {} episode(s): the numbers and files above hold what ran",
+                summary.returns.len()
+            )?;
+        }
+        Ok(summary)
     }
-    for value in summary.terms.values_mut().chain(summary.metrics.values_mut()) {
-        *value /= steps_total.max(1) as f64;
-    }
-    let (min, max) = summary
-        .returns
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &r| (a.min(r), b.max(r)));
-    writeln!(
-        out,
-        "mean return {:.3} (min {min:.3}, max {max:.3}), mean length {:.1}",
-        summary.mean_return(),
-        summary.mean_length()
-    )?;
-    if summary.terms.is_empty() {
-        writeln!(out, "reward terms: none (env '{}' reports a single reward)", env_name)?;
-    }
-    for (name, value) in &summary.terms {
-        writeln!(out, "  {name}: {value:.4} per step")?;
-    }
-    if !summary.metrics.is_empty() {
-        writeln!(out, "metrics (mean per step):")?;
-    }
-    for (name, value) in &summary.metrics {
-        writeln!(out, "  {name}: {value:.4}")?;
-    }
-    summary.interrupted |= crate::algos::interrupt::requested();
-    if summary.interrupted {
-        writeln!(
-            out,
-            "interrupted after {} episode(s): the numbers and files above hold what ran",
-            summary.returns.len()
-        )?;
-    }
-    Ok(summary)
 }

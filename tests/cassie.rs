@@ -716,7 +716,7 @@ fn the_tracking_score_chooses_the_best_eval_weights() {
 /// `gait check`: one row per command on each model, in order, each row's means those of
 /// `gait eval` with the same command, model and episodes; the table is the same for one
 /// worker or two; the exit code is 0 exactly when every cell is within (3 otherwise); bad
-/// commands and non-walking runs are usage errors (2) before anything runs.
+/// commands, missing weights and non-walking runs are usage errors (2) before any output.
 #[test]
 fn check_judges_each_command_on_each_model_as_eval_measures_it() {
     let walk = common::pretrained_walk();
@@ -781,6 +781,23 @@ fn check_judges_each_command_on_each_model_as_eval_measures_it() {
     let o = gait(&["check", "--path", walk, "--command", "1,0"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(stderr(&o).trim(), "error: --command takes 3 values x,y,turn, got 2");
+    // Refusals that need the env or the run (a command past the env's range after a valid one,
+    // weights that were never saved) come before the first line too: one error, no table.
+    for (flags, error) in [
+        (
+            ["--command", "1,0,0", "--command", "0,9,0"],
+            "error: --command: command y = 9 is outside [-2, 2] m/s",
+        ),
+        (["--command", "1,0,0", "--iteration", "99999"], "error: --iteration 99999: "),
+    ] {
+        let mut args = vec!["check", "--path", walk];
+        args.extend(flags);
+        let o = gait(&args);
+        assert_eq!(o.status.code(), Some(2), "{flags:?}: {}", stderr(&o));
+        assert!(stderr(&o).starts_with(error), "{flags:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert_eq!(stdout(&o), "", "{flags:?}: nothing ran");
+    }
     let dir = tempfile::tempdir().unwrap();
     let cartpole = trained_cartpole(dir.path(), "c", &["--timesteps", "1000"]);
     let o = gait(&["check", "--path", cartpole.to_str().unwrap()]);
