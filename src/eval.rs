@@ -108,7 +108,7 @@ pub enum Source {
 }
 
 /// A policy as `gait eval` steps it.
-trait EvalPolicy: Send {
+trait EvalPolicy {
     /// A new episode (recurrent state to zero).
     fn reset(&mut self);
     /// What the env is given for `obs`: the deterministic action, or PD targets; `noise`
