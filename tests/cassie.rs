@@ -146,7 +146,6 @@ fn the_reference_task_trains_and_evaluates_from_its_flags() {
     assert!(stdout(&o).contains("left_force"), "von Mises terms: {}", stdout(&o));
 }
 
-/// The value of `key` (`forward_speed`) in one `gait eval` episode line; panics without it.
 /// `gait eval --path RUN --sim SIM --command C --episodes N --traj-len L`, which must succeed:
 /// its episode lines.
 fn eval_episodes(run: &str, sim: &str, command: &str, episodes: usize, len: usize) -> Vec<String> {
@@ -157,6 +156,7 @@ fn eval_episodes(run: &str, sim: &str, command: &str, episodes: usize, len: usiz
     stdout(&o).lines().filter(|l| l.starts_with("episode")).map(str::to_string).collect()
 }
 
+/// The value of `key` (`forward_speed`) in one `gait eval` episode line; panics without it.
 fn episode_metric(episode: &str, key: &str) -> f64 {
     episode
         .split(&format!("{key} "))
