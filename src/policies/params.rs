@@ -108,8 +108,18 @@ pub struct NonFiniteSave {
 }
 
 /// True when every element of `t` is finite (integer tensors always are).
+///
+/// Training asks this after every optimizer step, of each net's whole parameter buffer, so
+/// the common answer takes one reduction: a sum is finite only when every element is (a NaN
+/// propagates, an infinity stays infinite or meets its opposite in a NaN). A non-finite sum
+/// can also be an overflow of huge finite values, so then the elementwise test decides. The
+/// elementwise test alone (four kernels: `isfinite` is `x == x` and `|x| != inf`, then `all`)
+/// was 2.4 % of a Cassie training run's CPU samples (`perf record`, stop 63).
 pub fn all_finite(t: &Tensor) -> bool {
-    !t.is_floating_point() || t.isfinite().all().int64_value(&[]) != 0
+    if !t.is_floating_point() {
+        return true;
+    }
+    t.sum(t.kind()).double_value(&[]).is_finite() || t.isfinite().all().int64_value(&[]) != 0
 }
 
 /// The first tensor, by name, holding a NaN or an infinity.
@@ -208,4 +218,31 @@ pub fn load_named(
         }
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-sum fast path answers as the elementwise test: NaN, either infinity, both
+    /// infinities (their sum is NaN), and finite values whose sum overflows f32 (finite).
+    #[test]
+    fn all_finite_agrees_with_the_elementwise_test() {
+        let big = f32::MAX / 2.0;
+        let cases: [(&[f32], bool); 7] = [
+            (&[], true),
+            (&[1.0, -2.0, 3.5], true),
+            (&[big, big, big], true),
+            (&[1.0, f32::NAN], false),
+            (&[f32::INFINITY, 1.0], false),
+            (&[f32::NEG_INFINITY], false),
+            (&[f32::INFINITY, f32::NEG_INFINITY], false),
+        ];
+        for (values, finite) in cases {
+            let t = Tensor::from_slice(values);
+            assert_eq!(all_finite(&t), finite, "{values:?}");
+            assert_eq!(all_finite(&t.to_kind(Kind::Double)), finite, "{values:?} as f64");
+        }
+        assert!(all_finite(&Tensor::from_slice(&[i64::MAX, 1])), "integers are finite");
+    }
 }

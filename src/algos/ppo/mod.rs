@@ -26,7 +26,7 @@ use super::adam::Adam;
 use super::symmetry::{MirrorTensors, Symmetry};
 use super::Buffer;
 use crate::config::PpoConfig;
-use crate::policies::{strip_prefix, Actor, Critic, NetSpec};
+use crate::policies::{all_finite, strip_prefix, Actor, Critic, NetSpec};
 
 /// Means over the minibatches actually run.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -256,10 +256,6 @@ fn log_prob(actions: &Tensor, mean: &Tensor, std: &Tensor) -> Tensor {
     lp.sum_dim_intlist(-1, true, Kind::Float)
 }
 
-fn is_finite(t: &Tensor) -> bool {
-    t.isfinite().all().int64_value(&[]) != 0
-}
-
 impl PpoOptim {
     /// `mirror` is required when `hp.mirror > 0` or `hp.mirror_augment`; augmentation with a
     /// critic observation of its own (`spec.critic_obs_dim`) needs that one's list too.
@@ -363,7 +359,7 @@ impl PpoOptim {
     pub fn optimize(&mut self, buffer: &Buffer, rng: &mut impl Rng) -> Result<OptimStats> {
         let full = self.full_batch(buffer);
         let inputs = full.inputs();
-        if inputs.iter().any(|(_, t)| !is_finite(t)) {
+        if inputs.iter().any(|(_, t)| !all_finite(t)) {
             return Err(non_finite(self.dump_dir.as_deref(), &inputs));
         }
         let threads = tch::get_num_threads();
@@ -607,7 +603,7 @@ fn actor_losses(
 
 /// The error for a non-finite batch, naming the tensors and where the dump went.
 fn non_finite(dump_dir: Option<&Path>, tensors: &[(&str, &Tensor)]) -> anyhow::Error {
-    let bad: Vec<&str> = tensors.iter().filter(|(_, t)| !is_finite(t)).map(|(n, _)| *n).collect();
+    let bad: Vec<&str> = tensors.iter().filter(|(_, t)| !all_finite(t)).map(|(n, _)| *n).collect();
     let dump = match dump_non_finite(dump_dir, tensors) {
         Ok(Some(p)) => format!("; diagnostic dump written to {}", p.display()),
         Ok(None) => String::new(),
