@@ -23,10 +23,6 @@ pub struct Adam {
     flat: Tensor,
     m: Tensor,
     v: Tensor,
-    /// The step's flat gradient and a scratch vector, kept between steps so that a step
-    /// allocates no parameter-sized buffer (the `_out` ops write into them).
-    grad: Tensor,
-    scratch: Tensor,
     step: i64,
     lr: f64,
     beta1: f64,
@@ -61,21 +57,7 @@ impl Adam {
         });
         let m = flat.zeros_like();
         let v = flat.zeros_like();
-        let (grad, scratch) = (flat.zeros_like(), flat.zeros_like());
-        Self {
-            params,
-            spans,
-            flat,
-            m,
-            v,
-            grad,
-            scratch,
-            step: 0,
-            lr,
-            beta1: 0.9,
-            beta2: 0.999,
-            eps,
-        }
+        Self { params, spans, flat, m, v, step: 0, lr, beta1: 0.9, beta2: 0.999, eps }
     }
 
     /// Sets the learning rate of the next steps (the moments and step count stay).
@@ -110,13 +92,13 @@ impl Adam {
                     }
                 })
                 .collect();
-            let mut g = Tensor::cat_out(&self.grad, &grads, 0);
+            let mut g = Tensor::cat(&grads, 0);
             // No host sync: the clip coefficient stays a tensor.
             let coef = (g.norm() + 1e-6).reciprocal() * max;
             let _ = g.g_mul_(&coef.clamp_max(1.0));
             let _ = self.m.lerp_(&g, 1.0 - self.beta1);
             let _ = self.v.g_mul_scalar_(self.beta2);
-            let _ = self.v.addcmul_(&g.mul_scalar_out(&self.scratch, 1.0 - self.beta2), &g);
+            let _ = self.v.addcmul_(&(&g * (1.0 - self.beta2)), &g);
             // A zero rate (the end of `--lr-decay 1`) moves nothing; the division below
             // would be by zero.
             if step_size == 0.0 {
@@ -124,7 +106,7 @@ impl Adam {
             }
             // p − step·m/(√v/b2 + ε) = p + m/d with d = −(√v/b2 + ε)/step, so one in-place
             // addcdiv finishes the step (tch's addcdiv_ has no `value`).
-            let mut denom = self.v.sqrt_out(&self.scratch);
+            let mut denom = self.v.sqrt();
             let _ = denom.g_mul_scalar_(-1.0 / (bias2_sqrt * step_size));
             let _ = denom.g_add_scalar_(-self.eps / step_size);
             let _ = self.flat.addcdiv_(&self.m, &denom);
