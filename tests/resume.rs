@@ -71,6 +71,46 @@ fn three_plus_two_iterations_equal_five() {
     assert!(out.contains("mean return") && out.contains("actor.safetensors"), "{out}");
 }
 
+/// `--resume-freq` keeps the exact state after every N-th iteration, and
+/// `--previous-iteration` branches from one: the branch's rows are the original's from there.
+/// An iteration it did not keep is refused, naming the ones it did, and creates nothing.
+#[test]
+fn a_branch_from_a_kept_iteration_continues_it_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path();
+    let args = ["--timesteps", "16000", "--seed", "4", "--resume-freq", "2"];
+    let full = trained_cartpole(logs, "full", &args);
+    let kept = |run: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(run)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("resume_"))
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(kept(&full), ["resume_0.safetensors", "resume_2.safetensors"]);
+    let before = snapshot(&full);
+
+    let prev = full.to_str().unwrap();
+    let o = gait(&["train", "ppo", "--previous", prev, "--previous-iteration", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("kept no resume state after iteration 1") && err.contains(": 0, 2"));
+    assert_eq!(std::fs::read_dir(full.parent().unwrap()).unwrap().count(), 1, "a dir was made");
+    let o = gait(&["train", "ppo", "--previous", prev, "--previous-iteration", "0"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(out.contains("from iteration 1 ("), "{out}");
+    assert_eq!(snapshot(&full), before, "the previous run dir was modified");
+
+    let full_rows = data_rows(&full.join("progress.csv"));
+    let branch_rows = data_rows(&common::continuation_of(&full).join("progress.csv"));
+    assert_eq!(full_rows.len(), 4);
+    assert_eq!(branch_rows, full_rows[1..], "the branch diverged from the run it left");
+}
+
 fn wait_for_rows(progress: &Path, rows: usize, child: &mut std::process::Child) {
     let start = Instant::now();
     loop {

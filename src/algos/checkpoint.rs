@@ -130,6 +130,30 @@ pub fn save(dir: &Path, optim: &PpoOptim, state: &TrainState) -> Result<()> {
     })
 }
 
+/// Keeps a copy of the resume file just written as the state after iteration `itr`
+/// ([`weights_file`] `resume_{itr}`, `--resume-freq`), which `--previous-iteration` branches
+/// from. A copy of the one file, so it holds exactly what an exact continuation would read.
+pub fn keep_resume(dir: &Path, itr: u64) -> Result<()> {
+    let kept = weights_file(dir, "resume", &format!("_{itr}"));
+    write_atomic_with(&kept, |tmp| {
+        std::fs::copy(dir.join(RESUME_FILE), tmp).map(drop).context("copying the resume state")
+    })
+}
+
+/// The iterations whose resume state run `dir` kept (`--resume-freq`), in order.
+pub fn kept_resume_iterations(dir: &Path) -> Vec<u64> {
+    let mut kept: Vec<u64> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| saved_iteration(&e.file_name().to_string_lossy(), "resume"))
+                .collect()
+        })
+        .unwrap_or_default();
+    kept.sort_unstable();
+    kept
+}
+
 /// What to restore from a resume file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Restore {
@@ -281,7 +305,26 @@ pub fn restore(
         ))
         .into());
     }
-    let path = prev.join(RESUME_FILE);
+    let path = match weights {
+        Weights::Iteration(itr) => {
+            let path = weights_file(prev, "resume", &format!("_{itr}"));
+            if !path.is_file() {
+                let kept = kept_resume_iterations(prev);
+                let kept = match kept.is_empty() {
+                    true => "none (it ran without --resume-freq)".to_string(),
+                    false => kept.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+                };
+                return Err(UsageError(format!(
+                    "--previous-iteration {itr}: {} kept no resume state after iteration \
+                     {itr}; the iterations it kept: {kept}",
+                    prev.display()
+                ))
+                .into());
+            }
+            path
+        }
+        Weights::Latest | Weights::Best => prev.join(RESUME_FILE),
+    };
     if !path.is_file() {
         anyhow::bail!(
             "--previous {}: no {RESUME_FILE}; the run stopped before completing an iteration{}",
@@ -290,11 +333,19 @@ pub fn restore(
         );
     }
     let what = match weights {
-        Weights::Latest => Restore::Everything,
+        Weights::Latest | Weights::Iteration(_) => Restore::Everything,
         Weights::Best => Restore::CountersOnly,
     };
     let state = load(&path, optim, what)
         .with_context(|| format!("--previous {}: cannot restore the run", prev.display()))?;
+    if let Weights::Iteration(itr) = weights {
+        anyhow::ensure!(
+            state.iteration == itr + 1,
+            "--previous-iteration {itr}: {} holds the state after iteration {}, not {itr}",
+            path.display(),
+            state.iteration.saturating_sub(1)
+        );
+    }
     if weights == Weights::Best {
         for name in ["actor.safetensors", "critic.safetensors"] {
             let vs = if name.starts_with("actor") {

@@ -421,6 +421,9 @@ impl Runner {
         // after it, the run continues with the next one.
         next.iteration = itr + 1;
         checkpoint::save(&self.run_dir, &self.optim, &next)?;
+        if self.config.run.resume_freq.saves(itr) {
+            checkpoint::keep_resume(&self.run_dir, itr)?;
+        }
         self.state = next;
         Ok(report)
     }

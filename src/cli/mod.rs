@@ -201,8 +201,15 @@ mod tests {
             .get_arguments()
             .map(|a| a.get_id().to_string())
             .filter(|id| {
-                !["config", "print_config", "previous", "previous_best", "help"]
-                    .contains(&id.as_str())
+                ![
+                    "config",
+                    "print_config",
+                    "previous",
+                    "previous_best",
+                    "previous_iteration",
+                    "help",
+                ]
+                .contains(&id.as_str())
             })
             .collect();
         let mut leaves: Vec<String> =

@@ -43,6 +43,17 @@ pub struct TrainFlags {
     /// Adam state, instead of its latest state.
     #[arg(long, requires = "previous", help_heading = "Run")]
     pub previous_best: bool,
+    /// With --previous: continue exactly from the state it kept after this iteration
+    /// (--resume-freq), instead of its latest: a branch from the middle of the run, whose rows
+    /// equal the previous run's until a changed setting makes them differ.
+    #[arg(
+        long,
+        value_name = "ITR",
+        requires = "previous",
+        conflicts_with = "previous_best",
+        help_heading = "Run"
+    )]
+    pub previous_iteration: Option<u64>,
     /// One flag per declared setting.
     #[command(flatten)]
     pub settings: SettingFlags<AllSettings>,
@@ -274,7 +285,11 @@ pub fn resolve(flags: &TrainFlags) -> anyhow::Result<(TrainJob, Vec<String>)> {
             ));
         }
     }
-    let weights = if flags.previous_best { Weights::Best } else { Weights::Latest };
+    let weights = match (flags.previous_iteration, flags.previous_best) {
+        (Some(itr), _) => Weights::Iteration(itr),
+        (None, true) => Weights::Best,
+        (None, false) => Weights::Latest,
+    };
     Ok((TrainJob { config, start: Start::Continue { dir: dir.clone(), weights } }, notes))
 }
 

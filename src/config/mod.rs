@@ -202,6 +202,9 @@ pub enum Weights {
     Latest,
     /// The best-eval weights (`actor/critic.safetensors`) with fresh Adam state.
     Best,
+    /// The exact state after this iteration, Adam included, which the run kept
+    /// (`--resume-freq`): a branch from the middle of the run.
+    Iteration(u64),
 }
 
 impl Start {

@@ -30,6 +30,10 @@ crate::settings! {
         backprop_workers: BackpropWorkers = BackpropWorkers::ONE;
         /// Also save actor_{itr}/critic_{itr} every N iterations (0 or -1: never).
         save_freq: SaveFreq = SaveFreq::Off;
+        /// Also keep the exact resume state after every N-th iteration (resume_{itr}, about
+        /// 2 MB for Cassie; 0 or -1: only the latest), so that `--previous RUN
+        /// --previous-iteration ITR` can branch from it: an A/B from a mid-run state.
+        resume_freq: SaveFreq = SaveFreq::Off;
     }
 }
 
