@@ -31,6 +31,11 @@ fn default_forward_reach() -> f64 {
     reference::HIP_PITCH_PER_SPEED as f64
 }
 
+/// `mujoco_share`'s default, which older run files without the key trained with.
+fn half() -> f64 {
+    0.5
+}
+
 /// The gait cycle (s) of the walking reference without `full_gait` or `cadence`.
 pub const FIXED_CYCLE: f64 = 0.7;
 
@@ -65,6 +70,10 @@ crate::settings! {
         #[serde(default)]
         mujoco_dt: Option<f64> = None,
             Range::Within { lo: 1e-5, hi: 0.01, what: "a timestep in [0.00001, 0.01] s" };
+        /// When mixing (`sim = "mixed"`), the chance that a training episode runs on MuJoCo
+        /// (the rest on rapier). 0.5: the runs before the setting, draw for draw.
+        #[serde(default = "half")]
+        mujoco_share: f64 = 0.5, Range::Unit;
         /// Reward function.
         reward: RewardKind = RewardKind::Walk;
         /// Reference gait added to the PD targets (the action is a residual on it).
@@ -458,6 +467,13 @@ impl CassieConfig {
             return Err("--foot-placement shapes the reference gait: it needs --reference \
                         clock or omni"
                 .into());
+        }
+        if self.mujoco_share != 0.5 && self.sim != SimKind::Mixed {
+            return Err(format!(
+                "--mujoco-share splits training episodes between the models when mixing \
+                 (--sim mixed); --sim {} runs one",
+                self.sim.name()
+            ));
         }
         if self.mujoco_dt.is_some() && self.sim != SimKind::Mixed {
             return Err(format!(

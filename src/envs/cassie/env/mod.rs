@@ -384,9 +384,13 @@ impl CassieEnv {
         };
         self.heading = heading;
         if let Some(spare) = &mut self.spare {
-            // Mixed physics: MuJoCo for this episode with probability 1/2 (drawn even when a
-            // selection episode forces the model, so the draws after it do not move).
-            let drawn = if self.rng.gen::<bool>() { SimKind::Mujoco } else { SimKind::Rapier };
+            // Mixed physics: MuJoCo for this episode with probability `mujoco_share` (drawn
+            // even when a selection episode forces the model, so the draws after it do not
+            // move). One random bit at 1/2, as before the setting, so those runs replay.
+            let share = self.config.mujoco_share;
+            let mujoco =
+                if share == 0.5 { self.rng.gen::<bool>() } else { self.rng.gen_bool(share) };
+            let drawn = if mujoco { SimKind::Mujoco } else { SimKind::Rapier };
             let want = self.forced_model.unwrap_or(drawn);
             if self.sim.kind() != want {
                 std::mem::swap(&mut self.sim, spare);

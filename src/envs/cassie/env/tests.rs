@@ -501,6 +501,31 @@ fn mixed_physics_draws_a_simulator_per_episode_from_the_seed() {
     }
 }
 
+/// `--mujoco-share` sets the chance of MuJoCo per training episode: 0 and 1 run one model
+/// only, 0.2 about a fifth of 200 episodes (a binomial draw: 40 ± 3σ = 40 ± 17).
+#[test]
+fn the_mujoco_share_is_the_chance_of_a_mujoco_episode() {
+    let mujoco_episodes = |share| {
+        let mut e = CassieEnv::new(CassieConfig {
+            sim: SimKind::Mixed,
+            mujoco_share: share,
+            ..CassieConfig::default()
+        });
+        e.seed(3);
+        (0..200)
+            .filter(|_| {
+                e.reset();
+                e.sim().kind() == SimKind::Mujoco
+            })
+            .count()
+    };
+    assert_eq!((mujoco_episodes(0.0), mujoco_episodes(1.0)), (0, 200));
+    let fifth = mujoco_episodes(0.2);
+    assert!((23..=57).contains(&fifth), "{fifth} of 200");
+    let alone = CassieConfig { mujoco_share: 0.4, ..CassieConfig::default() };
+    assert!(alone.check().unwrap_err().contains("--mujoco-share"));
+}
+
 /// Selection episodes (`--best-by tracking`) force the model: 0 rapier, 1 MuJoCo, whatever
 /// the seed draws; the draw is still made, so the episodes after a forced one start as they
 /// would have (same models, same first observation); one model alone accepts only model 0.
