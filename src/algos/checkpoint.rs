@@ -310,9 +310,10 @@ pub fn restore(
             let path = weights_file(prev, "resume", &format!("_{itr}"));
             if !path.is_file() {
                 let kept = kept_resume_iterations(prev);
-                let kept = match kept.is_empty() {
-                    true => "none (it ran without --resume-freq)".to_string(),
-                    false => kept.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+                let kept = if kept.is_empty() {
+                    "none (it ran without --resume-freq)".to_string()
+                } else {
+                    kept.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
                 };
                 return Err(UsageError(format!(
                     "--previous-iteration {itr}: {} kept no resume state after iteration \

@@ -70,8 +70,9 @@ crate::settings! {
         #[serde(default)]
         mujoco_dt: Option<f64> = None,
             Range::Within { lo: 1e-5, hi: 0.01, what: "a timestep in [0.00001, 0.01] s" };
-        /// When mixing (`sim = "mixed"`), the chance that a training episode runs on MuJoCo
-        /// (the rest on rapier). 0.5: the runs before the setting, draw for draw.
+        /// When mixing (`sim = "mixed"`), the chance that an episode runs on MuJoCo, the rest
+        /// on rapier: training's and its evaluations' (the selection runs each model). 0.5:
+        /// the runs before the setting, draw for draw.
         #[serde(default = "half")]
         mujoco_share: f64 = 0.5, Range::Unit;
         /// Reward function.
