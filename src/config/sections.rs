@@ -9,6 +9,11 @@ use super::checks::Range;
 use super::{BackpropWorkers, BestBy, DeviceKind, SaveFreq, StdSchedule};
 use crate::policies::{Arch, Nonlinearity};
 
+/// `resume_freq`'s default, which run files from before the setting kept.
+fn no_resume_states() -> SaveFreq {
+    SaveFreq::Off
+}
+
 crate::settings! {
     /// What to train, how long, and where the run goes.
     #[serde(deny_unknown_fields)]
@@ -33,6 +38,7 @@ crate::settings! {
         /// Also keep the exact resume state after every N-th iteration (resume_{itr}, about
         /// 2 MB for Cassie; 0 or -1: only the latest), so that `--previous RUN
         /// --previous-iteration ITR` can branch from it: an A/B from a mid-run state.
+        #[serde(default = "no_resume_states")]
         resume_freq: SaveFreq = SaveFreq::Off;
     }
 }
