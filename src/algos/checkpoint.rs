@@ -134,24 +134,35 @@ pub fn save(dir: &Path, optim: &PpoOptim, state: &TrainState) -> Result<()> {
 /// ([`weights_file`] `resume_{itr}`, `--resume-freq`), which `--previous-iteration` branches
 /// from. A copy of the one file, so it holds exactly what an exact continuation would read.
 pub fn keep_resume(dir: &Path, itr: u64) -> Result<()> {
-    let kept = weights_file(dir, "resume", &format!("_{itr}"));
-    write_atomic_with(&kept, |tmp| {
+    write_atomic_with(&kept_resume_file(dir, itr), |tmp| {
         std::fs::copy(dir.join(RESUME_FILE), tmp).map(drop).context("copying the resume state")
     })
 }
 
-/// The iterations whose resume state run `dir` kept (`--resume-freq`), in order.
-pub fn kept_resume_iterations(dir: &Path) -> Vec<u64> {
-    let mut kept: Vec<u64> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter_map(|e| saved_iteration(&e.file_name().to_string_lossy(), "resume"))
-                .collect()
-        })
-        .unwrap_or_default();
-    kept.sort_unstable();
-    kept
+/// The resume state run `dir` kept after iteration `itr` ([`keep_resume`]).
+fn kept_resume_file(dir: &Path, itr: u64) -> PathBuf {
+    weights_file(dir, "resume", &format!("_{itr}"))
+}
+
+/// The iterations after which run `dir` kept a [`weights_file`] `{net}_{itr}` (`actor`:
+/// `--save-freq`; `resume`: `--resume-freq`), ascending.
+pub fn saved_iterations(dir: &Path, net: &str) -> Vec<u64> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut found: Vec<u64> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|name| saved_iteration(&name, net))
+        .collect();
+    found.sort_unstable();
+    found
+}
+
+/// `iterations` as a refusal lists them ("0, 2, 4"), or `none` when there are none.
+pub fn iteration_list(iterations: &[u64], none: &str) -> String {
+    if iterations.is_empty() {
+        none.to_string()
+    } else {
+        iterations.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+    }
 }
 
 /// What to restore from a resume file.
@@ -307,14 +318,10 @@ pub fn restore(
     }
     let path = match weights {
         Weights::Iteration(itr) => {
-            let path = weights_file(prev, "resume", &format!("_{itr}"));
+            let path = kept_resume_file(prev, itr);
             if !path.is_file() {
-                let kept = kept_resume_iterations(prev);
-                let kept = if kept.is_empty() {
-                    "none (it ran without --resume-freq)".to_string()
-                } else {
-                    kept.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
-                };
+                let kept = saved_iterations(prev, "resume");
+                let kept = iteration_list(&kept, "none (it ran without --resume-freq)");
                 return Err(UsageError(format!(
                     "--previous-iteration {itr}: {} kept no resume state after iteration \
                      {itr}; the iterations it kept: {kept}",

@@ -182,13 +182,7 @@ impl ActorCheckpoint {
 
 /// The iterations `--save-freq` saved actor weights after in run `path`, ascending.
 pub fn saved_iterations(path: &Path) -> Vec<u64> {
-    let Ok(entries) = std::fs::read_dir(path) else { return Vec::new() };
-    let mut found: Vec<u64> = entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter_map(|name| checkpoint::saved_iteration(&name, "actor"))
-        .collect();
-    found.sort_unstable();
-    found
+    checkpoint::saved_iterations(path, "actor")
 }
 
 /// The actor of run `path` (its `which` weights) and the checkpoint it came from.
@@ -201,11 +195,10 @@ pub fn load_actor(
     let checkpoint = match which {
         ActorCheckpoint::Best if !file(which).is_file() => file(ActorCheckpoint::Latest),
         ActorCheckpoint::Iteration(n) if !file(which).is_file() => {
-            let saved = saved_iterations(path);
-            let saved = match saved.is_empty() {
-                true => "none (train with --save-freq N to keep every Nth)".to_string(),
-                false => saved.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
-            };
+            let saved = checkpoint::iteration_list(
+                &saved_iterations(path),
+                "none (train with --save-freq N to keep every Nth)",
+            );
             return Err(UsageError(format!(
                 "--iteration {n}: {} has no weights saved after iteration {n}; saved: {saved}",
                 path.display()
