@@ -257,9 +257,9 @@ pub fn resolve(flags: &TrainFlags) -> anyhow::Result<(TrainJob, Vec<String>)> {
     let mut base = prev.clone();
     base.run.run_name = None;
     let mut config = layered(&base)?;
-    // A mixed run continued on one model: its MuJoCo timestep has nothing left to set (and no
-    // flag can unset it), so it goes, with a note, unless typed.
-    notes.extend(presets::mujoco_dt_gives_way(&mut config, set_by_user));
+    // A mixed run continued on one model: its MuJoCo timestep and share have nothing left to
+    // set (and no flag can unset the timestep), so they go, with a note, unless typed.
+    notes.extend(presets::mixing_gives_way(&mut config, set_by_user));
     if let Err(e) = config.validate() {
         if prev.validate().is_err() {
             anyhow::bail!(

@@ -3,7 +3,7 @@
 //! always win), prints what they set, and `train ppo --help` lists them.
 
 use super::{BestBy, TrainConfig};
-use crate::envs::cassie::{CommandKind, ProgressKind, ReferenceKind, SimKind};
+use crate::envs::cassie::{CassieConfig, CommandKind, ProgressKind, ReferenceKind, SimKind};
 use crate::policies::Nonlinearity;
 
 /// Applies the preset of `config.run.env` (none for an env without one).
@@ -34,6 +34,9 @@ const OMNI_GATE: &str = "env.cassie.omni_start_speed";
 /// The leaf of the walking preset's MuJoCo timestep when mixing (`--mujoco-dt`).
 const MUJOCO_DT: &str = "env.cassie.mujoco_dt";
 
+/// The leaf of the walking preset's share of MuJoCo episodes when mixing (`--mujoco-share`).
+const MUJOCO_SHARE: &str = "env.cassie.mujoco_share";
+
 /// The leaf of the walking preset's speed-dependent cycle (`--cadence`).
 const CADENCE: &str = "env.cassie.cadence";
 
@@ -45,8 +48,9 @@ const CADENCE: &str = "env.cassie.cadence";
 ///   one of them the other does (each stage then begins at its own start, as before the
 ///   gates) instead of refusing a run the user asked for plainly; at the same speed the two
 ///   stages share it.
-/// * `--mujoco-dt` sets MuJoCo's timestep when mixing models, so with `--sim rapier` or
-///   `--sim mujoco` the preset's gives way (that model runs at `--sim-dt`).
+/// * `--mujoco-dt` and `--mujoco-share` set MuJoCo's timestep and share of the episodes when
+///   mixing models, so with `--sim rapier` or `--sim mujoco` the preset's give way (that model
+///   runs at `--sim-dt`).
 /// * The cadence sets the cycle from the command and `--full-gait` draws it at random, so
 ///   with `--full-gait` the preset's cadence gives way (a fixed cycle, as before it).
 pub fn give_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) -> Vec<String> {
@@ -55,7 +59,7 @@ pub fn give_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) ->
     }
     let mut notes = gate_gives_way(config, &set_by_user);
     notes.extend(cadence_gives_way(config, &set_by_user));
-    notes.extend(mujoco_dt_gives_way(config, &set_by_user));
+    notes.extend(mixing_gives_way(config, &set_by_user));
     notes
 }
 
@@ -95,24 +99,35 @@ fn gate_off_note(stage: &str, speed: f64, other: &str, no_evals: bool, begins: &
     format!("note: the preset's --{stage}-start-speed {speed} is off ({reason}); {begins}")
 }
 
-/// The mixed training's MuJoCo timestep's part of [`give_way`], also applied to a `--previous`
-/// mixed run continued on one model: on one model (`--sim rapier` or `--sim mujoco`) a
-/// `--mujoco-dt` the user did not type has nothing to set, and that model runs at `--sim-dt`
-/// (or its default); its note, if it turned it off.
-pub fn mujoco_dt_gives_way(
+/// The mixing settings' part of [`give_way`], also applied to a `--previous` mixed run
+/// continued on one model: on one model (`--sim rapier` or `--sim mujoco`) a `--mujoco-dt` or
+/// `--mujoco-share` the user did not type has nothing to set, so the timestep goes (that model
+/// runs at `--sim-dt` or its default) and the share returns to its default; a note for each
+/// it turned off.
+pub fn mixing_gives_way(
     config: &mut TrainConfig,
     set_by_user: impl Fn(&str) -> bool,
-) -> Option<String> {
+) -> Vec<String> {
     let cassie = &mut config.env.cassie;
-    if cassie.sim == SimKind::Mixed || set_by_user(MUJOCO_DT) {
-        return None;
+    let mut notes = Vec::new();
+    if cassie.sim == SimKind::Mixed {
+        return notes;
     }
-    let dt = cassie.mujoco_dt.take()?;
-    Some(format!(
-        "note: --mujoco-dt {dt} is off (--sim {} trains one model, at --sim-dt {})",
-        cassie.sim.name(),
-        cassie.sim_dt()
-    ))
+    let one = format!("--sim {} trains one model", cassie.sim.name());
+    if !set_by_user(MUJOCO_DT) {
+        if let Some(dt) = cassie.mujoco_dt.take() {
+            notes.push(format!(
+                "note: --mujoco-dt {dt} is off ({one}, at --sim-dt {})",
+                cassie.sim_dt()
+            ));
+        }
+    }
+    let default_share = CassieConfig::default().mujoco_share;
+    if !set_by_user(MUJOCO_SHARE) && cassie.mujoco_share != default_share {
+        let share = std::mem::replace(&mut cassie.mujoco_share, default_share);
+        notes.push(format!("note: --mujoco-share {share} is off ({one})"));
+    }
+    notes
 }
 
 /// The cadence's part of [`give_way`]: its note, if it turned the cadence off.
@@ -318,7 +333,7 @@ mod tests {
     }
 
     #[test]
-    fn the_mixed_mujoco_timestep_gives_way_to_one_model_unless_typed() {
+    fn the_mixing_settings_give_way_to_one_model_unless_typed() {
         let mut mujoco = TrainConfig::for_env("cassie");
         mujoco.env.cassie.sim = SimKind::Mujoco;
         assert!(mujoco.validate().is_err(), "the two together are refused");
@@ -329,12 +344,26 @@ mod tests {
 
         let mut typed = TrainConfig::for_env("cassie");
         typed.env.cassie.sim = SimKind::Rapier;
-        assert!(give_way(&mut typed, |k| k == MUJOCO_DT).is_empty());
+        assert!(give_way(&mut typed, |k| k == MUJOCO_DT).len() <= 1, "at most the share's");
         assert!(typed.validate().is_err(), "a typed --mujoco-dt on one model is refused");
 
         let mut mixed = TrainConfig::for_env("cassie");
         assert!(give_way(&mut mixed, |_| false).is_empty());
         assert_eq!(mixed.env.cassie.mujoco_dt, Some(0.004));
+
+        // A share other than the default (the preset's, or a continued run's) goes the same way.
+        let mut share = TrainConfig::for_env("cassie");
+        (share.env.cassie.sim, share.env.cassie.mujoco_share) = (SimKind::Rapier, 0.3);
+        let notes = give_way(&mut share, |k| k == "env.cassie.sim");
+        assert!(notes
+            .iter()
+            .any(|n| n == "note: --mujoco-share 0.3 is off (--sim rapier trains one model)"));
+        assert_eq!(share.env.cassie.mujoco_share, 0.5);
+        share.validate().unwrap();
+        let mut typed = TrainConfig::for_env("cassie");
+        (typed.env.cassie.sim, typed.env.cassie.mujoco_share) = (SimKind::Rapier, 0.3);
+        give_way(&mut typed, |k| k == MUJOCO_SHARE);
+        assert!(typed.validate().is_err(), "a typed --mujoco-share on one model is refused");
     }
 
     #[test]
