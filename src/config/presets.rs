@@ -3,7 +3,8 @@
 //! always win), prints what they set, and `train ppo --help` lists them.
 
 use super::{BestBy, TrainConfig};
-use crate::envs::cassie::{CassieConfig, CommandKind, ProgressKind, ReferenceKind, SimKind};
+use crate::envs::cassie::config::EVEN_MUJOCO_SHARE;
+use crate::envs::cassie::{CommandKind, ProgressKind, ReferenceKind, SimKind};
 use crate::policies::Nonlinearity;
 
 /// Applies the preset of `config.run.env` (none for an env without one).
@@ -122,9 +123,8 @@ pub fn mixing_gives_way(
             ));
         }
     }
-    let default_share = CassieConfig::default().mujoco_share;
-    if !set_by_user(MUJOCO_SHARE) && cassie.mujoco_share != default_share {
-        let share = std::mem::replace(&mut cassie.mujoco_share, default_share);
+    if !set_by_user(MUJOCO_SHARE) && cassie.mujoco_share != EVEN_MUJOCO_SHARE {
+        let share = std::mem::replace(&mut cassie.mujoco_share, EVEN_MUJOCO_SHARE);
         notes.push(format!("note: --mujoco-share {share} is off ({one})"));
     }
     notes

@@ -31,9 +31,13 @@ fn default_forward_reach() -> f64 {
     reference::HIP_PITCH_PER_SPEED as f64
 }
 
-/// `mujoco_share`'s default, which older run files without the key trained with.
-fn half() -> f64 {
-    0.5
+/// `mujoco_share`'s default: MuJoCo or rapier by one random bit per episode, as every run
+/// before the setting drew (so they replay), and what older run files without the key load.
+pub const EVEN_MUJOCO_SHARE: f64 = 0.5;
+
+/// [`EVEN_MUJOCO_SHARE`] for serde.
+fn even_mujoco_share() -> f64 {
+    EVEN_MUJOCO_SHARE
 }
 
 /// The gait cycle (s) of the walking reference without `full_gait` or `cadence`.
@@ -73,8 +77,8 @@ crate::settings! {
         /// When mixing (`sim = "mixed"`), the chance that an episode runs on MuJoCo, the rest
         /// on rapier: training's and its evaluations' (the selection runs each model). 0.5:
         /// the runs before the setting, draw for draw.
-        #[serde(default = "half")]
-        mujoco_share: f64 = 0.5, Range::Unit;
+        #[serde(default = "even_mujoco_share")]
+        mujoco_share: f64 = EVEN_MUJOCO_SHARE, Range::Unit;
         /// Reward function.
         reward: RewardKind = RewardKind::Walk;
         /// Reference gait added to the PD targets (the action is a residual on it).
@@ -471,7 +475,7 @@ impl CassieConfig {
                         clock or omni"
                 .into());
         }
-        if self.mujoco_share != 0.5 && self.sim != SimKind::Mixed {
+        if self.mujoco_share != EVEN_MUJOCO_SHARE && self.sim != SimKind::Mixed {
             return Err(format!(
                 "--mujoco-share splits training episodes between the models when mixing \
                  (--sim mixed); --sim {} runs one",

@@ -19,7 +19,7 @@ use rapier3d::glamx::{EulerRot, Quat};
 
 use super::clock::GaitClock;
 use super::commands::{Command, CommandKind};
-use super::config::{CassieConfig, ObsKind, FIXED_CYCLE, NOISE_STD};
+use super::config::{CassieConfig, ObsKind, EVEN_MUJOCO_SHARE, FIXED_CYCLE, NOISE_STD};
 use super::critic_obs::{self, LastPush};
 use super::description::Description;
 use super::mirror_lists;
@@ -388,8 +388,11 @@ impl CassieEnv {
             // even when a selection episode forces the model, so the draws after it do not
             // move). One random bit at 1/2, as before the setting, so those runs replay.
             let share = self.config.mujoco_share;
-            let mujoco =
-                if share == 0.5 { self.rng.gen::<bool>() } else { self.rng.gen_bool(share) };
+            let mujoco = if share == EVEN_MUJOCO_SHARE {
+                self.rng.gen::<bool>()
+            } else {
+                self.rng.gen_bool(share)
+            };
             let drawn = if mujoco { SimKind::Mujoco } else { SimKind::Rapier };
             let want = self.forced_model.unwrap_or(drawn);
             if self.sim.kind() != want {
