@@ -409,9 +409,10 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
         CheckTask::Commands(commands) => commands.as_slice(),
         CheckTask::Course(_) => &[],
     };
-    if let Some(first) = jobs.first() {
-        check_options(&first.options(opts), commands)?;
-    }
+    let policy = match jobs.first() {
+        Some(first) => Some(check_options(&first.options(opts), commands)?),
+        None => None,
+    };
     let s = if opts.episodes == 1 { "" } else { "s" };
     let bounds = format!(
         "each speed within {SPEED_TOLERANCE} m/s ({STANDING_TOLERANCE} standing), yaw rate \
@@ -434,6 +435,10 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
             opts.episodes,
             crate::course::SETTLE_SECONDS
         )?,
+    }
+    // The file checked, so the best-eval weights' fallback to the latest is seen.
+    if let Some(policy) = policy {
+        writeln!(out, "policy: {}", policy.display())?;
     }
     if let Some(push) = opts.push.filter(|&p| p > 0.0) {
         let size = if opts.push_exact { "exactly" } else { "up to" };

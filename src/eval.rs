@@ -383,14 +383,15 @@ fn set_command(env: &mut dyn envs::Env, env_name: &str, command: &[f32]) -> Resu
 
 /// Checks `args` as [`run_eval`] does before its first step (the weights, the env, the
 /// course, pushes and output files), and each of `commands` as `--command` is checked,
-/// running nothing. Why: `gait check` calls it before its first line, so a bad flag or a
-/// missing checkpoint is one error, not a table cut short at the cell that met it.
-pub fn check_options(args: &EvalOptions, commands: &[[f32; 3]]) -> Result<()> {
+/// running nothing, and returns the file it would evaluate. Why: `gait check` calls it before
+/// its first line, so a bad flag or a missing checkpoint is one error, not a table cut short
+/// at the cell that met it.
+pub fn check_options(args: &EvalOptions, commands: &[[f32; 3]]) -> Result<PathBuf> {
     let mut probe = prepare_eval(args)?;
     for command in commands {
         set_command(probe.env.as_mut(), &probe.env_name, command)?;
     }
-    Ok(())
+    Ok(probe.checkpoint)
 }
 
 /// An evaluation with every flag checked and nothing run yet: its policy loaded, its env built

@@ -34,6 +34,11 @@ fn three_plus_two_iterations_equal_five() {
     let cont_rows = data_rows(&cont.join("progress.csv"));
     assert_eq!((first_rows.len(), cont_rows.len(), full_rows.len()), (3, 2, 5));
     assert_eq!([first_rows, cont_rows].concat(), full_rows, "resumed run diverged");
+    // The continuation holds the uninterrupted run's best-eval weights, carried from the
+    // first part (its best came there) or its own, and says so.
+    assert_eq!(best_pair(&cont), best_pair(&full), "the best-eval weights differ");
+    let err = stderr(&o);
+    assert!(err.contains("best-eval weights so far: copied from"), "{err}");
 
     // Inherited arguments, TensorBoard steps continuing from 3.
     let exp = gait::logging::Experiment::load(&cont).unwrap();
@@ -109,6 +114,32 @@ fn a_branch_from_a_kept_iteration_continues_it_exactly() {
     let branch_rows = data_rows(&common::continuation_of(&full).join("progress.csv"));
     assert_eq!(full_rows.len(), 4);
     assert_eq!(branch_rows, full_rows[1..], "the branch diverged from the run it left");
+    assert_eq!(best_pair(&common::continuation_of(&full)), best_pair(&full));
+
+    // A branch from the state after iteration 2, whose best (iteration 2's evaluation) the
+    // run replaced at iteration 3: those weights are gone, it says so, and the branch saves
+    // its own at iteration 3, the run's.
+    let o = gait(&[
+        "train",
+        "ppo",
+        "--previous",
+        prev,
+        "--previous-iteration",
+        "2",
+        "--run-name",
+        "b2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no longer keeps the best-eval weights"), "{}", stderr(&o));
+    assert_eq!(best_pair(&only_run(&logs.join("cartpole").join("b2"))), best_pair(&full));
+}
+
+/// The bytes of run `dir`'s best-eval weights (`actor.safetensors`, `critic.safetensors`).
+fn best_pair(dir: &Path) -> [Vec<u8>; 2] {
+    ["actor", "critic"].map(|net| {
+        let file = dir.join(format!("{net}.safetensors"));
+        std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+    })
 }
 
 fn wait_for_rows(progress: &Path, rows: usize, child: &mut std::process::Child) {

@@ -134,9 +134,56 @@ pub fn save(dir: &Path, optim: &PpoOptim, state: &TrainState) -> Result<()> {
 /// ([`weights_file`] `resume_{itr}`, `--resume-freq`), which `--previous-iteration` branches
 /// from. A copy of the one file, so it holds exactly what an exact continuation would read.
 pub fn keep_resume(dir: &Path, itr: u64) -> Result<()> {
-    write_atomic_with(&kept_resume_file(dir, itr), |tmp| {
-        std::fs::copy(dir.join(RESUME_FILE), tmp).map(drop).context("copying the resume state")
+    copy_atomic(&dir.join(RESUME_FILE), &kept_resume_file(dir, itr))
+}
+
+/// Copies `from` to `to` by one atomic rename, so `to` is the whole file or absent.
+fn copy_atomic(from: &Path, to: &Path) -> Result<()> {
+    write_atomic_with(to, |tmp| {
+        std::fs::copy(from, tmp).map(drop).with_context(|| format!("copying {}", from.display()))
     })
+}
+
+/// Where a continuation's best-eval weights so far are ([`best_so_far`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BestSoFar {
+    /// The restored state has no best yet.
+    None,
+    /// The previous run's best-eval pair (`actor`/`critic.safetensors`) is the restored
+    /// state's best: the continuation starts with a copy, so its run dir holds the weights its
+    /// `summary.json` scores even when no later evaluation beats them.
+    In(PathBuf),
+    /// A branch (`--previous-iteration`) whose best so far the previous run later replaced
+    /// (or a run dir without the pair): those weights are not kept.
+    NotKept,
+}
+
+/// Where the best-eval weights of `restored` (read from `prev` as `weights` says) are. The
+/// previous run's pair is its final state's best, so it is the restored one's unless a branch
+/// restored an earlier state whose best was replaced later: then the two states' best scores
+/// differ.
+pub fn best_so_far(prev: &Path, weights: Weights, restored: &TrainState) -> Result<BestSoFar> {
+    if restored.best_test.is_none() {
+        return Ok(BestSoFar::None);
+    }
+    let kept = ["actor", "critic"].iter().all(|net| weights_file(prev, net, "").is_file());
+    let same = match weights {
+        Weights::Latest | Weights::Best => true,
+        Weights::Iteration(_) => {
+            let last = read_state(&prev.join(RESUME_FILE))?;
+            (last.best_test, last.best_test_settled, last.best_selection)
+                == (restored.best_test, restored.best_test_settled, restored.best_selection)
+        }
+    };
+    Ok(if kept && same { BestSoFar::In(prev.to_path_buf()) } else { BestSoFar::NotKept })
+}
+
+/// Copies run `from`'s best-eval pair into run `to` (each file atomically).
+pub fn copy_best_pair(from: &Path, to: &Path) -> Result<()> {
+    for net in ["actor", "critic"] {
+        copy_atomic(&weights_file(from, net, ""), &weights_file(to, net, ""))?;
+    }
+    Ok(())
 }
 
 /// The resume state run `dir` kept after iteration `itr` ([`keep_resume`]).
@@ -178,6 +225,25 @@ pub enum Restore {
 /// networks: names, shapes and dtypes are checked before anything is copied.
 pub fn load(path: &Path, optim: &mut PpoOptim, what: Restore) -> Result<TrainState> {
     let map = read_tensors(path)?;
+    let state = state_of(&map, path)?;
+    if what == Restore::Everything {
+        let source = path.display().to_string();
+        load_named(optim.actor_mut().var_store_mut(), &strip_prefix(&map, "actor/"), &source)?;
+        load_named(optim.critic_mut().var_store_mut(), &strip_prefix(&map, "critic/"), &source)?;
+        optim
+            .load_optimizer_state(&map)
+            .with_context(|| format!("restoring the optimizer from {}", path.display()))?;
+    }
+    Ok(state)
+}
+
+/// The counters of the resume file `path`, without its networks.
+fn read_state(path: &Path) -> Result<TrainState> {
+    state_of(&read_tensors(path)?, path)
+}
+
+/// The counters (`meta/...`) of a resume file's tensors `map`, read from `path`.
+fn state_of(map: &std::collections::HashMap<String, Tensor>, path: &Path) -> Result<TrainState> {
     let meta = |key: &str| -> Result<Tensor> {
         map.get(&format!("meta/{key}"))
             .map(|t| t.shallow_clone())
@@ -231,7 +297,7 @@ pub fn load(path: &Path, optim: &mut PpoOptim, what: Restore) -> Result<TrainSta
         "{}: 'meta/best_cells' without 'meta/best_tracking'",
         path.display()
     );
-    let state = TrainState {
+    Ok(TrainState {
         iteration: int("iteration")?,
         total_timesteps: int("total_timesteps")?,
         best_test: float("best_test")?,
@@ -249,16 +315,7 @@ pub fn load(path: &Path, optim: &mut PpoOptim, what: Restore) -> Result<TrainSta
             true => flag("has_stage_from")?.then(|| int("stage_from")).transpose()?,
             false => None,
         },
-    };
-    if what == Restore::Everything {
-        let source = path.display().to_string();
-        load_named(optim.actor_mut().var_store_mut(), &strip_prefix(&map, "actor/"), &source)?;
-        load_named(optim.critic_mut().var_store_mut(), &strip_prefix(&map, "critic/"), &source)?;
-        optim
-            .load_optimizer_state(&map)
-            .with_context(|| format!("restoring the optimizer from {}", path.display()))?;
-    }
-    Ok(state)
+    })
 }
 
 /// `{net}{suffix}.safetensors` in run `dir`: `net` is `actor` or `critic`, `suffix` `""` for

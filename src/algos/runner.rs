@@ -24,7 +24,7 @@ use rand_chacha::ChaCha8Rng;
 use tch::Device;
 
 use super::autotune::fastest_backprop_threads;
-use super::checkpoint::{self, SelectionScore, TrainState};
+use super::checkpoint::{self, BestSoFar, SelectionScore, TrainState};
 use super::resources;
 use super::seeding::{derive, stream};
 use super::symmetry::Symmetry;
@@ -252,10 +252,11 @@ impl Runner {
             tch::manual_seed(derive(config.run.seed, &[stream::INIT]) as i64);
             PpoOptim::new(&spec, config.ppo.clone(), device, symmetry.as_ref())?
         };
-        let (state, run_dir) = match start {
+        let (state, run_dir, best_so_far) = match start {
             Start::Continue { dir, weights } => {
                 let (state, logdir) =
                     checkpoint::restore(config, dir, *weights, &spec, &mut optim)?;
+                let best_so_far = checkpoint::best_so_far(dir, *weights, &state)?;
                 // Nothing to do is said before anything is written (no "completed" run dir
                 // without a checkpoint).
                 if state.total_timesteps >= config.run.timesteps {
@@ -268,7 +269,7 @@ impl Runner {
                     ))
                     .into());
                 }
-                (state, continuation_dir(config, dir, &logdir)?)
+                (state, continuation_dir(config, dir, &logdir)?, best_so_far)
             }
             Start::Fresh => {
                 if config.ppo.prenorm {
@@ -294,13 +295,28 @@ impl Runner {
                     .clone()
                     .unwrap_or_else(|| logging::config_hash_name(config));
                 let dir = logging::create_run_dir(&config.run.logdir, &config.run.env, &run)?;
-                (TrainState::default(), dir)
+                (TrainState::default(), dir, BestSoFar::None)
             }
         };
         optim.set_dump_dir(run_dir.clone());
         let started = Instant::now();
         // From here on the run dir exists: a failure still leaves `summary.json` saying how.
         let files = (|| -> Result<_> {
+            match &best_so_far {
+                BestSoFar::In(prev) => {
+                    checkpoint::copy_best_pair(prev, &run_dir)
+                        .context("carrying the best-eval weights so far")?;
+                    events
+                        .note(&format!("best-eval weights so far: copied from {}", prev.display()));
+                }
+                BestSoFar::NotKept => events.note(&format!(
+                    "note: {} no longer keeps the best-eval weights of the state continued \
+                     from (it replaced them later); this run saves its own at its first \
+                     evaluation that beats them",
+                    start.previous().map(|p| p.display().to_string()).unwrap_or_default()
+                )),
+                BestSoFar::None => {}
+            }
             let sampler = make_sampler(config, &env, &spec, workers)?;
             let mut experiment =
                 Experiment::new(command, config.clone(), start.clone(), spec.clone());
