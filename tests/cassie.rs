@@ -564,8 +564,9 @@ fn a_gated_curriculum_opens_at_its_evaluation_and_resumes_exactly() {
     let (_, one_rows, _) = train(&gate, &["--timesteps", "3600", "--workers", "1"], "one");
     assert_eq!(one_rows, open_rows, "the worker count changed the numbers");
 
-    // A run stopped after the gate opened continues exactly.
-    let part_steps = format!("{}", steps[at + 1].unwrap() as u64);
+    // A run stopped right after the iteration whose evaluation opened the gate continues
+    // exactly (rows remain after it: `gate_from`).
+    let part_steps = format!("{}", steps[at].unwrap() as u64);
     let (part, first, _) = train(&gate, &["--timesteps", &part_steps, "--workers", "2"], "part");
     let o = gait(&["train", "ppo", "--previous", part.to_str().unwrap(), "--timesteps", "3600"]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
