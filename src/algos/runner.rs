@@ -310,9 +310,9 @@ impl Runner {
                         .note(&format!("best-eval weights so far: copied from {}", prev.display()));
                 }
                 BestSoFar::NotKept => events.note(&format!(
-                    "note: {} no longer keeps the best-eval weights of the state continued \
-                     from (it replaced them later); this run saves its own at its first \
-                     evaluation that beats them",
+                    "note: the best-eval weights of the state continued from are not in {} \
+                     (a branch whose best the run replaced later, or files removed); this run \
+                     saves its own at its first evaluation that beats them",
                     start.previous().map(|p| p.display().to_string()).unwrap_or_default()
                 )),
                 BestSoFar::None => {}
