@@ -409,10 +409,8 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
         CheckTask::Commands(commands) => commands.as_slice(),
         CheckTask::Course(_) => &[],
     };
-    let policy = match jobs.first() {
-        Some(first) => Some(check_options(&first.options(opts), commands)?),
-        None => None,
-    };
+    let policy =
+        jobs.first().map(|first| check_options(&first.options(opts), commands)).transpose()?;
     let s = if opts.episodes == 1 { "" } else { "s" };
     let bounds = format!(
         "each speed within {SPEED_TOLERANCE} m/s ({STANDING_TOLERANCE} standing), yaw rate \

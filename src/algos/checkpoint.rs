@@ -153,9 +153,9 @@ pub enum BestSoFar {
     /// state's best: the continuation starts with a copy, so its run dir holds the weights its
     /// `summary.json` scores even when no later evaluation beats them.
     In(PathBuf),
-    /// A branch (`--previous-iteration`) whose best so far the previous run later replaced
-    /// (or a run dir without the pair): those weights are not kept.
-    NotKept,
+    /// A branch (`--previous-iteration`) whose best so far the previous run (this dir) later
+    /// replaced, or a run dir without the pair: those weights are not kept.
+    NotKept(PathBuf),
 }
 
 /// Where the best-eval weights of `restored` (read from `prev` as `weights` says) are. The
@@ -166,7 +166,9 @@ pub fn best_so_far(prev: &Path, weights: Weights, restored: &TrainState) -> Resu
     if restored.best_test.is_none() {
         return Ok(BestSoFar::None);
     }
-    let kept = ["actor", "critic"].iter().all(|net| weights_file(prev, net, "").is_file());
+    if !["actor", "critic"].iter().all(|net| weights_file(prev, net, "").is_file()) {
+        return Ok(BestSoFar::NotKept(prev.to_path_buf()));
+    }
     let same = match weights {
         Weights::Latest | Weights::Best => true,
         Weights::Iteration(_) => {
@@ -175,7 +177,8 @@ pub fn best_so_far(prev: &Path, weights: Weights, restored: &TrainState) -> Resu
                 == (restored.best_test, restored.best_test_settled, restored.best_selection)
         }
     };
-    Ok(if kept && same { BestSoFar::In(prev.to_path_buf()) } else { BestSoFar::NotKept })
+    let prev = prev.to_path_buf();
+    Ok(if same { BestSoFar::In(prev) } else { BestSoFar::NotKept(prev) })
 }
 
 /// Copies run `from`'s best-eval pair into run `to` (each file atomically).

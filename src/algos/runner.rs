@@ -309,11 +309,11 @@ impl Runner {
                     events
                         .note(&format!("best-eval weights so far: copied from {}", prev.display()));
                 }
-                BestSoFar::NotKept => events.note(&format!(
+                BestSoFar::NotKept(prev) => events.note(&format!(
                     "note: the best-eval weights of the state continued from are not in {} \
                      (a branch whose best the run replaced later, or files removed); this run \
                      saves its own at its first evaluation that beats them",
-                    start.previous().map(|p| p.display().to_string()).unwrap_or_default()
+                    prev.display()
                 )),
                 BestSoFar::None => {}
             }
