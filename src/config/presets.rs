@@ -38,6 +38,10 @@ const MUJOCO_DT: &str = "env.cassie.mujoco_dt";
 /// The leaf of the walking preset's share of MuJoCo episodes when mixing (`--mujoco-share`).
 const MUJOCO_SHARE: &str = "env.cassie.mujoco_share";
 
+/// The leaf of the share of MuJoCo episodes once the perturbations begin
+/// (`--robust-mujoco-share`).
+const ROBUST_MUJOCO_SHARE: &str = "env.cassie.robust_mujoco_share";
+
 /// The leaf of the walking preset's speed-dependent cycle (`--cadence`).
 const CADENCE: &str = "env.cassie.cadence";
 
@@ -49,8 +53,8 @@ const CADENCE: &str = "env.cassie.cadence";
 ///   one of them the other does (each stage then begins at its own start, as before the
 ///   gates) instead of refusing a run the user asked for plainly; at the same speed the two
 ///   stages share it.
-/// * `--mujoco-dt` and `--mujoco-share` set MuJoCo's timestep and share of the episodes when
-///   mixing models, so with `--sim rapier` or `--sim mujoco` the preset's give way (that model
+/// * `--mujoco-dt`, `--mujoco-share` and `--robust-mujoco-share` set MuJoCo's timestep and
+///   share of the episodes when mixing models, so with `--sim rapier` or `--sim mujoco` the preset's give way (that model
 ///   runs at `--sim-dt`).
 /// * The cadence sets the cycle from the command and `--full-gait` draws it at random, so
 ///   with `--full-gait` the preset's cadence gives way (a fixed cycle, as before it).
@@ -101,10 +105,10 @@ fn gate_off_note(stage: &str, speed: f64, other: &str, no_evals: bool, begins: &
 }
 
 /// The mixing settings' part of [`give_way`], also applied to a `--previous` mixed run
-/// continued on one model: on one model (`--sim rapier` or `--sim mujoco`) a `--mujoco-dt` or
-/// `--mujoco-share` the user did not type has nothing to set, so the timestep goes (that model
-/// runs at `--sim-dt` or its default) and the share returns to its default; a note for each
-/// it turned off.
+/// continued on one model: on one model (`--sim rapier` or `--sim mujoco`) a `--mujoco-dt`,
+/// `--mujoco-share` or `--robust-mujoco-share` the user did not type has nothing to set, so
+/// the timestep goes (that model runs at `--sim-dt` or its default) and the shares return to
+/// their defaults; a note for each it turned off.
 pub fn mixing_gives_way(
     config: &mut TrainConfig,
     set_by_user: impl Fn(&str) -> bool,
@@ -126,6 +130,11 @@ pub fn mixing_gives_way(
     if !set_by_user(MUJOCO_SHARE) && cassie.mujoco_share != EVEN_MUJOCO_SHARE {
         let share = std::mem::replace(&mut cassie.mujoco_share, EVEN_MUJOCO_SHARE);
         notes.push(format!("note: --mujoco-share {share} is off ({one})"));
+    }
+    if !set_by_user(ROBUST_MUJOCO_SHARE) {
+        if let Some(share) = cassie.robust_mujoco_share.take() {
+            notes.push(format!("note: --robust-mujoco-share {share} is off ({one})"));
+        }
     }
     notes
 }
@@ -372,6 +381,19 @@ mod tests {
         (typed.env.cassie.sim, typed.env.cassie.mujoco_share) = (SimKind::Rapier, 0.3);
         give_way(&mut typed, |k| k == MUJOCO_SHARE);
         assert!(typed.validate().is_err(), "a typed --mujoco-share on one model is refused");
+
+        // So does the share once perturbed (a continued run's).
+        let mut late = TrainConfig::for_env("cassie");
+        (late.env.cassie.sim, late.env.cassie.robust_mujoco_share) = (SimKind::Mujoco, Some(0.4));
+        let notes = give_way(&mut late, |k| k == "env.cassie.sim");
+        let off = "note: --robust-mujoco-share 0.4 is off (--sim mujoco trains one model)";
+        assert!(notes.iter().any(|n| n == off), "{notes:?}");
+        assert_eq!(late.env.cassie.robust_mujoco_share, None);
+        late.validate().unwrap();
+        let mut typed = TrainConfig::for_env("cassie");
+        (typed.env.cassie.sim, typed.env.cassie.robust_mujoco_share) = (SimKind::Mujoco, Some(0.4));
+        give_way(&mut typed, |k| k == ROBUST_MUJOCO_SHARE);
+        assert!(typed.validate().is_err(), "a typed --robust-mujoco-share on one model: refused");
     }
 
     #[test]

@@ -243,6 +243,16 @@ impl CassieEnv {
         self.training.map_or(1.0, |t| self.config.robustness_at(t, self.stage_from))
     }
 
+    /// When mixing, the chance that the episode starting now runs on MuJoCo:
+    /// [`CassieConfig::robust_mujoco_share`] in training once the perturbations have begun,
+    /// where it is set; `mujoco_share` otherwise.
+    fn mujoco_share(&self) -> f64 {
+        match self.config.robust_mujoco_share {
+            Some(late) if self.training.is_some() && self.robustness() > 0.0 => late,
+            _ => self.config.mujoco_share,
+        }
+    }
+
     /// With [`CassieConfig::cadence`], sets the gait cycle for the command now in force,
     /// keeping the phase's fraction of the cycle so the legs carry on where they were.
     fn retime_clock(&mut self) {
@@ -383,11 +393,11 @@ impl CassieEnv {
             None => self.rng.gen_range(-std::f64::consts::PI..std::f64::consts::PI),
         };
         self.heading = heading;
+        let share = self.mujoco_share();
         if let Some(spare) = &mut self.spare {
-            // Mixed physics: MuJoCo for this episode with probability `mujoco_share` (drawn
-            // even when a selection episode forces the model, so the draws after it do not
-            // move). One random bit at 1/2, as before the setting, so those runs replay.
-            let share = self.config.mujoco_share;
+            // Mixed physics: MuJoCo for this episode with probability `share` (drawn even
+            // when a selection episode forces the model, so the draws after it do not move).
+            // One random bit at 1/2, as before the setting, so those runs replay.
             let mujoco = if share == EVEN_MUJOCO_SHARE {
                 self.rng.gen::<bool>()
             } else {

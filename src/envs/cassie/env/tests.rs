@@ -526,6 +526,38 @@ fn the_mujoco_share_is_the_chance_of_a_mujoco_episode() {
     assert!(alone.check().unwrap_err().contains("--mujoco-share"));
 }
 
+/// `--robust-mujoco-share` replaces the share in training once the perturbations have begun:
+/// before them (and in evaluations, which are not training) the models come episode for
+/// episode as without it, so a branch at the perturbations' start changes the share alone.
+#[test]
+fn the_robust_mujoco_share_takes_over_once_the_perturbations_begin() {
+    let models = |late: Option<f64>, training: Option<u64>| {
+        let mut e = CassieEnv::new(CassieConfig {
+            sim: SimKind::Mixed,
+            robust_start: 1000,
+            robust_ramp: 500,
+            robust_mujoco_share: late,
+            ..CassieConfig::default()
+        });
+        e.seed(5);
+        e.set_training(training);
+        (0..100)
+            .map(|_| {
+                e.reset();
+                e.sim().kind() == SimKind::Mujoco
+            })
+            .collect::<Vec<bool>>()
+    };
+    for before in [Some(0), Some(1000), None] {
+        assert_eq!(models(Some(0.0), before), models(None, before), "{before:?}");
+    }
+    assert!(models(None, Some(1001)).contains(&true), "the even share draws MuJoCo too");
+    assert!(!models(Some(0.0), Some(1001)).contains(&true), "rapier only once perturbed");
+    assert!(models(Some(1.0), Some(5000)).iter().all(|&m| m), "MuJoCo only at full strength");
+    let alone = CassieConfig { robust_mujoco_share: Some(0.4), ..CassieConfig::default() };
+    assert!(alone.check().unwrap_err().contains("--robust-mujoco-share"));
+}
+
 /// Selection episodes (`--best-by tracking`) force the model: 0 rapier, 1 MuJoCo, whatever
 /// the seed draws; the draw is still made, so the episodes after a forced one start as they
 /// would have (same models, same first observation); one model alone accepts only model 0.
