@@ -54,8 +54,8 @@ const CADENCE: &str = "env.cassie.cadence";
 ///   gates) instead of refusing a run the user asked for plainly; at the same speed the two
 ///   stages share it.
 /// * `--mujoco-dt`, `--mujoco-share` and `--robust-mujoco-share` set MuJoCo's timestep and
-///   share of the episodes when mixing models, so with `--sim rapier` or `--sim mujoco` the preset's give way (that model
-///   runs at `--sim-dt`).
+///   share of the episodes when mixing models, so with `--sim rapier` or `--sim mujoco` the
+///   preset's give way (that model runs at `--sim-dt`).
 /// * The cadence sets the cycle from the command and `--full-gait` draws it at random, so
 ///   with `--full-gait` the preset's cadence gives way (a fixed cycle, as before it).
 pub fn give_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) -> Vec<String> {

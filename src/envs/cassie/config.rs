@@ -86,7 +86,9 @@ crate::settings! {
         /// models runs fast on rapier (seed 0's pick: 1.107 m/s at 1 m/s on rapier under
         /// pushes), while a smaller share from the first step cost seed 1 its backward and
         /// sideways walking (`m4-s1`). The steps before the perturbations draw exactly as
-        /// without it, so a run branched at their start compares the share alone.
+        /// without it, so a run branched at their start compares the share alone. Measured
+        /// (`rm4-s0`, docs/cassie-runs.md stop 69): at 0.4 seed 0 lost rapier's sidesteps and
+        /// half its pushed margin, so the walking preset leaves it unset.
         #[serde(default)]
         robust_mujoco_share: Option<f64> = None, Range::Unit;
         /// Reward function.
