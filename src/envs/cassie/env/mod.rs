@@ -243,12 +243,18 @@ impl CassieEnv {
         self.training.map_or(1.0, |t| self.config.robustness_at(t, self.stage_from))
     }
 
+    /// Whether this is training with the perturbations begun (after `--robust-start` and its
+    /// gate): when the late stage's settings (command holds, the late MuJoCo share) apply.
+    fn perturbed(&self) -> bool {
+        self.training.is_some() && self.robustness() > 0.0
+    }
+
     /// When mixing, the chance that the episode starting now runs on MuJoCo:
     /// [`CassieConfig::robust_mujoco_share`] in training once the perturbations have begun,
     /// where it is set; `mujoco_share` otherwise.
     fn mujoco_share(&self) -> f64 {
         match self.config.robust_mujoco_share {
-            Some(late) if self.training.is_some() && self.robustness() > 0.0 => late,
+            Some(late) if self.perturbed() => late,
             _ => self.config.mujoco_share,
         }
     }
@@ -267,8 +273,7 @@ impl CassieEnv {
     fn redraw_interval(&mut self) -> u32 {
         let kind = self.config.commands_at(self.training, self.stage_from);
         let hold = self.config.command_hold;
-        let perturbed = self.training.is_some() && self.robustness() > 0.0;
-        if kind == CommandKind::Forward && hold > 0.0 && perturbed {
+        if kind == CommandKind::Forward && hold > 0.0 && self.perturbed() {
             let lo = (hold * self.config.policy_rate).round().max(1.0) as u32;
             self.rng.gen_range(lo..2 * lo)
         } else {
