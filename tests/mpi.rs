@@ -64,7 +64,10 @@ fn three_ranks_give_the_numbers_of_one_process_cartpole() {
 #[test]
 fn three_ranks_give_the_numbers_of_one_process_cassie() {
     // Settled from the first step, so every evaluation also runs the preset's selection
-    // episodes (`--best-by tracking`) across the ranks.
+    // episodes (`--best-by cells`, the mirrored commands) across the ranks. Selection episodes
+    // of 20 steps, longer than the train and eval ones (10), as the preset's (1000 against
+    // 400): some of them outlive 10 steps (a tracking error below the fall's 4), so a rank
+    // that cut them at the train length (as ranks did before 2026-12-03) would score falls.
     let mut args = common::SETTLED_FROM_THE_START.to_vec();
     args.extend([
         "--timesteps",
@@ -72,7 +75,7 @@ fn three_ranks_give_the_numbers_of_one_process_cassie() {
         "--num-steps",
         "1000",
         "--traj-len",
-        "100",
+        "10",
         "--prenormalize-steps",
         "200",
         "--num-eval-eps",
@@ -80,11 +83,15 @@ fn three_ranks_give_the_numbers_of_one_process_cassie() {
         "--eval-freq",
         "1",
         "--selection-len",
-        "60",
+        "20",
+        "--selection-commands",
+        "mirrored",
     ]);
     let rows = same_numbers_on_three_ranks("cassie", &args);
     let scores = common::column(&common::csv_rows_of(&rows), "Test/Tracking Error");
-    assert!(scores.iter().flatten().count() >= 2, "{}", String::from_utf8_lossy(&rows));
+    let scores: Vec<f64> = scores.into_iter().flatten().collect();
+    assert!(scores.len() >= 2, "{}", String::from_utf8_lossy(&rows));
+    assert!(scores.iter().all(|&s| s < 4.0), "some episodes outlive 10 steps: {scores:?}");
 }
 
 #[test]

@@ -140,8 +140,9 @@ pub struct Runner {
     state: TrainState,
     start: Instant,
     workers: usize,
-    /// The cells a settled evaluation scores (`--best-by tracking` or `cells`: the env's eval
-    /// commands times its physics models, each run `selection_episodes` times; otherwise 0).
+    /// The cells a settled evaluation scores (`--best-by tracking` or `cells`: the selection's
+    /// commands ([`tracking::selection_commands`]) times the env's physics models, each run
+    /// `selection_episodes` times; otherwise 0).
     selection_cells: usize,
 }
 
@@ -203,7 +204,12 @@ impl Runner {
         spec.critic_obs_dim = Some(probe.critic_observation_size()).filter(|&n| n > 0);
         let symmetry = Symmetry::for_env(probe.as_ref(), &config.ppo, &config.run.env)?;
         let by = config.eval.best_by;
-        let selection_cells = match probe.eval_commands().len() * probe.eval_models() {
+        let selection = if by.selects() {
+            tracking::selection_commands(probe.as_ref(), config.eval.selection_commands)?
+        } else {
+            Vec::new()
+        };
+        let selection_cells = match selection.len() * probe.eval_models() {
             _ if !by.selects() => 0,
             0 => {
                 let name = clap::ValueEnum::to_possible_value(&by).map(|v| v.get_name().to_owned());
@@ -612,6 +618,7 @@ impl Runner {
                 0
             },
             select_len: self.config.eval.selection_len,
+            select_commands: self.config.eval.selection_commands,
         };
         self.sampler.collect(&request, policy, on_steps)
     }

@@ -46,6 +46,9 @@ pub fn add_metrics(sums: &mut Vec<(&'static str, f64)>, metrics: &[crate::envs::
     }
 }
 
+use crate::config::{SelectionCommands, UsageError};
+use crate::envs::Env;
+
 pub use crate::logging::metrics::{
     FORWARD_SPEED, LATERAL_SPEED, VELOCITY_ERROR, YAW_RATE, YAW_RATE_ERROR,
 };
@@ -119,6 +122,32 @@ pub fn episode_error(e: &EvalEpisode, len: usize) -> Option<f64> {
 /// A standing command (all zero): its speeds are held to [`STANDING_TOLERANCE`].
 pub fn is_standing(command: [f32; 3]) -> bool {
     command.iter().all(|&v| v == 0.0)
+}
+
+/// The commands a selection runs on every physics model, in cell order: the env's eval
+/// commands, then with [`SelectionCommands::Mirrored`] their mirror images that are not among
+/// them (in the eval commands' order). An error where `mirrored` meets an env without a
+/// command mirror. Computed once per selection job (not per step).
+pub fn selection_commands(
+    env: &dyn Env,
+    set: SelectionCommands,
+) -> Result<Vec<[f32; 3]>, UsageError> {
+    let mut commands = env.eval_commands().to_vec();
+    if set == SelectionCommands::Mirrored {
+        for &c in env.eval_commands() {
+            let image = env.mirror_command(c).ok_or_else(|| {
+                UsageError(
+                    "--selection-commands mirrored: this env has no command mirror \
+                     (use --selection-commands eval)"
+                        .into(),
+                )
+            })?;
+            if !commands.contains(&image) {
+                commands.push(image);
+            }
+        }
+    }
+    Ok(commands)
 }
 
 /// The selection's scores: [`Selection::error`] is `Test/Tracking Error`,

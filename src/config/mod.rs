@@ -99,6 +99,23 @@ pub enum BestBy {
     Cells,
 }
 
+/// Which commands a selection (`--best-by tracking` or `cells`) runs on every physics model
+/// (`--selection-commands`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SelectionCommands {
+    /// The env's eval commands (Cassie's walking task: one side of each mirrored pair, 7 of
+    /// the task's 10 commands); the runs before the setting.
+    #[default]
+    Eval,
+    /// The eval commands and their mirror images that are not eval commands themselves
+    /// (Cassie: y and turn negated, so the walking task's 10 commands). Needs an env with a
+    /// command mirror. Why: the mirror loss makes a policy nearly symmetric, not exactly, and
+    /// the side the selection never ran was where picks missed (`pre-s3`'s pick: rapier's
+    /// right sidestep −0.027 m/s at −0.2, the left +0.054; `t105-s0`'s: the right −0.048).
+    Mirrored,
+}
+
 impl BestBy {
     /// Whether this rule scores settled evaluations by their selection episodes.
     pub fn selects(self) -> bool {
@@ -595,13 +612,15 @@ mod tests {
     }
 
     /// Run files from before `--best-by` continue choosing by return, and with the setting
-    /// turned on, a selection episode of 1000 steps (not 0), one per cell.
+    /// turned on, a selection episode of 1000 steps (not 0), one per cell, on the eval
+    /// commands alone (the cells their scores counted).
     #[test]
     fn an_eval_section_from_before_the_tracking_score_reads_its_defaults() {
         let old = "num_eval_eps = 8\neval_freq = 10\nmin_eplen_ratio_eval = 0.0\n";
         let eval: EvalConfig = toml::from_str(old).unwrap();
         assert_eq!((eval.best_by, eval.selection_len), (BestBy::Return, 1000));
         assert_eq!(eval.selection_episodes, 1);
+        assert_eq!(eval.selection_commands, SelectionCommands::Eval);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use super::checks::Range;
-use super::{BackpropWorkers, BestBy, DeviceKind, SaveFreq, StdSchedule};
+use super::{BackpropWorkers, BestBy, DeviceKind, SaveFreq, SelectionCommands, StdSchedule};
 use crate::policies::{Arch, Nonlinearity};
 
 /// `resume_freq`'s default, which run files from before the setting kept.
@@ -197,6 +197,11 @@ crate::settings! {
         /// before the setting.
         #[serde(default = "default_selection_episodes")]
         selection_episodes: usize = 1, Range::Count;
+        /// The commands of a selection (`--best-by tracking` or `cells`): `eval`, the env's
+        /// eval commands, or `mirrored`, those and their mirror images (Cassie: the walking
+        /// task's 10 commands, as `gait check` runs them). `eval` for runs before the setting.
+        #[serde(default)]
+        selection_commands: SelectionCommands = SelectionCommands::Eval;
     }
 }
 
@@ -211,4 +216,4 @@ fn default_selection_episodes() -> usize {
     1
 }
 
-crate::choice_settings!(DeviceKind, Arch, Nonlinearity, StdSchedule, BestBy);
+crate::choice_settings!(DeviceKind, Arch, Nonlinearity, StdSchedule, BestBy, SelectionCommands);

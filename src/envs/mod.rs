@@ -166,6 +166,13 @@ pub trait Env: Send {
     fn eval_commands(&self) -> &'static [[f32; 3]] {
         &[]
     }
+    /// The mirror image of a command, for an env whose task is mirror-symmetric (Cassie: y and
+    /// turn negate under the sagittal mirror, as its mirror loss assumes); `None`: no mirror.
+    /// `--selection-commands mirrored` adds the images of the eval commands to the selection
+    /// ([`crate::algos::tracking::selection_commands`]).
+    fn mirror_command(&self, _command: [f32; 3]) -> Option<[f32; 3]> {
+        None
+    }
     /// How many physics models the env's episodes draw among (Cassie with `--sim mixed`: 2,
     /// gait's rapier model and the lab's MuJoCo model), so that the selection episodes of
     /// `--best-by tracking` and `cells` run every eval command on every model.

@@ -12,6 +12,7 @@
 //! prefix of jobs `0, 1, 2, ...` whose steps reach `num_steps`; jobs past the prefix are
 //! cancelled mid-trajectory (the reference never cancels its stragglers) and discarded.
 
+use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -33,7 +34,8 @@ use schedule::Schedule;
 
 use super::rollout::{Flow, Rollout};
 use super::seeding::{derive, stream};
-use super::{Buffer, EvalEpisode};
+use super::{tracking, Buffer, EvalEpisode};
+use crate::config::SelectionCommands;
 use crate::envs::{Env, Pushes};
 use crate::policies::{Actor, Critic, FastActor, Hidden, NetSpec, ParamSnapshot};
 
@@ -77,6 +79,8 @@ struct Job {
     kind: JobKind,
     seed: u64,
     max_len: usize,
+    /// The commands of a selection job ([`tracking::selection_commands`]).
+    select_commands: SelectionCommands,
     /// Train steps of the run before this job's iteration.
     timesteps: u64,
     /// The step at which the env's gated stage began.
@@ -98,10 +102,8 @@ impl Job {
             id: ticket.id,
             kind: ticket.kind,
             seed: ticket.seed,
-            max_len: match ticket.kind {
-                JobKind::Select => req.select_len,
-                JobKind::Train | JobKind::Eval => req.traj_len,
-            },
+            max_len: req.max_len(ticket.kind),
+            select_commands: req.select_commands,
             timesteps: req.timesteps,
             stage_from: req.stage_from,
             policy: Arc::clone(policy),
@@ -151,6 +153,20 @@ pub struct CollectRequest {
     pub num_select: usize,
     /// Maximum length of a selection episode.
     pub select_len: usize,
+    /// The commands the selection episodes run ([`tracking::selection_commands`]).
+    pub select_commands: SelectionCommands,
+}
+
+impl CollectRequest {
+    /// The longest episode a job of `kind` runs: `select_len` for selection episodes,
+    /// `traj_len` for the others. One place, so that every transport (local workers, MPI
+    /// ranks) cuts the same episodes.
+    pub fn max_len(&self, kind: JobKind) -> usize {
+        match kind {
+            JobKind::Select => self.select_len,
+            JobKind::Train | JobKind::Eval => self.traj_len,
+        }
+    }
 }
 
 /// One iteration's data.
@@ -226,12 +242,17 @@ impl AlgoSampler {
         let mut buffer = Buffer::new(obs_dim, act_dim, self.discount, self.gae_lambda)
             .with_critic_dim(critic_dim);
         self.env.seed(job.seed);
-        // Eval episode `i` runs the env's eval command `i % n`; selection episode `k` command
-        // `k % n` on physics model `(k / n) % models` (so each repetition covers every cell in
-        // order); every other job (train jobs, and eval jobs of an env without eval commands)
-        // the env's own draws, whatever the previous job on this worker set, even if it was
-        // cancelled or failed.
-        let commands = self.env.eval_commands();
+        // Eval episode `i` runs the env's eval command `i % n`; selection episode `k` the
+        // selection's command `k % n` on physics model `(k / n) % models` (so each repetition
+        // covers every cell in order); every other job (train jobs, and eval jobs of an env
+        // without eval commands) the env's own draws, whatever the previous job on this worker
+        // set, even if it was cancelled or failed.
+        let commands: Cow<[[f32; 3]]> = match job.kind {
+            JobKind::Select => {
+                Cow::Owned(tracking::selection_commands(self.env.as_ref(), job.select_commands)?)
+            }
+            JobKind::Train | JobKind::Eval => Cow::Borrowed(self.env.eval_commands()),
+        };
         let n = commands.len() as u64;
         let command = (!train && n > 0).then(|| commands[(job.id % n) as usize]);
         let model = match job.kind {

@@ -37,7 +37,7 @@ use super::{
     RankStats, SamplerPool, Schedule, Trajectory,
 };
 use crate::algos::runner::Collect;
-use crate::config::TrainConfig;
+use crate::config::{SelectionCommands, TrainConfig};
 use crate::envs;
 use crate::policies::{NetSpec, ParamSnapshot};
 
@@ -153,6 +153,7 @@ enum ToWorker {
         kind: JobKind,
         seed: u64,
         max_len: usize,
+        select_commands: SelectionCommands,
         timesteps: u64,
         stage_from: Option<u64>,
     },
@@ -394,7 +395,8 @@ impl Collect for MpiSampler {
                         id: t.id,
                         kind: t.kind,
                         seed: t.seed,
-                        max_len: req.traj_len,
+                        max_len: req.max_len(t.kind),
+                        select_commands: req.select_commands,
                         timesteps: req.timesteps,
                         stage_from: req.stage_from,
                     };
@@ -572,7 +574,15 @@ pub fn serve() -> Result<()> {
                     policy = Some(Arc::new(PolicySnapshot { version, actor, critic }));
                     cancel_above = Arc::new(AtomicU64::new(u64::MAX));
                 }
-                ToWorker::Job { id, kind, seed, max_len, timesteps, stage_from } => {
+                ToWorker::Job {
+                    id,
+                    kind,
+                    seed,
+                    max_len,
+                    select_commands,
+                    timesteps,
+                    stage_from,
+                } => {
                     let w = idle
                         .pop()
                         .ok_or_else(|| anyhow!("rank {rank}: a job with no idle worker"))?;
@@ -586,6 +596,7 @@ pub fn serve() -> Result<()> {
                             kind,
                             seed,
                             max_len,
+                            select_commands,
                             timesteps,
                             stage_from,
                             policy,

@@ -81,6 +81,7 @@ fn request(num_steps: usize) -> CollectRequest {
         num_eval: 3,
         num_select: 0,
         select_len: 20,
+        select_commands: SelectionCommands::Eval,
     }
 }
 
@@ -356,4 +357,30 @@ fn selection_episodes_run_every_command_on_every_model_and_change_nothing_else()
     // `--selection-episodes 2`: the same cells again, in the same order (model `(k / n) % 2`).
     let twice: Vec<f64> = collect(8).select_episodes.iter().map(|e| e.metrics[0].1).collect();
     assert_eq!(twice, [1.0, 0.5, 2.0, 1.5].repeat(2));
+}
+
+/// `--selection-commands mirrored` on an env with eval commands but no command mirror: the
+/// selection job fails with the setting named (the runner refuses it before the first
+/// iteration, with the same words), instead of running the eval commands alone.
+#[test]
+fn a_mirrored_selection_needs_a_command_mirror() {
+    let spec = spec();
+    let env = Models {
+        inner: CartPole::new(),
+        model: None,
+        pushes_off: false,
+        command: 0.0,
+        metrics: [("forward_speed", 0.0), ("lateral_speed", 0.0)],
+    };
+    let err = tracking::selection_commands(&env, SelectionCommands::Mirrored).unwrap_err();
+    assert!(err.to_string().contains("--selection-commands mirrored"), "{err}");
+    let mut pool = SamplerPool::spawn(vec![Box::new(env)], &spec, 0.99, 0.95).unwrap();
+    let req = CollectRequest {
+        num_select: 2,
+        select_commands: SelectionCommands::Mirrored,
+        ..request(100)
+    };
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let err = rt.block_on(pool.collect(&req, snapshot(&spec))).unwrap_err();
+    assert!(format!("{err:#}").contains("--selection-commands mirrored"), "{err:#}");
 }

@@ -800,6 +800,11 @@ impl Env for CassieEnv {
         }
     }
 
+    fn mirror_command(&self, [x, y, turn]: [f32; 3]) -> Option<[f32; 3]> {
+        // `0.0 - v`, not `-v`: the image of 0 is +0, so images compare and print as typed.
+        Some([x, 0.0 - y, 0.0 - turn])
+    }
+
     fn policy_dt(&self) -> f32 {
         (1.0 / self.config.policy_rate) as f32
     }

@@ -1266,3 +1266,31 @@ fn centered_randomization_is_centred_on_the_nominal_model() {
     assert!(lo >= 0.5 && hi <= 2.0, "damping {lo}..{hi}");
     assert!((mean - 1.25).abs() < 0.03 && (eff - 0.95).abs() < 0.005, "{mean} {eff}");
 }
+
+/// `--selection-commands mirrored`: the omnidirectional eval commands and their mirror images
+/// (y and turn negated) are the walking task's ten commands, as `gait check` runs them, the
+/// eval commands first and in their order; no image is a negative zero (it would print as
+/// `-0`). `eval`: the eval commands alone. The forward-only commands are their own images.
+#[test]
+fn the_mirrored_selection_runs_the_walking_tasks_ten_commands() {
+    use crate::algos::tracking::selection_commands;
+    use crate::config::SelectionCommands;
+    let omni =
+        CassieEnv::new(CassieConfig { commands: CommandKind::OmniWalk, ..Default::default() });
+    let eval = omni.eval_commands();
+    let mirrored = selection_commands(&omni, SelectionCommands::Mirrored).unwrap();
+    assert_eq!((eval.len(), mirrored.len()), (7, 10));
+    assert_eq!(&mirrored[..7], eval);
+    let key = |c: &[f32; 3]| c.map(f32::to_bits);
+    let mut task: Vec<_> = crate::check::TASK_COMMANDS.iter().map(key).collect();
+    let mut seen: Vec<_> = mirrored.iter().map(key).collect();
+    task.sort_unstable();
+    seen.sort_unstable();
+    assert_eq!(seen, task, "bit for bit: no -0.0");
+    assert_eq!(omni.mirror_command([0.6, 0.0, 0.3]), Some([0.6, 0.0, -0.3]));
+    assert_eq!(selection_commands(&omni, SelectionCommands::Eval).unwrap(), eval);
+    let forward = env();
+    assert_eq!(forward.config.commands, CommandKind::Forward);
+    let images = selection_commands(&forward, SelectionCommands::Mirrored).unwrap();
+    assert_eq!(images, forward.eval_commands());
+}
