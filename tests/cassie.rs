@@ -611,15 +611,18 @@ fn gated_perturbations_begin_at_their_evaluation() {
 /// step (no curriculum, `--best-after-settled 0`), every evaluation also runs the 7 eval
 /// commands on both models and logs `Test/Tracking Error`; the best-eval weights are those
 /// the lowest one scored (saved every iteration here, so they can be compared); 1 and 2
-/// workers log the same numbers. `--best-by cells` trains the same numbers and keeps the
-/// weights of the most `Test/Cells Within`. An env without eval commands refuses either
-/// setting (exit 2).
+/// workers log the same numbers. `selection.csv` holds each evaluation's cells, which make
+/// up its `Test/Cells Within` and `Test/Tracking Error`. `--best-by cells` trains the same
+/// numbers and keeps the weights of the most `Test/Cells Within`; `--selection-commands
+/// mirrored` scores the walking task's 10 commands on both models and changes nothing else.
+/// An env without eval commands refuses either setting (exit 2).
 #[test]
 fn the_tracking_score_chooses_the_best_eval_weights() {
     let dir = tempfile::tempdir().unwrap();
     let logdir = dir.path().to_str().unwrap();
-    let train = |workers: &str, name: &str, by: &str| {
+    let train_with = |workers: &str, name: &str, by: &str, extra: &[&str]| {
         let mut args = vec!["train", "ppo", "--env", "cassie", "--best-by", by];
+        args.extend_from_slice(extra);
         args.extend_from_slice(common::SETTLED_FROM_THE_START);
         args.extend([
             "--num-steps",
@@ -653,6 +656,7 @@ fn the_tracking_score_chooses_the_best_eval_weights() {
         assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
         only_run(&dir.path().join("cassie").join(name))
     };
+    let train = |workers: &str, name: &str, by: &str| train_with(workers, name, by, &[]);
     let run = train("2", "two", "tracking");
     let progress = run.join("progress.csv");
     let errors = csv_column(&progress, "Test/Tracking Error");
@@ -690,6 +694,36 @@ fn the_tracking_score_chooses_the_best_eval_weights() {
     let one = train("1", "one", "tracking");
     let rows = |run: &Path| std::fs::read_to_string(run.join("progress.csv")).unwrap();
     assert_eq!(rows(&one), rows(&run), "the worker count changed the numbers");
+    let table = |run: &Path| std::fs::read_to_string(run.join("selection.csv")).unwrap();
+    assert_eq!(table(&one), table(&run), "the worker count changed the cells");
+
+    // `selection.csv`: the 14 cells of every scored row, in cell order (the 7 eval commands
+    // on rapier, then on MuJoCo), whose `within` count and mean worst error are the row's.
+    let cells_of = |run: &Path| {
+        let text = table(run);
+        let mut lines = text.lines();
+        let header = lines.next().unwrap();
+        assert_eq!(
+            header,
+            "iteration,timesteps,model,x,y,turn,episodes,falls,worst_error,within,forward,\
+             lateral,yaw_rate"
+        );
+        lines.map(|l| l.split(',').map(str::to_owned).collect::<Vec<_>>()).collect::<Vec<_>>()
+    };
+    let cell_rows = cells_of(&run);
+    assert_eq!(cell_rows.len(), 14 * scored.len(), "{cell_rows:?}");
+    for (&(row, error), evaluation) in scored.iter().zip(cell_rows.chunks(14)) {
+        let models: Vec<&str> = evaluation.iter().map(|c| c[2].as_str()).collect();
+        assert_eq!(models, [["rapier"; 7], ["mujoco"; 7]].concat());
+        // Row k is iteration k (row 0: iteration 0).
+        assert!(evaluation.iter().all(|c| c[0] == row.to_string()), "{evaluation:?}");
+        let worst: Vec<f64> = evaluation.iter().map(|c| c[8].parse().unwrap()).collect();
+        let mean = worst.iter().sum::<f64>() / 14.0;
+        assert!((mean - error).abs() < 1e-9, "{mean} vs {error}");
+        let n = evaluation.iter().filter(|c| c[9] == "1").count();
+        assert_eq!(Some(n as f64), within[row], "{evaluation:?}");
+        assert!(evaluation.iter().all(|c| (c[9] == "1") == (c[8].parse::<f64>().unwrap() <= 1.0)));
+    }
 
     // `--best-by cells` trains the same numbers and keeps the weights of the most cells
     // within, the lowest error among those (the first of equals).
@@ -704,6 +738,41 @@ fn the_tracking_score_chooses_the_best_eval_weights() {
         }
     });
     best_is_row(&cells, cells_row);
+
+    // `--selection-commands mirrored`: the same training and evaluation, 20 cells (the
+    // walking task's 10 commands on each model) in `selection.csv`.
+    let mirrored = train_with("2", "mirrored", "cells", &["--selection-commands", "mirrored"]);
+    let without_selection = |run: &Path| {
+        let rows = common::csv_rows_of(rows(run).as_bytes());
+        let keep: Vec<usize> = (0..rows[0].len())
+            .filter(|&i| {
+                !["Test/Tracking Error", "Test/Cells Within"].contains(&rows[0][i].as_str())
+            })
+            .collect();
+        rows.iter()
+            .map(|r| keep.iter().map(|&i| r[i].clone()).collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(without_selection(&mirrored), without_selection(&run));
+    let cell_rows = cells_of(&mirrored);
+    assert_eq!(cell_rows.len(), 20 * scored.len(), "{cell_rows:?}");
+    let mut commands: Vec<String> = cell_rows[..10].iter().map(|c| c[3..6].join(",")).collect();
+    commands.sort();
+    assert_eq!(
+        commands,
+        [
+            "-0.3,0.0,0.0",
+            "0.0,-0.2,0.0",
+            "0.0,0.0,-0.4",
+            "0.0,0.0,0.0",
+            "0.0,0.0,0.4",
+            "0.0,0.2,0.0",
+            "0.5,0.0,0.0",
+            "0.6,0.0,-0.3",
+            "0.6,0.0,0.3",
+            "1.0,0.0,0.0"
+        ]
+    );
 
     for by in ["tracking", "cells"] {
         let o = gait(&["train", "ppo", "--env", "cartpole", "--best-by", by, "--logdir", logdir]);

@@ -30,12 +30,14 @@ use super::seeding::{derive, stream};
 use super::symmetry::Symmetry;
 use super::{tracking, CollectRequest, Collected, PolicySnapshot, PpoOptim, SamplerPool};
 use crate::config::{
-    BackpropWorkers, BestBy, DeviceKind, EvalConfig, Start, StdSchedule, TrainConfig, UsageError,
+    BackpropWorkers, BestBy, DeviceKind, Start, StdSchedule, TrainConfig, UsageError,
 };
 use crate::envs::{self, EnvFactory};
 use crate::logging::metrics::{IterationReport, RankTiming, TestMetrics, Timing, UpdateMetrics};
 use crate::logging::summary::FinalEval;
-use crate::logging::{self, EventWriter, Experiment, RunStatus, ScalarTable};
+use crate::logging::{
+    self, EventWriter, Experiment, RunStatus, ScalarTable, SelectionRow, SelectionTable,
+};
 use crate::policies::NetSpec;
 
 /// Where experience comes from (see the module docs).
@@ -144,6 +146,10 @@ pub struct Runner {
     /// commands ([`tracking::selection_commands`]) times the env's physics models, each run
     /// `selection_episodes` times; otherwise 0).
     selection_cells: usize,
+    /// Each selection cell's command and model, in cell order (`selection_cells` entries).
+    selection_cell_names: Vec<([f32; 3], &'static str)>,
+    /// `selection.csv`, when the run selects.
+    selection_table: Option<SelectionTable>,
 }
 
 /// How set-up reports progress before the first iteration.
@@ -222,6 +228,11 @@ impl Runner {
             }
             n => n,
         };
+        let selection_cell_names: Vec<([f32; 3], &'static str)> = (0..probe.eval_models())
+            .flat_map(|m| selection.iter().map(move |&c| (c, m)))
+            .map(|(c, m)| (c, probe.eval_model_name(m)))
+            .take(selection_cells)
+            .collect();
         // Before any allocation: a network too large for the machine is refused with numbers.
         let cores = available_cores();
         let memory = resources::available_memory();
@@ -337,9 +348,12 @@ impl Runner {
             )?;
             let timing =
                 ScalarTable::create(&run_dir.join("timing.csv"), logging::metrics::TIMING_COLUMNS)?;
-            Ok((tb, progress, timing, sampler))
+            let selection_table = (selection_cells > 0)
+                .then(|| SelectionTable::create(&run_dir.join(logging::SELECTION_CSV)))
+                .transpose()?;
+            Ok((tb, progress, timing, selection_table, sampler))
         })();
-        let (tb, progress, timing, sampler) = match files {
+        let (tb, progress, timing, selection_table, sampler) = match files {
             Ok(files) => files,
             Err(e) => {
                 let elapsed_s = started.elapsed().as_secs_f64();
@@ -366,6 +380,8 @@ impl Runner {
             start: started,
             workers,
             selection_cells,
+            selection_cell_names,
+            selection_table,
         })
     }
 
@@ -409,7 +425,13 @@ impl Runner {
         let train_return = collected.train.mean_ep_return().unwrap_or(f64::NAN);
         let train_length = collected.train.mean_ep_len().unwrap_or(f64::NAN);
         let mut next = self.state.clone();
-        let test = self.score(&collected, (train_return, train_length), &mut next)?;
+        let selection = tracking::Selection::score(
+            &collected.select_episodes,
+            self.config.eval.selection_len,
+            self.selection_cells,
+        );
+        let test =
+            self.score(&collected, selection.as_ref(), (train_return, train_length), &mut next)?;
         let optimize_start = Instant::now();
         let update = self.update(itr, &collected)?;
         let optimize_s = optimize_start.elapsed().as_secs_f64();
@@ -438,7 +460,7 @@ impl Runner {
                 }),
             },
         };
-        self.log(&report)?;
+        self.log(&report, selection.as_ref())?;
         // Last: a kill -9 before this line repeats this iteration on resume (same numbers);
         // after it, the run continues with the next one.
         next.iteration = itr + 1;
@@ -465,11 +487,12 @@ impl Runner {
     fn score(
         &self,
         collected: &Collected,
+        selection: Option<&tracking::Selection>,
         (train_return, train_length): (f64, f64),
         next: &mut TrainState,
     ) -> Result<Option<TestMetrics>> {
         next.total_timesteps += collected.train.len() as u64;
-        let test = test_metrics(collected, &self.config.eval, self.selection_cells);
+        let test = test_metrics(collected, selection);
         if let Some(test) = &test {
             // The evaluated weights trained on the steps before this iteration's collection.
             let settled =
@@ -552,10 +575,41 @@ impl Runner {
         Ok(())
     }
 
-    /// One row in each CSV table, the scalars in TensorBoard.
-    fn log(&mut self, report: &IterationReport) -> Result<()> {
+    /// One row in each CSV table (and a selection's cells in `selection.csv`), the scalars
+    /// in TensorBoard.
+    fn log(
+        &mut self,
+        report: &IterationReport,
+        selection: Option<&tracking::Selection>,
+    ) -> Result<()> {
         self.progress.write(&report.progress())?;
         self.timing.write(&report.timing())?;
+        if let (Some(table), Some(selection)) = (&mut self.selection_table, selection) {
+            let rows: Vec<SelectionRow> = selection
+                .cells()
+                .iter()
+                .zip(&self.selection_cell_names)
+                .map(|(cell, &(command, model))| {
+                    debug_assert_eq!(cell.command, command, "cell order");
+                    SelectionRow {
+                        iteration: report.iteration,
+                        timesteps: self.state.total_timesteps,
+                        model,
+                        x: cell.command[0],
+                        y: cell.command[1],
+                        turn: cell.command[2],
+                        episodes: cell.episodes,
+                        falls: cell.falls,
+                        worst_error: cell.worst_error,
+                        within: u8::from(cell.worst_error <= 1.0),
+                        forward: cell.forward,
+                        lateral: cell.lateral,
+                        yaw_rate: cell.yaw_rate,
+                    }
+                })
+                .collect();
+            table.write(&rows)?;
+        }
         self.tb.scalars(report.iteration as i64, &report.tensorboard())
     }
 
@@ -627,12 +681,14 @@ impl Runner {
 /// The evaluation's scores, when the iteration evaluated: with selection episodes, their
 /// `Test/Tracking Error` and `Test/Cells Within` too (over `cells` cells; episodes shorter than
 /// the selection's length fell).
-fn test_metrics(collected: &Collected, eval: &EvalConfig, cells: usize) -> Option<TestMetrics> {
+fn test_metrics(
+    collected: &Collected,
+    selection: Option<&tracking::Selection>,
+) -> Option<TestMetrics> {
     let (mean_return, mean_length) =
         (collected.eval.mean_ep_return()?, collected.eval.mean_ep_len()?);
     let mut scalars = tracking::scalars(&collected.eval_episodes);
-    let select = &collected.select_episodes;
-    if let Some(selection) = tracking::Selection::score(select, eval.selection_len, cells) {
+    if let Some(selection) = selection {
         use crate::logging::metrics::{CELLS_WITHIN, TRACKING_ERROR};
         scalars.push((TRACKING_ERROR, selection.error()));
         scalars.push((CELLS_WITHIN, selection.cells_within() as f64));

@@ -151,12 +151,34 @@ pub fn selection_commands(
 }
 
 /// The selection's scores: [`Selection::error`] is `Test/Tracking Error`,
-/// [`Selection::cells_within`] is `Test/Cells Within`. Built only by [`Selection::score`], so
-/// it always holds at least one cell.
+/// [`Selection::cells_within`] is `Test/Cells Within`, [`Selection::cells`] the rows of the
+/// run's `selection.csv`. Built only by [`Selection::score`], so it always holds at least one
+/// cell.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Selection {
-    /// Each cell's worst episode error, in tolerances (a cell is a command on a model).
-    cell_errors: Vec<f64>,
+    /// One score per cell (a command on a model), in cell order.
+    cells: Vec<CellScore>,
+}
+
+/// One cell of a selection, a command on a physics model, over its episodes: what
+/// `selection.csv` records, so that a run shows which cells its evaluations miss without a
+/// `gait check`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellScore {
+    /// The command its episodes ran.
+    pub command: [f32; 3],
+    /// Its episodes (`--selection-episodes`).
+    pub episodes: usize,
+    /// Its episodes shorter than the selection's length (they fell or were cut).
+    pub falls: usize,
+    /// Its worst episode's error in tolerances ([`episode_error`]; at most 1: within).
+    pub worst_error: f64,
+    /// The mean over its episodes of each episode's mean forward speed (m/s, commanded frame).
+    pub forward: f64,
+    /// The same for the lateral speed (m/s).
+    pub lateral: f64,
+    /// The same for the yaw rate (rad/s), for envs that report it.
+    pub yaw_rate: Option<f64>,
 }
 
 impl Selection {
@@ -168,15 +190,43 @@ impl Selection {
     pub fn score(episodes: &[EvalEpisode], len: usize, cells: usize) -> Option<Self> {
         let errors: Vec<f64> =
             episodes.iter().map(|e| episode_error(e, len)).collect::<Option<_>>()?;
-        if errors.is_empty() {
-            return None;
-        }
+        let first = episodes.first()?;
         let cells = cells.clamp(1, errors.len());
-        let mut cell_errors = vec![f64::NEG_INFINITY; cells];
-        for (k, e) in errors.iter().enumerate() {
-            cell_errors[k % cells] = cell_errors[k % cells].max(*e);
+        let mut scores = vec![
+            CellScore {
+                command: [0.0; 3],
+                episodes: 0,
+                falls: 0,
+                worst_error: f64::NEG_INFINITY,
+                forward: 0.0,
+                lateral: 0.0,
+                yaw_rate: first.metric("yaw_rate").map(|_| 0.0),
+            };
+            cells
+        ];
+        for (k, (e, &error)) in episodes.iter().zip(&errors).enumerate() {
+            let cell = &mut scores[k % cells];
+            // `episode_error` returned Some: the command and both speeds are there.
+            cell.command = e.command?;
+            cell.episodes += 1;
+            cell.falls += usize::from(e.steps < len);
+            cell.worst_error = cell.worst_error.max(error);
+            cell.forward += e.metric("forward_speed")?;
+            cell.lateral += e.metric("lateral_speed")?;
+            cell.yaw_rate = cell.yaw_rate.zip(e.metric("yaw_rate")).map(|(sum, v)| sum + v);
         }
-        Some(Self { cell_errors })
+        for cell in &mut scores {
+            let n = cell.episodes as f64;
+            (cell.forward, cell.lateral) = (cell.forward / n, cell.lateral / n);
+            cell.yaw_rate = cell.yaw_rate.map(|sum| sum / n);
+        }
+        Some(Self { cells: scores })
+    }
+
+    /// Each cell's score, in cell order (cell `c`: the selection's command `c % n` on model
+    /// `c / n`, `n` commands).
+    pub fn cells(&self) -> &[CellScore] {
+        &self.cells
     }
 
     /// `Test/Tracking Error`, the score of `--best-by tracking`: the mean over cells of each
@@ -188,7 +238,7 @@ impl Selection {
     /// or all fail one command. How well it ranks a run's checkpoints: docs/cassie.md,
     /// "Choosing the weights".
     pub fn error(&self) -> f64 {
-        self.cell_errors.iter().sum::<f64>() / self.cell_errors.len() as f64
+        self.cells.iter().map(|c| c.worst_error).sum::<f64>() / self.cells.len() as f64
     }
 
     /// `Test/Cells Within`: how many cells had every episode within the task's bounds (worst
@@ -196,7 +246,7 @@ impl Selection {
     /// own. Why: a run's curve then shows which evaluations met every selection cell without a
     /// check; the pick still goes by [`Selection::error`], which also ranks near misses.
     pub fn cells_within(&self) -> usize {
-        self.cell_errors.iter().filter(|&&e| e <= 1.0).count()
+        self.cells.iter().filter(|c| c.worst_error <= 1.0).count()
     }
 }
 
@@ -252,6 +302,38 @@ mod tests {
         let mut fell = episodes.clone();
         fell[1].steps = 399;
         assert_eq!(Selection::score(&fell, 400, 4).map(|s| s.cells_within()), Some(2));
+    }
+
+    /// Each cell's row of `selection.csv`: its command, episodes, falls, worst error and mean
+    /// speeds; the yaw rate only where every episode reports one.
+    #[test]
+    fn each_cell_keeps_its_episodes_means_and_falls() {
+        let mut fell = ep([0.0, 0.2, 0.0], 0.1, 0.0);
+        fell.steps = 100;
+        let episodes = [
+            ep([1.0, 0.0, 0.0], 0.9, 0.02),
+            ep([0.0, 0.2, 0.0], 0.0, 0.15),
+            ep([1.0, 0.0, 0.0], 1.1, -0.04),
+            fell,
+        ];
+        let selection = Selection::score(&episodes, 400, 2).expect("a score");
+        let [walk, side] = selection.cells() else { panic!("two cells") };
+        assert_eq!((walk.command, walk.episodes, walk.falls), ([1.0, 0.0, 0.0], 2, 0));
+        assert!((walk.forward - 1.0).abs() < 1e-12 && (walk.lateral + 0.01).abs() < 1e-12);
+        assert!((walk.worst_error - 0.1 / 0.15).abs() < 1e-6, "{walk:?}");
+        assert_eq!((side.command, side.episodes, side.falls), ([0.0, 0.2, 0.0], 2, 1));
+        assert_eq!(side.worst_error, FALL_ERROR);
+        assert!((side.lateral - 0.075).abs() < 1e-12, "{side:?}");
+        assert_eq!((walk.yaw_rate, side.yaw_rate), (None, None));
+        let mut turning = episodes.clone();
+        for (e, rate) in turning.iter_mut().zip([0.1, 0.2, 0.3, 0.4]) {
+            e.metrics.push(("yaw_rate".into(), rate));
+        }
+        let selection = Selection::score(&turning, 400, 2).expect("a score");
+        let rates: Vec<f64> = selection.cells().iter().map(|c| c.yaw_rate.unwrap()).collect();
+        assert!((rates[0] - 0.2).abs() < 1e-12 && (rates[1] - 0.3).abs() < 1e-12, "{rates:?}");
+        let errors: f64 = selection.cells().iter().map(|c| c.worst_error).sum();
+        assert_eq!(selection.error(), errors / 2.0);
     }
 
     fn ep(command: [f32; 3], forward: f64, lateral: f64) -> EvalEpisode {

@@ -179,6 +179,11 @@ pub trait Env: Send {
     fn eval_models(&self) -> usize {
         1
     }
+    /// The name of physics model `model` (`< eval_models()`), for the selection's per-cell
+    /// table (`selection.csv`).
+    fn eval_model_name(&self, _model: usize) -> &'static str {
+        "default"
+    }
     /// `Some(k)`, `k < eval_models()`: the episodes that follow run on model `k` instead of
     /// drawing one (the draw is still made, so every other draw stays where it was); `None`:
     /// drawn again. An env with one model accepts only `None` and `Some(0)`.

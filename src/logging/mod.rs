@@ -12,7 +12,7 @@ pub use experiment::{config_hash_name, load_previous, load_run, Experiment, EXPE
 
 /// The files gait keeps in a run directory (besides `events.out.tfevents.*`): no output of a
 /// command may be written over one of them (checked by `outputs`, for `gait eval --gif` and the other outputs).
-pub const RUN_FILES: [&str; 12] = [
+pub const RUN_FILES: [&str; 13] = [
     "actor.safetensors",
     "actor_latest.safetensors",
     "critic.safetensors",
@@ -24,9 +24,13 @@ pub const RUN_FILES: [&str; 12] = [
     summary::SUMMARY_JSON,
     "progress.csv",
     "timing.csv",
+    SELECTION_CSV,
     "training_error.safetensors",
 ];
+/// The per-cell scores of a run's selections ([`SelectionTable`]).
+pub const SELECTION_CSV: &str = "selection.csv";
+
 pub use run_dir::{create_continuation_dir, create_run_dir};
 pub use summary::{RunStatus, RunSummary};
-pub use table::ScalarTable;
+pub use table::{ScalarTable, SelectionRow, SelectionTable};
 pub use tensorboard::{read_events, EventWhat, EventWriter, ValueKind};

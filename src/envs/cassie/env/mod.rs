@@ -746,6 +746,14 @@ impl Env for CassieEnv {
         1 + usize::from(self.spare.is_some())
     }
 
+    fn eval_model_name(&self, model: usize) -> &'static str {
+        match (model, self.spare.is_some()) {
+            (0, true) => SimKind::Rapier.name(),
+            (_, true) => SimKind::Mujoco.name(),
+            (_, false) => self.sim.kind().name(),
+        }
+    }
+
     fn set_eval_model(&mut self, model: Option<usize>) -> Result<(), CommandError> {
         self.forced_model = match (model, self.spare.is_some()) {
             (None, _) => None,
