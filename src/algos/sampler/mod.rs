@@ -74,7 +74,11 @@ pub enum JobKind {
     Select,
 }
 
-struct Job {
+/// What a job runs, apart from the policy: the same on every transport (MPI sends it to the
+/// ranks as is), built in one place ([`JobSpec::new`]) so that no transport runs a job of
+/// another length or command set than the others.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct JobSpec {
     id: u64,
     kind: JobKind,
     seed: u64,
@@ -85,6 +89,25 @@ struct Job {
     timesteps: u64,
     /// The step at which the env's gated stage began.
     stage_from: Option<u64>,
+}
+
+impl JobSpec {
+    /// The job of `ticket` in the collection `req`.
+    pub(crate) fn new(ticket: schedule::JobTicket, req: &CollectRequest) -> Self {
+        Self {
+            id: ticket.id,
+            kind: ticket.kind,
+            seed: ticket.seed,
+            max_len: req.max_len(ticket.kind),
+            select_commands: req.select_commands,
+            timesteps: req.timesteps,
+            stage_from: req.stage_from,
+        }
+    }
+}
+
+struct Job {
+    spec: JobSpec,
     policy: Arc<PolicySnapshot>,
     /// Train jobs with an id above this value stop at their next step.
     cancel_above: Arc<AtomicU64>,
@@ -99,13 +122,7 @@ impl Job {
         cancel_above: &Arc<AtomicU64>,
     ) -> Self {
         Self {
-            id: ticket.id,
-            kind: ticket.kind,
-            seed: ticket.seed,
-            max_len: req.max_len(ticket.kind),
-            select_commands: req.select_commands,
-            timesteps: req.timesteps,
-            stage_from: req.stage_from,
+            spec: JobSpec::new(ticket, req),
             policy: Arc::clone(policy),
             cancel_above: Arc::clone(cancel_above),
         }
@@ -230,8 +247,8 @@ impl AlgoSampler {
         Ok(())
     }
 
-    fn run(&mut self, job: &Job) -> Result<Option<Trajectory>> {
-        self.sync(&job.policy)?;
+    fn run(&mut self, Job { spec: job, policy, cancel_above }: &Job) -> Result<Option<Trajectory>> {
+        self.sync(policy)?;
         let _no_grad = tch::no_grad_guard();
         let start = Instant::now();
         let (obs_dim, act_dim) = (self.env.observation_size(), self.env.action_size());
@@ -296,7 +313,7 @@ impl AlgoSampler {
             job.max_len,
             &mut |obs| check_finite(obs, "initial observation").map(|()| Flow::Continue),
             &mut |t, obs, action| {
-                if (train && job.id > job.cancel_above.load(Ordering::Relaxed))
+                if (train && job.id > cancel_above.load(Ordering::Relaxed))
                     || super::interrupt::requested()
                 {
                     return Ok(Flow::Stop);
@@ -461,9 +478,9 @@ impl SamplerPool {
                             .and_then(|r| r.map_err(|e| format!("{e:#}")));
                         let output = JobOutput {
                             worker: worker.id,
-                            id: job.id,
-                            kind: job.kind,
-                            seed: job.seed,
+                            id: job.spec.id,
+                            kind: job.spec.kind,
+                            seed: job.spec.seed,
                             result,
                         };
                         if result_tx.send(output).is_err() {

@@ -33,11 +33,11 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{
-    assemble, record, CollectRequest, Collected, Job, JobKind, JobOutput, PolicySnapshot,
+    assemble, record, CollectRequest, Collected, Job, JobKind, JobOutput, JobSpec, PolicySnapshot,
     RankStats, SamplerPool, Schedule, Trajectory,
 };
 use crate::algos::runner::Collect;
-use crate::config::{SelectionCommands, TrainConfig};
+use crate::config::TrainConfig;
 use crate::envs;
 use crate::policies::{NetSpec, ParamSnapshot};
 
@@ -148,15 +148,7 @@ enum ToWorker {
         actor: ParamSnapshot,
         critic: ParamSnapshot,
     },
-    Job {
-        id: u64,
-        kind: JobKind,
-        seed: u64,
-        max_len: usize,
-        select_commands: SelectionCommands,
-        timesteps: u64,
-        stage_from: Option<u64>,
-    },
+    Job(JobSpec),
     Cancel {
         above: u64,
     },
@@ -391,15 +383,7 @@ impl Collect for MpiSampler {
             for remote in self.remotes.iter_mut().filter(|r| r.idle > 0) {
                 while remote.idle > 0 {
                     let Some(t) = schedule.next_job() else { break };
-                    let job = ToWorker::Job {
-                        id: t.id,
-                        kind: t.kind,
-                        seed: t.seed,
-                        max_len: req.max_len(t.kind),
-                        select_commands: req.select_commands,
-                        timesteps: req.timesteps,
-                        stage_from: req.stage_from,
-                    };
+                    let job = ToWorker::Job(JobSpec::new(t, req));
                     bytes += send(&self.world, remote.rank, TO_WORKER, &job)?;
                     remote.idle -= 1;
                     remote.in_flight += 1;
@@ -574,15 +558,7 @@ pub fn serve() -> Result<()> {
                     policy = Some(Arc::new(PolicySnapshot { version, actor, critic }));
                     cancel_above = Arc::new(AtomicU64::new(u64::MAX));
                 }
-                ToWorker::Job {
-                    id,
-                    kind,
-                    seed,
-                    max_len,
-                    select_commands,
-                    timesteps,
-                    stage_from,
-                } => {
+                ToWorker::Job(spec) => {
                     let w = idle
                         .pop()
                         .ok_or_else(|| anyhow!("rank {rank}: a job with no idle worker"))?;
@@ -591,17 +567,7 @@ pub fn serve() -> Result<()> {
                         .ok_or_else(|| anyhow!("rank {rank}: a job before the parameters"))?;
                     pool.dispatch(
                         w,
-                        Job {
-                            id,
-                            kind,
-                            seed,
-                            max_len,
-                            select_commands,
-                            timesteps,
-                            stage_from,
-                            policy,
-                            cancel_above: Arc::clone(&cancel_above),
-                        },
+                        Job { spec, policy, cancel_above: Arc::clone(&cancel_above) },
                     )?;
                 }
                 ToWorker::Cancel { above } => cancel_above.store(above, Ordering::Relaxed),
