@@ -146,8 +146,8 @@ pub struct Runner {
     /// commands ([`tracking::selection_commands`]) times the env's physics models, each run
     /// `selection_episodes` times; otherwise 0).
     selection_cells: usize,
-    /// Each selection cell's command and model, in cell order (`selection_cells` entries).
-    selection_cell_names: Vec<([f32; 3], &'static str)>,
+    /// Each selection cell's physics model, in cell order (`selection_cells` entries).
+    selection_models: Vec<&'static str>,
     /// `selection.csv`, when the run selects.
     selection_table: Option<SelectionTable>,
 }
@@ -228,10 +228,9 @@ impl Runner {
             }
             n => n,
         };
-        let selection_cell_names: Vec<([f32; 3], &'static str)> = (0..probe.eval_models())
-            .flat_map(|m| selection.iter().map(move |&c| (c, m)))
-            .map(|(c, m)| (c, probe.eval_model_name(m)))
-            .take(selection_cells)
+        // Cell `c` runs the selection's command `c % n` on model `c / n`.
+        let selection_models: Vec<&'static str> = (0..probe.eval_models())
+            .flat_map(|m| std::iter::repeat_n(probe.eval_model_name(m), selection.len()))
             .collect();
         // Before any allocation: a network too large for the machine is refused with numbers.
         let cores = available_cores();
@@ -380,7 +379,7 @@ impl Runner {
             start: started,
             workers,
             selection_cells,
-            selection_cell_names,
+            selection_models,
             selection_table,
         })
     }
@@ -588,24 +587,21 @@ impl Runner {
             let rows: Vec<SelectionRow> = selection
                 .cells()
                 .iter()
-                .zip(&self.selection_cell_names)
-                .map(|(cell, &(command, model))| {
-                    debug_assert_eq!(cell.command, command, "cell order");
-                    SelectionRow {
-                        iteration: report.iteration,
-                        timesteps: self.state.total_timesteps,
-                        model,
-                        x: cell.command[0],
-                        y: cell.command[1],
-                        turn: cell.command[2],
-                        episodes: cell.episodes,
-                        falls: cell.falls,
-                        worst_error: cell.worst_error,
-                        within: u8::from(cell.worst_error <= 1.0),
-                        forward: cell.forward,
-                        lateral: cell.lateral,
-                        yaw_rate: cell.yaw_rate,
-                    }
+                .zip(&self.selection_models)
+                .map(|(cell, &model)| SelectionRow {
+                    iteration: report.iteration,
+                    timesteps: self.state.total_timesteps,
+                    model,
+                    x: cell.command[0],
+                    y: cell.command[1],
+                    turn: cell.command[2],
+                    episodes: cell.episodes,
+                    falls: cell.falls,
+                    worst_error: cell.worst_error,
+                    within: u8::from(cell.within()),
+                    forward: cell.forward,
+                    lateral: cell.lateral,
+                    yaw_rate: cell.yaw_rate,
                 })
                 .collect();
             table.write(&rows)?;

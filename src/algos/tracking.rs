@@ -181,6 +181,13 @@ pub struct CellScore {
     pub yaw_rate: Option<f64>,
 }
 
+impl CellScore {
+    /// Every episode within the task's bounds: worst error at most one tolerance, no fall.
+    pub fn within(&self) -> bool {
+        self.worst_error <= 1.0
+    }
+}
+
 impl Selection {
     /// Scores selection episodes: each episode's worst axis error in tolerances (|forward − x|
     /// and |lateral − y| over 0.15 m/s, or 0.1 m/s for a standing command; |yaw rate − turn|
@@ -246,7 +253,7 @@ impl Selection {
     /// own. Why: a run's curve then shows which evaluations met every selection cell without a
     /// check; the pick still goes by [`Selection::error`], which also ranks near misses.
     pub fn cells_within(&self) -> usize {
-        self.cells.iter().filter(|c| c.worst_error <= 1.0).count()
+        self.cells.iter().filter(|c| c.within()).count()
     }
 }
 

@@ -1,10 +1,20 @@
 //! CSV tables of per-iteration scalars (`progress.csv`, `timing.csv`), one row per iteration,
-//! flushed after every row so a crashed run keeps its history.
+//! and of the selections' cells (`selection.csv`), flushed after every write so a crashed run
+//! keeps its history.
 
 use std::fs::{File, OpenOptions};
 use std::path::Path;
 
 use anyhow::{Context, Result};
+
+/// Opens a table's file for writing; it must not exist (a run's tables are never written over).
+fn create_new(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("creating {}", path.display()))
+}
 
 /// A CSV file of scalar columns, one row per iteration, flushed per row.
 #[derive(Debug)]
@@ -16,12 +26,7 @@ pub struct ScalarTable {
 impl ScalarTable {
     /// Creates a new table (the file must not exist) with a header row.
     pub fn create(path: &Path, columns: &[&'static str]) -> Result<Self> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .with_context(|| format!("creating {}", path.display()))?;
-        let mut writer = csv::Writer::from_writer(file);
+        let mut writer = csv::Writer::from_writer(create_new(path)?);
         writer.write_record(columns)?;
         writer.flush()?;
         Ok(Self { writer, columns: columns.to_vec() })
@@ -91,12 +96,7 @@ pub struct SelectionRow<'a> {
 impl SelectionTable {
     /// Creates the table (the file must not exist); the header comes with the first row.
     pub fn create(path: &Path) -> Result<Self> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .with_context(|| format!("creating {}", path.display()))?;
-        Ok(Self { writer: csv::Writer::from_writer(file) })
+        Ok(Self { writer: csv::Writer::from_writer(create_new(path)?) })
     }
 
     /// Writes one evaluation's cells, flushed.
