@@ -15,7 +15,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
-use rapier3d::glamx::{EulerRot, Quat};
+use rapier3d::glamx::{EulerRot, Quat, Vec3};
 
 use super::clock::GaitClock;
 use super::commands::{Command, CommandKind};
@@ -44,6 +44,10 @@ const ROBOT_MASS: f32 = 33.312;
 /// U(`push_every`, 2.5 `push_every`) s.
 const PUSH_EVERY: std::ops::Range<f64> = 2.0..5.0;
 const MAX_TILT: f32 = 20.0 * std::f32::consts::PI / 180.0;
+
+/// The contact force (N) from which a foot counts as loaded for the `foot_slide` metric: 3 %
+/// of the robot's weight (327 N), so a foot that only grazes the ground is not counted.
+const FOOT_LOADED: f32 = 10.0;
 
 /// Cassie's walking task over one physics backend: observation, commands, clock, reference gait, reward, termination, perturbations.
 pub struct CassieEnv {
@@ -95,7 +99,10 @@ pub struct CassieEnv {
     /// [`Env::set_targets_input`]: actions are the PD targets themselves.
     targets_input: bool,
     terms: Vec<RewardTerm>,
-    metrics: [RewardTerm; 4],
+    metrics: [RewardTerm; 6],
+    /// Each foot site's position after the last step if the foot was loaded then
+    /// (`measure_feet`); `None` in the air and at an episode's start.
+    loaded_feet: [Option<Vec3>; 2],
 }
 
 impl CassieEnv {
@@ -147,7 +154,10 @@ impl CassieEnv {
                 ("lateral_speed", 0.0),
                 ("yaw_rate", 0.0),
                 ("pelvis_height", 0.0),
+                ("foot_slide", 0.0),
+                ("foot_lift", 0.0),
             ],
+            loaded_feet: [None; 2],
         }
     }
 
@@ -430,6 +440,7 @@ impl CassieEnv {
         self.fell = None;
         self.schedule_push(0);
         self.last_action = None;
+        self.loaded_feet = [None; 2];
         self.write_obs();
     }
 
@@ -544,6 +555,27 @@ impl CassieEnv {
         }
         let at = self.obs.len() - 3;
         [self.obs[at] - self.command.x as f32, self.obs[at + 1] - self.command.y as f32]
+    }
+
+    /// The evaluation's foot metrics after a step of `elapsed` seconds: `foot_slide`, the
+    /// summed horizontal speed (m/s) of the foot sites that were loaded (a contact force over
+    /// [`FOOT_LOADED`]) both before and after the step, and `foot_lift`, how far the higher foot
+    /// site is above the lower one (m). Why: a sidestep can be a shuffle, a foot dragged along
+    /// the ground instead of lifted (docs/cassie-runs.md, stop 71: on rapier the trailing foot
+    /// slid the whole way), and the speeds alone do not show it. Only evaluations read
+    /// metrics, so training steps skip this.
+    fn measure_feet(&mut self, elapsed: f32) {
+        let sites = [self.sim.foot_site(0).0, self.sim.foot_site(1).0];
+        let mut slide = 0.0;
+        for (side, site) in sites.into_iter().enumerate() {
+            let loaded = self.sim.foot_force(side).length() > FOOT_LOADED;
+            if let (true, Some(before)) = (loaded, self.loaded_feet[side]) {
+                slide += (site - before).truncate().length() / elapsed;
+            }
+            self.loaded_feet[side] = loaded.then_some(site);
+        }
+        self.metrics[4].1 = slide;
+        self.metrics[5].1 = (sites[0].z - sites[1].z).abs();
     }
 
     fn reward(&mut self, action: &[f32; N]) -> f32 {
@@ -687,6 +719,9 @@ impl Env for CassieEnv {
         self.metrics[1].1 = lateral;
         self.metrics[2].1 = self.sim.base_angvel().z;
         self.metrics[3].1 = self.sim.base_position().z;
+        if self.training.is_none() {
+            self.measure_feet((substeps as f64 * self.dt) as f32);
+        }
         self.steps += 1;
         self.last_action = Some(a);
         self.clock.increment();

@@ -1294,3 +1294,40 @@ fn the_mirrored_selection_runs_the_walking_tasks_ten_commands() {
     let images = selection_commands(&forward, SelectionCommands::Mirrored).unwrap();
     assert_eq!(images, forward.eval_commands());
 }
+
+/// The evaluation's foot metrics (`measure_feet`), on both backends, with zero residual for
+/// half a second from reset (the robot settles from the reset pose onto its feet): on ice
+/// (friction 0.05) the loaded feet slide several times faster than on the nominal ground
+/// (friction 1); the walking reference lifts a swing foot; the first step has no slide (no
+/// loaded position before it); training steps measure nothing.
+#[test]
+fn foot_metrics_tell_a_lifted_foot_from_a_dragged_one() {
+    for sim in [SimKind::Rapier, SimKind::Mujoco] {
+        // (mean slide, max lift) over 25 steps, and the first step's slide.
+        let run = |command: [f32; 3], friction: f32, training: Option<u64>| {
+            let mut e = CassieEnv::new(CassieConfig { sim, ..CassieConfig::default() });
+            e.set_command(&command).unwrap();
+            e.set_training(training);
+            e.seed(5);
+            e.reset_with_heading(0.0);
+            e.sim.reset(&Dynamics { friction, ..e.dynamics.clone() }, 0.0);
+            let (mut slide, mut lift, mut first) = (0.0f32, 0.0f32, None);
+            for _ in 0..25 {
+                e.step(&[0.0; N]);
+                first.get_or_insert(e.metrics[4].1);
+                slide += e.metrics[4].1 / 25.0;
+                lift = lift.max(e.metrics[5].1);
+            }
+            (slide, lift, first.unwrap())
+        };
+        let ground = run([0.0; 3], 1.0, None);
+        let ice = run([0.0; 3], 0.05, None);
+        let walking = run([1.0, 0.0, 0.0], 1.0, None);
+        println!("{sim:?}: ground {ground:?}, ice {ice:?}, walking {walking:?}");
+        assert!(ice.0 > 3.0 * ground.0, "{sim:?} feet slide on ice: {ice:?} vs {ground:?}");
+        assert!(ground.1 < 0.005, "{sim:?} a standing robot keeps its feet down: {ground:?}");
+        assert!(walking.1 > 0.03, "{sim:?} the walking reference lifts a foot: {walking:?}");
+        assert_eq!((ground.2, ice.2, walking.2), (0.0, 0.0, 0.0), "{sim:?} nothing before");
+        assert_eq!(run([1.0, 0.0, 0.0], 1.0, Some(0)), (0.0, 0.0, 0.0), "{sim:?} training");
+    }
+}
