@@ -204,6 +204,16 @@ crate::settings! {
         #[serde(default)]
         height_target: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 1.2, what: "a pelvis height in [0, 1.2] m" };
+        /// Raw weight of the walking reward's `slide` term (0: none): exp(−s/0.05) on `s`, the
+        /// summed horizontal speed (m/s) of the feet bearing more than 10 N (the `foot_slide`
+        /// metric), beside the other raw weights (so the maximum stays 1), as Isaac Lab's
+        /// `feet_slide` penalty. Why: the walking policies sidestep by shuffling, their feet
+        /// 2-6 mm apart in height, and rapier's stiffer contacts turn the shuffle into a slide
+        /// (the slow rapier sidestep dragged its feet at 0.03 m/s and went faster on a slipperier
+        /// floor; docs/cassie-runs.md, stop 71). A foot that must not slide has to step.
+        #[serde(default)]
+        slide_penalty: f64 = 0.0,
+            Range::Within { lo: 0.0, hi: 1.0, what: "a slide weight in [0, 1]" };
         /// The walking reward's progress term past the command: flat (clip, runs before the
         /// setting existed) or falling again (peak).
         #[serde(default)]

@@ -114,6 +114,10 @@ pub struct RewardInputs {
     /// (`--height-target`; 0: no term).
     pub base_height: f32,
     pub height_target: f32,
+    /// The loaded feet's summed horizontal speed (m/s, the `foot_slide` metric) and the raw
+    /// weight of the `slide` term (`--slide-penalty`; 0: no term, and `foot_slide` unread).
+    pub foot_slide: f32,
+    pub slide_weight: f32,
     /// The `progress` term's shape (`--progress`).
     pub progress: ProgressKind,
     /// The commanded turn rate (rad/s) and how it is tracked (`--turn-reward`).
@@ -231,7 +235,7 @@ pub fn walk(inp: &RewardInputs, out: &mut Vec<RewardTerm>) -> f32 {
         TurnKind::Rate => YAW_RATE_WEIGHT,
     };
     let height_weight = if inp.height_target > 0.0 { HEIGHT_WEIGHT } else { 0.0 };
-    let total = WALK_TOTAL + inp.upright_weight + yaw_weight + height_weight;
+    let total = WALK_TOTAL + inp.upright_weight + yaw_weight + height_weight + inp.slide_weight;
     let w = |x: f32| x / total;
     // Forward and lateral velocity in the commanded heading's frame, the frame the command
     // and `gait eval` speak in. (The reference rewards compare world-x and world-y components
@@ -283,11 +287,18 @@ pub fn walk(inp: &RewardInputs, out: &mut Vec<RewardTerm>) -> f32 {
         let low = (inp.height_target - inp.base_height).max(0.0);
         term(out, "height", w(height_weight), 1.0 / HEIGHT_SCALE, low * low);
     }
+    if inp.slide_weight > 0.0 {
+        term(out, "slide", w(inp.slide_weight), 1.0 / SLIDE_SCALE, inp.foot_slide);
+    }
     out.iter().map(|t| t.1).sum()
 }
 
 /// The raw weight of the `height` term (`--height-target`), the posture term's size.
 pub const HEIGHT_WEIGHT: f32 = 0.10;
+
+/// The `slide` term's kernel width (m/s): exp(−s/0.05) pays 0.82 at 1 cm/s of loaded-foot
+/// speed, 0.55 at 3 cm/s (the slow rapier sidestep's mean) and 0.14 at 10 cm/s.
+pub const SLIDE_SCALE: f32 = 0.05;
 
 /// The `height` term's kernel width: exp(−d²/0.0025) pays 0.70 at 3 cm below the target, 0.37
 /// at 5 cm and 0.02 at 10 cm.
@@ -366,6 +377,8 @@ mod tests {
             upright_weight: 0.0,
             base_height: 0.8,
             height_target: 0.0,
+            foot_slide: 0.0,
+            slide_weight: 0.0,
             progress: ProgressKind::Clip,
             turn: 0.0,
             turn_reward: TurnKind::Heading,
@@ -599,6 +612,27 @@ mod tests {
         }
         walk(&inputs(), &mut terms);
         assert!(terms.iter().all(|t| t.0 != "height"));
+    }
+
+    /// `--slide-penalty`: the `slide` term pays its whole weight to still feet, 0.82 / 0.55 /
+    /// 0.14 of it at 1 / 3 / 10 cm/s of loaded-foot speed, and the maximum stays 1; no term
+    /// without a weight.
+    #[test]
+    fn the_slide_term_pays_less_for_dragged_feet() {
+        let mut terms = Vec::new();
+        let mut inp = inputs();
+        inp.slide_weight = 0.1;
+        for (slide, expected) in [(0.0, 1.0), (0.01, 0.82), (0.03, 0.55), (0.10, 0.14)] {
+            inp.foot_slide = slide;
+            let total = walk(&inp, &mut terms);
+            let t = terms.iter().find(|t| t.0 == "slide").expect("the term").1;
+            let term = t * (1.45 + 0.1) / 0.1;
+            assert!((term - expected).abs() < 0.01, "{slide} m/s: {term}");
+            assert!(total <= 1.0 + 1e-6 && (slide > 0.0 || (total - 1.0).abs() < 1e-6));
+        }
+        inp.slide_weight = 0.0;
+        walk(&inp, &mut terms);
+        assert!(terms.iter().all(|t| t.0 != "slide"));
     }
 
     /// The walking reward's speed terms live in the commanded frame: walking along a heading

@@ -562,8 +562,9 @@ impl CassieEnv {
     /// [`FOOT_LOADED`]) both before and after the step, and `foot_lift`, how far the higher foot
     /// site is above the lower one (m). Why: a sidestep can be a shuffle, a foot dragged along
     /// the ground instead of lifted (docs/cassie-runs.md, stop 71: on rapier the trailing foot
-    /// slid the whole way), and the speeds alone do not show it. Only evaluations read
-    /// metrics, so training steps skip this.
+    /// slid the whole way), and the speeds alone do not show it. Training steps skip this
+    /// unless the reward's `slide` term (`--slide-penalty`) reads it; evaluations read it as
+    /// a metric.
     fn measure_feet(&mut self, elapsed: f32) {
         let sites = [self.sim.foot_site(0).0, self.sim.foot_site(1).0];
         let mut slide = 0.0;
@@ -604,6 +605,8 @@ impl CassieEnv {
             upright_weight: self.config.upright as f32,
             base_height: sim.base_position().z,
             height_target: self.config.height_target as f32,
+            foot_slide: self.metrics[4].1,
+            slide_weight: self.config.slide_penalty as f32,
             progress: self.config.progress,
             turn: self.command.turn as f32,
             turn_reward: self.config.turn_reward,
@@ -706,6 +709,9 @@ impl Env for CassieEnv {
             // The commanded frame is the robot's own heading: the command is in the body frame.
             self.heading = reward::yaw(self.sim.base_rotation()) as f64;
         }
+        if self.training.is_none() || self.config.slide_penalty > 0.0 {
+            self.measure_feet((substeps as f64 * self.dt) as f32);
+        }
         let mut reward = self.reward(&a);
         self.fell = self.fall(reward);
         let done = self.fell.is_some();
@@ -719,9 +725,6 @@ impl Env for CassieEnv {
         self.metrics[1].1 = lateral;
         self.metrics[2].1 = self.sim.base_angvel().z;
         self.metrics[3].1 = self.sim.base_position().z;
-        if self.training.is_none() {
-            self.measure_feet((substeps as f64 * self.dt) as f32);
-        }
         self.steps += 1;
         self.last_action = Some(a);
         self.clock.increment();

@@ -1329,5 +1329,24 @@ fn foot_metrics_tell_a_lifted_foot_from_a_dragged_one() {
         assert!(walking.1 > 0.03, "{sim:?} the walking reference lifts a foot: {walking:?}");
         assert_eq!((ground.2, ice.2, walking.2), (0.0, 0.0, 0.0), "{sim:?} nothing before");
         assert_eq!(run([1.0, 0.0, 0.0], 1.0, Some(0)), (0.0, 0.0, 0.0), "{sim:?} training");
+        // With the reward's `slide` term (`--slide-penalty`) training measures them too, and
+        // the term reads the slide: on ice it pays less than on the ground.
+        let slide_term = |friction: f32| {
+            let config = CassieConfig { sim, slide_penalty: 0.1, ..CassieConfig::default() };
+            let mut e = CassieEnv::new(config);
+            e.set_command(&[0.0; 3]).unwrap();
+            e.set_training(Some(0));
+            e.seed(5);
+            e.reset_with_heading(0.0);
+            e.sim.reset(&Dynamics { friction, ..e.dynamics.clone() }, 0.0);
+            let mut paid = 0.0;
+            for _ in 0..25 {
+                e.step(&[0.0; N]);
+                paid += e.terms.iter().find(|t| t.0 == "slide").expect("the term").1;
+            }
+            paid
+        };
+        let (ground, ice) = (slide_term(1.0), slide_term(0.05));
+        assert!(ice < 0.5 * ground, "{sim:?} slide term: ice {ice}, ground {ground}");
     }
 }
