@@ -45,6 +45,11 @@ const ROBOT_MASS: f32 = 33.312;
 const PUSH_EVERY: std::ops::Range<f64> = 2.0..5.0;
 const MAX_TILT: f32 = 20.0 * std::f32::consts::PI / 180.0;
 
+/// Where [`CassieEnv::measure_feet`] writes in the metrics: `foot_slide` (which the reward's
+/// `slide` term also reads) and `foot_lift`.
+const FOOT_SLIDE: usize = 4;
+const FOOT_LIFT: usize = 5;
+
 /// The contact force (N) from which a foot counts as loaded for the `foot_slide` metric: 3 %
 /// of the robot's weight (327 N), so a foot that only grazes the ground is not counted.
 const FOOT_LOADED: f32 = 10.0;
@@ -575,8 +580,8 @@ impl CassieEnv {
             }
             self.loaded_feet[side] = loaded.then_some(site);
         }
-        self.metrics[4].1 = slide;
-        self.metrics[5].1 = (sites[0].z - sites[1].z).abs();
+        self.metrics[FOOT_SLIDE].1 = slide;
+        self.metrics[FOOT_LIFT].1 = (sites[0].z - sites[1].z).abs();
     }
 
     fn reward(&mut self, action: &[f32; N]) -> f32 {
@@ -605,7 +610,7 @@ impl CassieEnv {
             upright_weight: self.config.upright as f32,
             base_height: sim.base_position().z,
             height_target: self.config.height_target as f32,
-            foot_slide: self.metrics[4].1,
+            foot_slide: self.metrics[FOOT_SLIDE].1,
             slide_weight: self.config.slide_penalty as f32,
             progress: self.config.progress,
             turn: self.command.turn as f32,

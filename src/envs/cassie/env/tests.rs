@@ -1302,6 +1302,8 @@ fn the_mirrored_selection_runs_the_walking_tasks_ten_commands() {
 /// loaded position before it); training steps measure nothing.
 #[test]
 fn foot_metrics_tell_a_lifted_foot_from_a_dragged_one() {
+    let names = env().metrics().iter().map(|m| m.0).collect::<Vec<_>>();
+    assert_eq!((names[FOOT_SLIDE], names[FOOT_LIFT]), ("foot_slide", "foot_lift"));
     for sim in [SimKind::Rapier, SimKind::Mujoco] {
         // (mean slide, max lift) over 25 steps, and the first step's slide.
         let run = |command: [f32; 3], friction: f32, training: Option<u64>| {
@@ -1314,9 +1316,9 @@ fn foot_metrics_tell_a_lifted_foot_from_a_dragged_one() {
             let (mut slide, mut lift, mut first) = (0.0f32, 0.0f32, None);
             for _ in 0..25 {
                 e.step(&[0.0; N]);
-                first.get_or_insert(e.metrics[4].1);
-                slide += e.metrics[4].1 / 25.0;
-                lift = lift.max(e.metrics[5].1);
+                first.get_or_insert(e.metrics[FOOT_SLIDE].1);
+                slide += e.metrics[FOOT_SLIDE].1 / 25.0;
+                lift = lift.max(e.metrics[FOOT_LIFT].1);
             }
             (slide, lift, first.unwrap())
         };
