@@ -53,13 +53,14 @@ pub enum CheckSim {
 impl CheckSim {
     /// MuJoCo runs at the lab model's own timestep (`cassie_fast.xml`'s 0.5 ms) whatever the
     /// run trained at, so a check measures the policy on the model as the lab runs it.
-    fn physics(self) -> PhysicsOverride {
+    fn physics(self, friction: Option<f64>) -> PhysicsOverride {
         match self {
             Self::Mujoco => PhysicsOverride {
                 sim: Some(SimKind::Mujoco),
                 sim_dt: Some(SimKind::Mujoco.default_dt()),
+                friction,
             },
-            Self::Rapier => PhysicsOverride { sim: Some(SimKind::Rapier), sim_dt: None },
+            Self::Rapier => PhysicsOverride { sim: Some(SimKind::Rapier), sim_dt: None, friction },
         }
     }
 
@@ -90,6 +91,8 @@ pub struct CheckOptions {
     pub push: Option<f32>,
     /// Every push exactly `push`.
     pub push_exact: bool,
+    /// The floor's friction factor, as `gait eval --friction` (None: the run's).
+    pub friction: Option<f64>,
     /// Evaluations run at once (threads, one libtorch thread each).
     pub workers: usize,
 }
@@ -333,7 +336,7 @@ impl Job<'_> {
             seed: opts.seed,
             gif: None,
             record: None,
-            physics: self.sim().physics(),
+            physics: self.sim().physics(opts.friction),
             push: opts.push,
             push_exact: opts.push_exact,
             action_noise: 0.0,
@@ -441,6 +444,9 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
     if let Some(push) = opts.push.filter(|&p| p > 0.0) {
         let size = if opts.push_exact { "exactly" } else { "up to" };
         writeln!(out, "pushes: {size} {push} m/s every 2-5 s, in a random horizontal direction")?;
+    }
+    if let Some(friction) = opts.friction {
+        writeln!(out, "floor friction: ×{friction} of each model's own")?;
     }
     let header = match opts.task {
         CheckTask::Commands(_) => COMMAND_HEADER,

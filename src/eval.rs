@@ -243,13 +243,17 @@ fn load(source: &Source) -> Result<Loaded> {
     }
 }
 
-/// `gait eval --sim/--sim-dt`: run a Cassie policy on another physics backend or timestep.
+/// `gait eval --sim/--sim-dt/--friction`: run a Cassie policy on another physics backend,
+/// timestep or floor.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct PhysicsOverride {
     /// The backend; another one than the run's starts from that backend's default timestep.
     pub sim: Option<SimKind>,
     /// The timestep (s), already range-checked.
     pub sim_dt: Option<f64>,
+    /// The floor's friction factor (`CassieConfig::friction`), already range-checked; unset:
+    /// the run's (1, the models' own, unless it trained on another floor).
+    pub friction: Option<f64>,
 }
 
 impl PhysicsOverride {
@@ -257,10 +261,11 @@ impl PhysicsOverride {
     /// (None for a run that is not Cassie's and no override).
     fn apply(&self, env: &str, config: &mut EnvConfig) -> Result<Option<String>, UsageError> {
         if env != "cassie" {
-            return match (self.sim, self.sim_dt) {
-                (None, None) => Ok(None),
+            return match (self.sim, self.sim_dt, self.friction) {
+                (None, None, None) => Ok(None),
                 _ => Err(UsageError(format!(
-                    "--sim/--sim-dt: only Cassie has physics backends, the run is '{env}'"
+                    "--sim/--sim-dt/--friction: only Cassie has physics backends, the run is \
+                     '{env}'"
                 ))),
             };
         }
@@ -281,6 +286,9 @@ impl PhysicsOverride {
         if let Some(dt) = self.sim_dt {
             cassie.sim_dt = Some(dt);
         }
+        if let Some(friction) = self.friction {
+            cassie.friction = friction;
+        }
         let model = match cassie.sim {
             SimKind::Rapier => "gait's rapier model",
             SimKind::Mujoco => "MuJoCo on the lab's cassie_fast.xml",
@@ -295,8 +303,13 @@ impl PhysicsOverride {
         } else {
             format!("; trained on {}: a sim-to-sim check", trained.name())
         };
+        let floor = if cassie.friction == 1.0 {
+            String::new()
+        } else {
+            format!(", floor friction ×{}", cassie.friction)
+        };
         Ok(Some(format!(
-            "physics: {} ({model}), dt {} s{check}",
+            "physics: {} ({model}), dt {} s{floor}{check}",
             cassie.sim.name(),
             cassie.sim_dt()
         )))

@@ -202,6 +202,48 @@ fn action_noise_is_seeded_and_perturbs_the_policy() {
     assert!(stderr(&o).contains("not a std"), "{}", stderr(&o));
 }
 
+/// `gait eval --friction F` runs the floor at F times each model's own friction and says so:
+/// at 0.3 the shipped policy, walking at 1 m/s for 2 s, drags its loaded feet more than three
+/// times as fast as on its own floor (measured: `foot_slide` 0.263 against 0.040 m/s on
+/// rapier, 0.497 against 0.070 on MuJoCo), on both models; `gait check --friction` runs its
+/// cells on the same floor. Outside [0.01, 5] it is a usage error, for `gait check` too.
+#[test]
+fn eval_runs_the_policy_on_another_floor() {
+    for sim in ["rapier", "mujoco"] {
+        let run = |extra: &[&str]| {
+            let out = stdout(&eval_pretrained("1", "100", &[&["--sim", sim], extra].concat()));
+            let episode = out.lines().find(|l| l.starts_with("episode")).expect("an episode");
+            let physics = out.lines().find(|l| l.starts_with("physics")).expect("physics line");
+            (episode_metric(episode, "foot_slide"), physics.to_string())
+        };
+        let (own, own_line) = run(&[]);
+        let (slippery, line) = run(&["--friction", "0.3"]);
+        assert!(!own_line.contains("friction"), "{own_line}");
+        assert!(line.contains("floor friction ×0.3"), "{line}");
+        assert!(slippery > 3.0 * own, "{sim}: slide {slippery} vs {own}");
+    }
+    // `gait check --friction` runs its cells on that floor: the row's speed is eval's there.
+    let walk = common::pretrained_walk();
+    let args = ["--command", "1,0,0", "--episodes", "1", "--traj-len", "100", "--friction", "0.3"];
+    let checked = gait(
+        &[&["check", "--path", walk.to_str().unwrap(), "--sims", "rapier"], &args[..]].concat(),
+    );
+    let out = stdout(&checked);
+    assert!(out.contains("floor friction: ×0.3 of each model's own"), "{out}");
+    let row = out.lines().find(|l| l.starts_with("rapier")).expect("a row");
+    let mean: f64 = row.split_whitespace().nth(3).unwrap().parse().unwrap();
+    let evaluated = stdout(&gait(
+        &[&["eval", "--path", walk.to_str().unwrap(), "--sim", "rapier"], &args[..]].concat(),
+    ));
+    let episode = evaluated.lines().find(|l| l.starts_with("episode")).expect("an episode");
+    assert!((mean - episode_metric(episode, "forward_speed")).abs() < 0.0011, "{row} vs {episode}");
+    for (command, value) in [("eval", "0"), ("eval", "6"), ("check", "nan")] {
+        let o = gait(&[command, "--path", walk.to_str().unwrap(), "--friction", value]);
+        assert_eq!(o.status.code(), Some(2), "{command} {value}: {}", stderr(&o));
+        assert!(stderr(&o).contains("not a friction factor in [0.01, 5]"), "{}", stderr(&o));
+    }
+}
+
 /// The shipped walking policy (`pretrained/cassie-walk`, `p6-s2`: the preset, seed 2)
 /// walks backward and sidesteps both ways on gait's model and on the lab's MuJoCo model: 4 s
 /// per command without a fall, at least 30 % of the commanded speed on average (these 4 s

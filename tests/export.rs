@@ -164,6 +164,7 @@ fn check_onnx_matches_the_run(run: &Path, model: &Path) {
         seed: 0,
         push: None,
         push_exact: false,
+        friction: None,
         workers: 2,
     };
     let mut sink = Vec::new();

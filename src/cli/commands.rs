@@ -116,6 +116,10 @@ pub struct EvalFlags {
     /// Physics timestep (s) [default: the run's, or with another --sim that backend's default].
     #[arg(long, value_parser = cassie_number("sim_dt"), help_heading = "Physics (Cassie)")]
     pub sim_dt: Option<f64>,
+    /// The floor's friction as a factor of the model's own (0.5: half as grippy) [default:
+    /// the run's, 1]: whether a gait walks or slides.
+    #[arg(long, value_parser = cassie_number("friction"), help_heading = "Physics (Cassie)")]
+    pub friction: Option<f64>,
 }
 
 impl EvalFlags {
@@ -131,7 +135,11 @@ impl EvalFlags {
             seed: self.seed,
             gif: self.gif,
             record: self.record,
-            physics: PhysicsOverride { sim: self.sim, sim_dt: self.sim_dt },
+            physics: PhysicsOverride {
+                sim: self.sim,
+                sim_dt: self.sim_dt,
+                friction: self.friction,
+            },
             push: self.push.map(|v| v as f32),
             push_exact: self.push_exact,
             action_noise: self.action_noise,
@@ -176,6 +184,9 @@ pub struct CheckFlags {
     /// Every push exactly --push instead.
     #[arg(long, requires = "push")]
     pub push_exact: bool,
+    /// The floor's friction as a factor of each model's own, as `gait eval --friction`.
+    #[arg(long, value_parser = cassie_number("friction"))]
+    pub friction: Option<f64>,
     /// Cells evaluated at once [default: the cores available]; the table is the same for any
     /// count.
     #[arg(long, value_parser = positive_usize)]
@@ -221,6 +232,7 @@ impl CheckFlags {
             seed: self.seed,
             push: self.push.map(|v| v as f32),
             push_exact: self.push_exact,
+            friction: self.friction,
             workers,
         })
     }

@@ -214,6 +214,16 @@ crate::settings! {
         #[serde(default)]
         slide_penalty: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 1.0, what: "a slide weight in [0, 1]" };
+        /// The floor's friction as a factor of each model's own (1: rapier's coefficient 1.0,
+        /// the sliding friction of `cassie_fast.xml`'s floor pairs on MuJoCo); training's
+        /// randomized ±20 % (`dynamics_randomization`) is drawn around it. Mostly for
+        /// `gait eval --friction`: the slow rapier sidestep went faster on a slipperier floor
+        /// and slower on a grippier one, 0.063 / 0.054 / 0.039 m/s at 0.7 / 1.0 / 2.0, where
+        /// MuJoCo's stayed at 0.12 (docs/cassie-runs.md, stop 71): a gait that depends on
+        /// sliding shows it here. Below 0.01 no foot holds; above 5 no floor grips so.
+        #[serde(default = "nominal_friction")]
+        friction: f64 = 1.0,
+            Range::Within { lo: 0.01, hi: 5.0, what: "a friction factor in [0.01, 5]" };
         /// The walking reward's progress term past the command: flat (clip, runs before the
         /// setting existed) or falling again (peak).
         #[serde(default)]
@@ -334,6 +344,12 @@ crate::choice_settings!(
 /// (roadrunner.md §1.6, §7.3); then the pelvis linear velocity (m/s), which a robot gets from a state
 /// estimator rather than an encoder.
 pub const NOISE_STD: [f32; 7] = [0.05, 0.1, 0.01, 0.1, 0.01, 0.1, 0.1];
+
+/// `friction`'s default for serde: every run before the setting trained on each model's own
+/// floor.
+fn nominal_friction() -> f64 {
+    1.0
+}
 
 fn legacy_reference() -> ReferenceKind {
     ReferenceKind::None

@@ -95,7 +95,8 @@ pub struct Dynamics {
     pub com_offset: [[f32; 3]; 1 + 2 * LEG_LINKS],
     /// Damping factor per leg joint (left chain, then right), motor kd included.
     pub damping_scale: [f32; 2 * LEG_LINKS],
-    /// Coulomb friction of every contact.
+    /// Coulomb friction of every contact, as a factor of the model's own: rapier's coefficient
+    /// (nominal 1.0) itself, a factor on the sliding friction of MuJoCo's floor pairs.
     pub friction: f32,
     /// Ground roll and pitch (rad).
     pub slope: [f32; 2],

@@ -208,10 +208,13 @@ impl CassieEnv {
 
     /// The episode's dynamics: nominal, or randomized in training episodes with
     /// `dynamics_randomization` (evaluations, `gait eval` included, run the nominal model, as the
-    /// reference's eval does).
+    /// reference's eval does). The floor's friction is the configured factor in both.
     fn draw_dynamics(&mut self) -> Dynamics {
+        // At the default 1.0 every product below is the factor it multiplies, bit for bit, so
+        // runs from before the setting replay.
+        let floor = self.config.friction as f32;
         if !self.config.dynamics_randomization || self.training.is_none() {
-            return Dynamics::default();
+            return Dynamics { friction: floor, ..Dynamics::default() };
         }
         // Every range scaled by the perturbations' strength at this point of training.
         let k = self.robustness() as f32;
@@ -235,7 +238,7 @@ impl CassieEnv {
                 1.0 + k * rng.gen_range(-0.5..1.0)
             };
         }
-        d.friction = 1.0 + k * rng.gen_range(-0.2..0.2);
+        d.friction = floor * (1.0 + k * rng.gen_range(-0.2..0.2));
         // The reference drew the slope from the friction range (±0.2 rad).
         d.slope = [k * rng.gen_range(-0.03..0.03), k * rng.gen_range(-0.03..0.03)];
         // The reference drew 3-6 cycles at 2 kHz (1.5-3 ms); as a time, 2-4 ms at any rate.

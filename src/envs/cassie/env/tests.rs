@@ -1297,8 +1297,8 @@ fn the_mirrored_selection_runs_the_walking_tasks_ten_commands() {
 
 /// The evaluation's foot metrics (`measure_feet`), on both backends, with zero residual for
 /// half a second from reset (the robot settles from the reset pose onto its feet): on ice
-/// (friction 0.05) the loaded feet slide several times faster than on the nominal ground
-/// (friction 1); the walking reference lifts a swing foot; the first step has no slide (no
+/// (`friction` 0.05) the loaded feet slide several times faster than on the nominal ground
+/// (1); the walking reference lifts a swing foot; the first step has no slide (no
 /// loaded position before it); training steps measure nothing.
 #[test]
 fn foot_metrics_tell_a_lifted_foot_from_a_dragged_one() {
@@ -1306,13 +1306,14 @@ fn foot_metrics_tell_a_lifted_foot_from_a_dragged_one() {
     assert_eq!((names[FOOT_SLIDE], names[FOOT_LIFT]), ("foot_slide", "foot_lift"));
     for sim in [SimKind::Rapier, SimKind::Mujoco] {
         // (mean slide, max lift) over 25 steps, and the first step's slide.
-        let run = |command: [f32; 3], friction: f32, training: Option<u64>| {
-            let mut e = CassieEnv::new(CassieConfig { sim, ..CassieConfig::default() });
+        // The floor through the setting (`gait eval --friction`), as a user sets it.
+        let run = |command: [f32; 3], friction: f64, training: Option<u64>| {
+            let mut e = CassieEnv::new(CassieConfig { sim, friction, ..CassieConfig::default() });
             e.set_command(&command).unwrap();
             e.set_training(training);
             e.seed(5);
             e.reset_with_heading(0.0);
-            e.sim.reset(&Dynamics { friction, ..e.dynamics.clone() }, 0.0);
+            assert_eq!(e.dynamics.friction, friction as f32);
             let (mut slide, mut lift, mut first) = (0.0f32, 0.0f32, None);
             for _ in 0..25 {
                 e.step(&[0.0; N]);
@@ -1333,14 +1334,14 @@ fn foot_metrics_tell_a_lifted_foot_from_a_dragged_one() {
         assert_eq!(run([1.0, 0.0, 0.0], 1.0, Some(0)), (0.0, 0.0, 0.0), "{sim:?} training");
         // With the reward's `slide` term (`--slide-penalty`) training measures them too, and
         // the term reads the slide: on ice it pays less than on the ground.
-        let slide_term = |friction: f32| {
-            let config = CassieConfig { sim, slide_penalty: 0.1, ..CassieConfig::default() };
+        let slide_term = |friction: f64| {
+            let config =
+                CassieConfig { sim, slide_penalty: 0.1, friction, ..CassieConfig::default() };
             let mut e = CassieEnv::new(config);
             e.set_command(&[0.0; 3]).unwrap();
             e.set_training(Some(0));
             e.seed(5);
             e.reset_with_heading(0.0);
-            e.sim.reset(&Dynamics { friction, ..e.dynamics.clone() }, 0.0);
             let mut paid = 0.0;
             for _ in 0..25 {
                 e.step(&[0.0; N]);
@@ -1351,4 +1352,42 @@ fn foot_metrics_tell_a_lifted_foot_from_a_dragged_one() {
         let (ground, ice) = (slide_term(1.0), slide_term(0.05));
         assert!(ice < 0.5 * ground, "{sim:?} slide term: ice {ice}, ground {ground}");
     }
+}
+
+/// `friction` scales the floor of every episode: evaluations run it as set, and training's
+/// randomized draws (±20 % at full strength) are centred on it, with the same random draws as
+/// on the nominal floor, so only the floor moves.
+#[test]
+fn the_friction_setting_centres_the_drawn_floor() {
+    let draws = |friction: f64, training: Option<u64>| {
+        let config = CassieConfig {
+            friction,
+            dynamics_randomization: true,
+            robust_start: 0,
+            ..CassieConfig::default()
+        };
+        let mut e = CassieEnv::new(config);
+        e.set_training(training);
+        e.seed(9);
+        (0..20)
+            .map(|_| {
+                e.reset();
+                e.dynamics.clone()
+            })
+            .collect::<Vec<_>>()
+    };
+    for d in draws(0.3, None) {
+        assert_eq!(d, Dynamics { friction: 0.3, ..Dynamics::default() });
+    }
+    let full = Some(u64::MAX / 2);
+    let (nominal, slippery) = (draws(1.0, full), draws(0.3, full));
+    for (n, s) in nominal.iter().zip(&slippery) {
+        assert!((0.8..=1.2).contains(&n.friction), "{n:?}");
+        assert!((s.friction - 0.3 * n.friction).abs() < 1e-6, "{} vs {}", s.friction, n.friction);
+        assert_eq!(
+            Dynamics { friction: 0.0, ..s.clone() },
+            Dynamics { friction: 0.0, ..n.clone() }
+        );
+    }
+    assert!(nominal.iter().any(|d| d.friction != 1.0), "randomized");
 }
