@@ -214,18 +214,6 @@ crate::settings! {
         #[serde(default)]
         slide_penalty: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 1.0, what: "a slide weight in [0, 1]" };
-        /// With a value V above 0, once the perturbations have begun, the walking reward's
-        /// stance-foot speed costs (the clock terms `left_speed`, `right_speed`) fade while the
-        /// pelvis is off its commanded velocity: each cost is multiplied by exp(−(e/V)²), e
-        /// the planar velocity error (m/s). 0: the costs as always. Why: pushed while standing,
-        /// the policies recovered with slow, high steps (`fsw7-s0` on rapier: a foot 0.17-0.3
-        /// m up for 0.7 s while the pelvis rose on a straight leg, then a roll past 20°), and
-        /// at a standing command those terms charge every m/s of either foot's speed, so a
-        /// quick catching step costs the most. From the perturbations on, so the runs learn to
-        /// walk as before (identical until then).
-        #[serde(default)]
-        recovery_speed: f64 = 0.0,
-            Range::Within { lo: 0.0, hi: 2.0, what: "a speed in [0, 2] m/s" };
         /// The floor's friction as a factor of each model's own (1: rapier's coefficient 1.0,
         /// the sliding friction of `cassie_fast.xml`'s floor pairs on MuJoCo); training's
         /// randomized ±20 % (`dynamics_randomization`) is drawn around it. Mostly for

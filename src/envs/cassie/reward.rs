@@ -118,9 +118,6 @@ pub struct RewardInputs {
     /// weight of the `slide` term (`--slide-penalty`; 0: no term, and `foot_slide` unread).
     pub foot_slide: f32,
     pub slide_weight: f32,
-    /// `--recovery-speed` once the perturbations have begun (m/s; 0: the stance-foot speed
-    /// costs never fade).
-    pub recovery_speed: f32,
     /// The `progress` term's shape (`--progress`).
     pub progress: ProgressKind,
     /// The commanded turn rate (rad/s) and how it is tracked (`--turn-reward`).
@@ -268,13 +265,8 @@ pub fn walk(inp: &RewardInputs, out: &mut Vec<RewardTerm>) -> f32 {
     let vm = [g * inp.von_mises[0], g * inp.von_mises[1]];
     term(out, "left_force", w(0.05), 0.01, vm[0] * inp.foot_force[0].length());
     term(out, "right_force", w(0.05), 0.01, vm[1] * inp.foot_force[1].length());
-    // Off the commanded velocity (pushed), a foot may move fast to catch the robot.
-    let hold = match inp.recovery_speed {
-        v if v > 0.0 => (-(ex * ex + ey * ey) / (v * v)).exp(),
-        _ => 1.0,
-    };
-    term(out, "left_speed", w(0.05), 1.0, hold * (1.0 - vm[0]) * inp.foot_speed[0]);
-    term(out, "right_speed", w(0.05), 1.0, hold * (1.0 - vm[1]) * inp.foot_speed[1]);
+    term(out, "left_speed", w(0.05), 1.0, (1.0 - vm[0]) * inp.foot_speed[0]);
+    term(out, "right_speed", w(0.05), 1.0, (1.0 - vm[1]) * inp.foot_speed[1]);
     let low = |h: f32| (WALK_CLEARANCE - h).max(0.0).powi(2);
     term(out, "left_clearance", w(0.05), 400.0, vm[0] * low(inp.foot_height[0]));
     term(out, "right_clearance", w(0.05), 400.0, vm[1] * low(inp.foot_height[1]));
@@ -387,7 +379,6 @@ mod tests {
             height_target: 0.0,
             foot_slide: 0.0,
             slide_weight: 0.0,
-            recovery_speed: 0.0,
             progress: ProgressKind::Clip,
             turn: 0.0,
             turn_reward: TurnKind::Heading,
@@ -642,35 +633,6 @@ mod tests {
         inp.slide_weight = 0.0;
         walk(&inp, &mut terms);
         assert!(terms.iter().all(|t| t.0 != "slide"));
-    }
-
-    /// `--recovery-speed`: standing, a foot moving at 1 m/s keeps about a third of each speed
-    /// term while the pelvis is still (exp(−1)); pushed 0.45 m/s off the command with V = 0.2
-    /// it keeps 0.99 of it (the cost faded by exp(−5)); 0.05 m/s off, 0.94 of the cost stays;
-    /// at 0 nothing fades.
-    #[test]
-    fn pushed_off_the_command_the_feet_may_move_fast() {
-        let mut terms = Vec::new();
-        let mut inp = inputs();
-        inp.command = [0.0, 0.0];
-        inp.stepping_gain = 0.0;
-        inp.foot_speed = [1.0, 0.0];
-        let left = |inp: &RewardInputs, terms: &mut Vec<RewardTerm>| {
-            walk(inp, terms);
-            terms.iter().find(|t| t.0 == "left_speed").expect("the term").1 * 1.45 / 0.05
-        };
-        for (v, recovery, expected) in [
-            (0.0, 0.2, (-1.0f32).exp()),
-            (0.45, 0.2, (-(-5.0625f32).exp()).exp()),
-            (0.05, 0.2, (-(-0.0625f32).exp()).exp()),
-            (0.45, 0.0, (-1.0f32).exp()),
-        ] {
-            inp.base_linvel = Vec3::new(0.0, v, 0.0);
-            inp.recovery_speed = recovery;
-            let term = left(&inp, &mut terms);
-            assert!((term - expected).abs() < 1e-4, "{v} m/s off, V {recovery}: {term}");
-        }
-        assert!(left(&inp, &mut terms) < 0.37);
     }
 
     /// The walking reward's speed terms live in the commanded frame: walking along a heading

@@ -615,11 +615,6 @@ impl CassieEnv {
             height_target: self.config.height_target as f32,
             foot_slide: self.metrics[FOOT_SLIDE].1,
             slide_weight: self.config.slide_penalty as f32,
-            recovery_speed: if self.robustness() > 0.0 {
-                self.config.recovery_speed as f32
-            } else {
-                0.0
-            },
             progress: self.config.progress,
             turn: self.command.turn as f32,
             turn_reward: self.config.turn_reward,
