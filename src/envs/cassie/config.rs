@@ -221,7 +221,6 @@ crate::settings! {
         /// and slower on a grippier one, 0.063 / 0.054 / 0.039 m/s at 0.7 / 1.0 / 2.0, where
         /// MuJoCo's stayed at 0.12 (docs/cassie-runs.md, stop 71): a gait that depends on
         /// sliding shows it here. Below 0.01 no foot holds; above 5 no floor grips so.
-        #[serde(default = "nominal_friction")]
         friction: f64 = 1.0,
             Range::Within { lo: 0.01, hi: 5.0, what: "a friction factor in [0.01, 5]" };
         /// The walking reward's progress term past the command: flat (clip, runs before the
@@ -344,12 +343,6 @@ crate::choice_settings!(
 /// (roadrunner.md §1.6, §7.3); then the pelvis linear velocity (m/s), which a robot gets from a state
 /// estimator rather than an encoder.
 pub const NOISE_STD: [f32; 7] = [0.05, 0.1, 0.01, 0.1, 0.01, 0.1, 0.1];
-
-/// `friction`'s default for serde: every run before the setting trained on each model's own
-/// floor.
-fn nominal_friction() -> f64 {
-    1.0
-}
 
 fn legacy_reference() -> ReferenceKind {
     ReferenceKind::None
