@@ -717,14 +717,15 @@ fn the_tracking_score_chooses_the_best_eval_weights() {
             assert!(*w < 14.0 || *e <= 1.0, "{within:?} {errors:?}");
         }
     }
-    // Row k evaluated the weights iteration k − 1 saved (the first row, the initial ones).
+    // Row k scored the weights iteration k collected with, which `--save-freq` keeps as
+    // actor_k (those of every other row differ).
     let (best_row, _) =
         scored.iter().copied().fold((0, f64::MAX), |a, b| if b.1 < a.1 { b } else { a });
     let best_is_row = |run: &Path, row: usize| {
-        assert!(row > 0, "the first row's weights are not on disk: {errors:?}");
         let best = std::fs::read(run.join("actor.safetensors")).unwrap();
-        let saved = std::fs::read(run.join(format!("actor_{}.safetensors", row - 1))).unwrap();
-        assert!(best == saved, "actor.safetensors is not iteration {}'s weights", row - 1);
+        let kept = |k: usize| std::fs::read(run.join(format!("actor_{k}.safetensors"))).unwrap();
+        assert!(best == kept(row), "actor.safetensors is not row {row}'s weights");
+        assert!(best != kept(row + 1) && (row == 0 || best != kept(row - 1)), "one row's");
         let summary = std::fs::read_to_string(run.join("summary.json")).unwrap();
         let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
         let (error, cells) = (errors[row].unwrap(), within[row].unwrap());

@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use gait::algos::train::{train_ppo, Quiet, PROGRESS_COLUMNS, TIMING_COLUMNS};
-use gait::logging::{read_events, Experiment};
+use gait::logging::{read_events, Experiment, NumberedWeights};
 use gait::logging::{EventWhat, ValueKind};
 use gait::policies::{load_checkpoint, Actor, CheckpointError, Critic};
 use tch::Device;
@@ -46,6 +46,16 @@ fn run_dir_holds_experiment_tensorboard_csv_and_checkpoints() {
     assert_eq!(exp.net, exp.config.net.spec(&exp.config.run.env, 4, 1).unwrap());
     let again: Experiment = serde_json::from_str(&serde_json::to_string(&exp).unwrap()).unwrap();
     assert_eq!(again, exp);
+    // It says what its numbered weights hold; a file written before the key reads as the old
+    // kind (weights after the update).
+    assert_eq!(exp.numbered_weights, NumberedWeights::Scored);
+    let mut old: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("experiment.json")).unwrap())
+            .unwrap();
+    assert_eq!(old["numbered_weights"], "scored");
+    old.as_object_mut().unwrap().remove("numbered_weights");
+    let old: Experiment = serde_json::from_value(old).unwrap();
+    assert_eq!(old.numbered_weights, NumberedWeights::AfterUpdate);
     let info = std::fs::read_to_string(run.join("experiment.info")).unwrap();
     let keys: Vec<&str> = info.lines().map(|l| l.split(": ").next().unwrap()).collect();
     let mut sorted = keys.clone();

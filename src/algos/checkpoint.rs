@@ -194,8 +194,9 @@ fn kept_resume_file(dir: &Path, itr: u64) -> PathBuf {
     weights_file(dir, "resume", &format!("_{itr}"))
 }
 
-/// The iterations after which run `dir` kept a [`weights_file`] `{net}_{itr}` (`actor`:
-/// `--save-freq`; `resume`: `--resume-freq`), ascending.
+/// The iterations of which run `dir` kept a [`weights_file`] `{net}_{itr}` (`actor`:
+/// `--save-freq`, the weights the iteration collected with; `resume`: `--resume-freq`, the
+/// state after it), ascending.
 pub fn saved_iterations(dir: &Path, net: &str) -> Vec<u64> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut found: Vec<u64> = entries
@@ -329,7 +330,7 @@ pub fn weights_file(dir: &Path, net: &str, suffix: &str) -> PathBuf {
     dir.join(format!("{net}{suffix}.safetensors"))
 }
 
-/// The iteration a `--save-freq` [`weights_file`] of `net` was saved after, from its file
+/// The iteration a numbered [`weights_file`] of `net` belongs to, from its file
 /// name (`actor_120.safetensors` → 120); `None` for any other file. The inverse of
 /// [`weights_file`] with suffix `"_{itr}"`, beside it so the two cannot drift apart.
 pub fn saved_iteration(file_name: &str, net: &str) -> Option<u64> {

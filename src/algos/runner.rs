@@ -5,9 +5,10 @@
 //!
 //! Per iteration: eval episodes first, then train trajectories; the evaluated (pre-update)
 //! weights are saved if they set a new best `Test/Return` (once the env's training
-//! distribution has settled, only among evaluations since: [`best_is_replaced`]); optimize;
-//! save `*_latest`; log; and last the resume file, so a kill before it repeats the iteration
-//! on resume (same numbers).
+//! distribution has settled, only among evaluations since: [`best_is_replaced`]); every
+//! `--save-freq` iterations they are also kept as `*_{itr}`, so a numbered checkpoint is what
+//! its row scored; optimize; save `*_latest`; log; and last the resume file, so a kill before
+//! it repeats the iteration on resume (same numbers).
 //!
 //! Experience comes through the [`Collect`] seam: a [`CollectRequest`] and a
 //! [`PolicySnapshot`] go out, a [`Collected`] comes back. The local [`SamplerPool`] implements
@@ -431,10 +432,15 @@ impl Runner {
         );
         let test =
             self.score(&collected, selection.as_ref(), (train_return, train_length), &mut next)?;
+        if self.config.run.save_freq.saves(itr) {
+            // Before the update: the weights this iteration collected with, which its row in
+            // `progress.csv` and `selection.csv` scored, so `--iteration N` checks row N's.
+            checkpoint::save_pair(&self.optim, &self.run_dir, &format!("_{itr}"))?;
+        }
         let optimize_start = Instant::now();
         let update = self.update(itr, &collected)?;
         let optimize_s = optimize_start.elapsed().as_secs_f64();
-        self.save_weights(itr)?;
+        checkpoint::save_pair(&self.optim, &self.run_dir, "_latest")?;
         let report = IterationReport {
             iteration: itr,
             total_timesteps: next.total_timesteps,
@@ -563,15 +569,6 @@ impl Runner {
             minibatches: stats.minibatches,
             early_stopped: stats.early_stopped,
         })
-    }
-
-    /// `*_latest`, and `*_{itr}` every `save_freq` iterations.
-    fn save_weights(&self, itr: u64) -> Result<()> {
-        checkpoint::save_pair(&self.optim, &self.run_dir, "_latest")?;
-        if self.config.run.save_freq.saves(itr) {
-            checkpoint::save_pair(&self.optim, &self.run_dir, &format!("_{itr}"))?;
-        }
-        Ok(())
     }
 
     /// One row in each CSV table (and a selection's cells in `selection.csv`), the scalars

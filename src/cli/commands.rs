@@ -45,8 +45,9 @@ pub struct PolicyFlags {
     /// Use the latest weights instead of the best-eval ones.
     #[arg(long)]
     pub latest: bool,
-    /// Use the weights saved after iteration N (`actor_N.safetensors`, written every
-    /// `--save-freq` iterations in training) instead of the best-eval ones.
+    /// Use iteration N's weights (`actor_N.safetensors`, kept every `--save-freq` iterations in
+    /// training: the weights row N of progress.csv and selection.csv scored) instead of the
+    /// best-eval ones.
     #[arg(long, conflicts_with_all = ["latest", "onnx"], value_name = "N")]
     pub iteration: Option<u64>,
 }
@@ -256,7 +257,8 @@ pub struct ExportFlags {
     /// The latest weights instead of the best-eval ones.
     #[arg(long)]
     pub latest: bool,
-    /// The weights saved after iteration N (`actor_N.safetensors`, `--save-freq` in training).
+    /// Iteration N's weights (`actor_N.safetensors`, `--save-freq` in training: those row N of
+    /// progress.csv scored).
     #[arg(long, conflicts_with_all = ["latest", "best"], value_name = "N")]
     pub iteration: Option<u64>,
     /// ONNX (IR 8, opset 17; the primary format) or TorchScript.

@@ -26,7 +26,7 @@ use tch::Device;
 use crate::algos::checkpoint;
 use crate::config::{TrainConfig, UsageError};
 use crate::envs::{self, ControllerSpec, EnvConfig};
-use crate::logging::{load_run, RunSummary};
+use crate::logging::{load_run, NumberedWeights, RunSummary};
 use crate::outputs::Output;
 use crate::policies::{load_checkpoint, Actor, Arch, NetSpec};
 
@@ -155,8 +155,10 @@ pub enum ActorCheckpoint {
     Best,
     /// The last iteration's (`actor_latest.safetensors`, `--latest`).
     Latest,
-    /// Those saved after iteration N by `--save-freq` (`actor_N.safetensors`, `--iteration N`):
-    /// to compare a run's checkpoints on a check rather than on its training evaluations.
+    /// Iteration N's, kept by `--save-freq` (`actor_N.safetensors`, `--iteration N`): the
+    /// weights row N of `progress.csv` and `selection.csv` scored (in runs written before
+    /// [`NumberedWeights::Scored`], those after N's update). To compare a run's checkpoints on a
+    /// check rather than on its training evaluations.
     Iteration(u64),
 }
 
@@ -180,7 +182,7 @@ impl ActorCheckpoint {
     }
 }
 
-/// The iterations `--save-freq` saved actor weights after in run `path`, ascending.
+/// The iterations whose actor weights `--save-freq` kept in run `path`, ascending.
 pub fn saved_iterations(path: &Path) -> Vec<u64> {
     checkpoint::saved_iterations(path, "actor")
 }
@@ -200,13 +202,23 @@ pub fn load_actor(
                 "none (train with --save-freq N to keep every Nth)",
             );
             return Err(UsageError(format!(
-                "--iteration {n}: {} has no weights saved after iteration {n}; saved: {saved}",
+                "--iteration {n}: {} kept no weights of iteration {n}; kept: {saved}",
                 path.display()
             ))
             .into());
         }
         _ => file(which),
     };
+    if let (ActorCheckpoint::Iteration(n), NumberedWeights::AfterUpdate) =
+        (which, exp.numbered_weights)
+    {
+        crate::stdio::eline(format!(
+            "note: {} was written before gait kept the weights each row scored: actor_{n} holds \
+             the weights after iteration {n}'s update, which row {} of progress.csv scored",
+            path.display(),
+            n + 1
+        ));
+    }
     if !checkpoint.is_file() {
         anyhow::bail!(
             "--path {}: no actor checkpoint ({}){}",

@@ -44,6 +44,23 @@ pub struct Experiment {
     /// The optimizer thread count `--backprop-workers -1` measured and used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backprop_threads: Option<usize>,
+    /// What the run's numbered weights (`actor_N`, `--save-freq`) hold.
+    pub numbered_weights: NumberedWeights,
+}
+
+/// What a run's numbered weights `actor_N` / `critic_N` (`--save-freq`) hold. Recorded because
+/// it changed: a scan of a run's checkpoints with `gait check --iteration N` against its
+/// `selection.csv` needs to know which weights row N scored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NumberedWeights {
+    /// Runs written before 2026-12-03 (no `numbered_weights` in `experiment.json`): the weights
+    /// after iteration N's update, which row N + 1 of `progress.csv` scored.
+    #[default]
+    AfterUpdate,
+    /// The weights iteration N collected with, which row N of `progress.csv` and
+    /// `selection.csv` scored (`actor.safetensors` is the best row's file, byte for byte).
+    Scored,
 }
 
 /// `experiment.json` as stored: today's `config` + `start`, or the flat `args` of runs written
@@ -66,6 +83,8 @@ struct ExperimentFile {
     ranks: Option<Vec<usize>>,
     #[serde(default)]
     backprop_threads: Option<usize>,
+    #[serde(default)]
+    numbered_weights: NumberedWeights,
     net: NetSpec,
 }
 
@@ -88,6 +107,7 @@ impl TryFrom<ExperimentFile> for Experiment {
             net: f.net,
             ranks: f.ranks,
             backprop_threads: f.backprop_threads,
+            numbered_weights: f.numbered_weights,
         })
     }
 }
@@ -105,6 +125,7 @@ impl Experiment {
             net,
             ranks: None,
             backprop_threads: None,
+            numbered_weights: NumberedWeights::Scored,
         }
     }
 

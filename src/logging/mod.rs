@@ -8,7 +8,9 @@ pub(crate) mod summary;
 mod table;
 pub(crate) mod tensorboard;
 
-pub use experiment::{config_hash_name, load_previous, load_run, Experiment, EXPERIMENT_JSON};
+pub use experiment::{
+    config_hash_name, load_previous, load_run, Experiment, NumberedWeights, EXPERIMENT_JSON,
+};
 
 /// The files gait keeps in a run directory (besides `events.out.tfevents.*`): no output of a
 /// command may be written over one of them (checked by `outputs`, for `gait eval --gif` and the other outputs).
