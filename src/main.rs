@@ -2,7 +2,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
-use gait::algos::train::train_ppo;
+use gait::algos::train::{train_ppo, Stop};
 use gait::cli::{self, Action};
 use gait::config::UsageError;
 use gait::stdio::{eline, Stdout};
@@ -65,7 +65,11 @@ fn run() -> ExitCode {
             let mut terminal = gait::cli::Terminal::new(job.config.run.timesteps);
             match train_ppo(&job, command, &mut terminal) {
                 // Saved and resumable, but not finished: scripts and Slurm must be able to tell.
-                Ok(outcome) if outcome.interrupted => return ExitCode::from(EXIT_INTERRUPTED),
+                Ok(outcome) => match outcome.stopped {
+                    Some(Stop::Interrupted) => return ExitCode::from(EXIT_INTERRUPTED),
+                    Some(Stop::TimeLimit) => return ExitCode::from(EXIT_TIME_LIMIT),
+                    None => Ok(()),
+                },
                 other => other.map(|_| ()),
             }
         }
@@ -110,6 +114,10 @@ const EXIT_CHECK_MISSED: u8 = 3;
 
 /// Exit code of a run stopped by Ctrl-C/SIGTERM (128 + SIGINT, what shells report).
 const EXIT_INTERRUPTED: u8 = 130;
+
+/// Exit code of a run stopped at `--time-limit` (saved and resumable, not finished), so that a
+/// job script can tell it from a finished run (0) and queue the continuation.
+const EXIT_TIME_LIMIT: u8 = 4;
 
 /// One line on stderr; exit code 2 for usage errors, 1 for runtime errors, 130 for a stop
 /// requested before anything was saved.

@@ -206,6 +206,37 @@ fn ctrl_c_saves_and_says_how_to_resume() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// `--time-limit`: the run stops after the first iteration that ends past the limit, exits 4,
+/// says how to continue and records `time-limit` in `summary.json`; its continuation (which
+/// inherits the limit, lifted here with `--time-limit 0`) finishes with the rows of a run that
+/// never stopped.
+#[test]
+fn a_time_limit_stops_the_run_resumably_with_exit_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path();
+    let full = trained_cartpole(logs, "full", &["--timesteps", "12000", "--seed", "4"]);
+    let limited = ["--timesteps", "12000", "--seed", "4", "--time-limit", "1e-5"];
+    let o = common::train_cartpole(logs, "limited", &limited);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(4), "{out}{}", stderr(&o));
+    let run = only_run(&logs.join("cartpole").join("limited"));
+    assert!(out.contains("time limit: 0.00001 min of training reached after"), "{out}");
+    assert!(out.contains(&format!("gait train ppo --previous {}", run.display())), "{out}");
+    let summary = std::fs::read_to_string(run.join("summary.json")).unwrap();
+    assert!(summary.contains("\"status\": \"time-limit\""), "{summary}");
+    assert_eq!(data_rows(&run.join("progress.csv")).len(), 1, "one iteration");
+
+    let o = gait(&["train", "ppo", "--previous", run.to_str().unwrap(), "--time-limit", "0"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(out.contains("warning: time-limit: 0.00001 -> 0"), "{out}");
+    let cont = common::continuation_of(&run);
+    let rows = [data_rows(&run.join("progress.csv")), data_rows(&cont.join("progress.csv"))];
+    assert_eq!(rows.concat(), data_rows(&full.join("progress.csv")), "the stop changed the rows");
+    let o = gait(&["train", "ppo", "--env", "cartpole", "--time-limit", "-1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
 #[test]
 fn bad_previous_inputs_fail_clearly_and_change_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -40,8 +40,18 @@ pub struct TrainOutcome {
     pub final_test_len: Option<f64>,
     /// That evaluation in full (also in `summary.json`).
     pub final_eval: Option<FinalEval>,
-    /// True when Ctrl-C/SIGTERM stopped the run early.
-    pub interrupted: bool,
+    /// Why the run stopped before `--timesteps`, saved and resumable (`None`: it finished).
+    pub stopped: Option<Stop>,
+}
+
+/// Why a run stopped before `--timesteps`; either way its dir holds the last complete
+/// iteration, and `--previous` continues it exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+    /// `--time-limit`.
+    TimeLimit,
 }
 
 /// Where [`train_ppo`] reports: set-up events, lines for the user and progress in steps. The
@@ -82,8 +92,11 @@ pub fn train_ppo(
     report.finish();
     let state = runner.state();
     let status = match &result {
-        Ok(o) if o.interrupted => RunStatus::Interrupted,
-        Ok(_) => RunStatus::Completed,
+        Ok(o) => match o.stopped {
+            Some(Stop::Interrupted) => RunStatus::Interrupted,
+            Some(Stop::TimeLimit) => RunStatus::TimeLimit,
+            None => RunStatus::Completed,
+        },
         Err(_) => RunStatus::Failed,
     };
     let summary = state.summary(
@@ -157,7 +170,8 @@ fn drive(
             state.total_timesteps
         ));
     }
-    let mut interrupted = false;
+    let limit_s = runner.config().run.time_limit * 60.0;
+    let mut stopped = None;
     while !runner.is_done() {
         match runner.iterate(&mut |total| report.progress(total.min(timesteps))) {
             Ok(iteration) => {
@@ -165,16 +179,21 @@ fn drive(
                 report.say(&iteration.terminal_line());
             }
             Err(e) if e.is::<Interrupted>() => {
-                interrupted = true;
+                stopped = Some(Stop::Interrupted);
                 break;
             }
             Err(e) => return Err(e),
         }
         if interrupt::requested() {
-            interrupted = true;
+            stopped = Some(Stop::Interrupted);
+            break;
+        }
+        if limit_s > 0.0 && runner.elapsed_s() >= limit_s && !runner.is_done() {
+            stopped = Some(Stop::TimeLimit);
             break;
         }
     }
+    let interrupted = stopped == Some(Stop::Interrupted);
     let state = runner.state().clone();
     let outcome = TrainOutcome {
         run_dir: run_dir.clone(),
@@ -184,7 +203,7 @@ fn drive(
         final_test_return: None,
         final_test_len: None,
         final_eval: None,
-        interrupted,
+        stopped,
     };
     if interrupted && state.iteration == 0 {
         // Nothing to continue from: a run dir without a checkpoint would only be refused by
@@ -201,10 +220,18 @@ fn drive(
         ));
         return Ok(outcome);
     }
-    if interrupted {
+    if let Some(stop) = stopped {
         report.finish();
+        let why = match stop {
+            Stop::Interrupted => "interrupted".to_string(),
+            Stop::TimeLimit => format!(
+                "time limit: {} min of training reached after {:.1} min",
+                runner.config().run.time_limit,
+                runner.elapsed_s() / 60.0
+            ),
+        };
         report.say(&format!(
-            "interrupted: {} holds iteration {} complete; continue with:\n  gait train ppo --previous {}",
+            "{why}: {} holds iteration {} complete; continue with:\n  gait train ppo --previous {}",
             run_dir.display(),
             state.iteration as i64 - 1,
             run_dir.display()

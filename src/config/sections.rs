@@ -40,6 +40,15 @@ crate::settings! {
         /// --previous-iteration ITR` can branch from it: an A/B from a mid-run state.
         #[serde(default = "no_resume_states")]
         resume_freq: SaveFreq = SaveFreq::Off;
+        /// Stop once an iteration ends this many minutes of training wall clock into this
+        /// invocation (`Time/Elapsed`, set-up excluded), saved and resumable, with exit code 4
+        /// (0: no limit). A continuation inherits it and counts its own minutes. Why: a cluster
+        /// job has a wall-clock limit, and the next job continues with `--previous`; and a
+        /// task bounded in training time (a policy within 45 minutes) is what such a run keeps
+        /// as its best-eval weights.
+        #[serde(default)]
+        time_limit: f64 = 0.0,
+            Range::Within { lo: 0.0, hi: 1e6, what: "a number of minutes in [0, 1e6]" };
     }
 }
 

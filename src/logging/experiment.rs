@@ -228,7 +228,8 @@ pub fn load_previous(dir: &Path) -> Result<Experiment> {
 /// canonical JSON of the sorted leaves, so it is stable across platforms and versions (the
 /// reference hashes a Python repr).
 pub fn config_hash_name(config: &TrainConfig) -> String {
-    const NOT_HASHED: [&str; 4] = ["run.run_name", "run.seed", "run.logdir", "sampler.workers"];
+    const NOT_HASHED: [&str; 5] =
+        ["run.run_name", "run.seed", "run.logdir", "run.time_limit", "sampler.workers"];
     let leaves = config.leaves();
     // Keyed by the setting's name, as before settings had paths (so a config hashes as it did),
     // or by its path where two sections share the name.
@@ -248,7 +249,8 @@ pub fn config_hash_name(config: &TrainConfig) -> String {
 mod tests {
     use super::*;
 
-    /// The folder of a nameless run ignores where and how it runs (name, logdir, workers) and
+    /// The folder of a nameless run ignores where and how it runs (name, logdir, workers, time
+    /// limit) and
     /// the seed (which it names separately), and changes with any setting of the experiment.
     #[test]
     fn the_hash_name_covers_the_experiment_only() {
@@ -257,6 +259,7 @@ mod tests {
         elsewhere.run.logdir = "/tmp/other".into();
         elsewhere.run.run_name = Some("x".into());
         elsewhere.sampler.workers = Some(7);
+        elsewhere.run.time_limit = 45.0;
         assert_eq!(config_hash_name(&base), config_hash_name(&elsewhere));
         let mut seeded = base.clone();
         seeded.run.seed = 4;

@@ -22,6 +22,9 @@ pub enum RunStatus {
     Completed,
     /// Stopped by Ctrl-C/SIGTERM; the run dir holds the last complete iteration.
     Interrupted,
+    /// Stopped at `--time-limit`; the run dir holds the last complete iteration.
+    #[serde(rename = "time-limit")]
+    TimeLimit,
     /// Stopped by an error; the run dir holds the last complete iteration, if any.
     Failed,
 }
