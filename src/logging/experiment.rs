@@ -250,8 +250,8 @@ mod tests {
     use super::*;
 
     /// The folder of a nameless run ignores where and how it runs (name, logdir, workers, time
-    /// limit) and
-    /// the seed (which it names separately), and changes with any setting of the experiment.
+    /// limit) and the seed (which it names separately), and changes with any setting of the
+    /// experiment.
     #[test]
     fn the_hash_name_covers_the_experiment_only() {
         let base = TrainConfig::for_env("cartpole");
