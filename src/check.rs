@@ -438,8 +438,11 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
         )?,
     }
     // The file checked, so the best-eval weights' fallback to the latest is seen.
-    if let Some(policy) = policy {
+    if let Some((policy, note)) = policy {
         writeln!(out, "policy: {}", policy.display())?;
+        if let Some(note) = note {
+            writeln!(out, "{note}")?;
+        }
     }
     if let Some(push) = opts.push.filter(|&p| p > 0.0) {
         let size = if opts.push_exact { "exactly" } else { "up to" };

@@ -190,6 +190,8 @@ struct Loaded {
     policy: Box<dyn EvalPolicy>,
     /// What is evaluated (a checkpoint or the ONNX file), for the report.
     file: PathBuf,
+    /// What the report says about the file ([`crate::export::numbered_weights_note`]).
+    note: Option<String>,
     /// The flag that named it, for messages.
     flag: &'static str,
     /// Whether the env takes PD targets instead of actions.
@@ -209,6 +211,7 @@ fn load(source: &Source) -> Result<Loaded> {
         Source::Run { path, weights } => {
             let (exp, actor, checkpoint) = crate::export::load_actor(path, *weights)?;
             Ok(Loaded {
+                note: crate::export::numbered_weights_note(path, &exp, *weights),
                 env: exp.config.run.env.clone(),
                 env_config: exp.config.env.clone(),
                 net: exp.net.clone(),
@@ -236,6 +239,7 @@ fn load(source: &Source) -> Result<Loaded> {
                 traj_len: sidecar.episode_length,
                 policy: Box::new(OnnxTargets { policy, pd, raw: vec![0.0; sidecar.net.act_dim] }),
                 file: model.clone(),
+                note: None,
                 flag: "--onnx",
                 targets: true,
             })
@@ -396,15 +400,19 @@ fn set_command(env: &mut dyn envs::Env, env_name: &str, command: &[f32]) -> Resu
 
 /// Checks `args` as [`run_eval`] does before its first step (the weights, the env, the
 /// course, pushes and output files), and each of `commands` as `--command` is checked,
-/// running nothing, and returns the file it would evaluate. Why: `gait check` calls it before
-/// its first line, so a bad flag or a missing checkpoint is one error, not a table cut short
-/// at the cell that met it.
-pub fn check_options(args: &EvalOptions, commands: &[[f32; 3]]) -> Result<PathBuf> {
+/// running nothing, and returns the file it would evaluate with its note, if any
+/// ([`crate::export::numbered_weights_note`]). Why: `gait check` calls it before its first
+/// line, so a bad flag or a missing checkpoint is one error, not a table cut short at the cell
+/// that met it; and it prints the note once, not once per cell.
+pub fn check_options(
+    args: &EvalOptions,
+    commands: &[[f32; 3]],
+) -> Result<(PathBuf, Option<String>)> {
     let mut probe = prepare_eval(args)?;
     for command in commands {
         set_command(probe.env.as_mut(), &probe.env_name, command)?;
     }
-    Ok(probe.checkpoint)
+    Ok((probe.checkpoint, probe.note))
 }
 
 /// An evaluation with every flag checked and nothing run yet: its policy loaded, its env built
@@ -415,6 +423,8 @@ struct PreparedEval {
     env: Box<dyn envs::Env>,
     policy: Box<dyn EvalPolicy>,
     checkpoint: PathBuf,
+    /// A line about the checkpoint for the report ([`Loaded::note`]).
+    note: Option<String>,
     /// What runs where, for a Cassie run (`PhysicsOverride::apply`).
     physics: Option<String>,
     /// A course's legs and its length in steps.
@@ -513,6 +523,7 @@ fn prepare_eval(args: &EvalOptions) -> Result<PreparedEval> {
         env,
         policy: loaded.policy,
         checkpoint: loaded.file,
+        note: loaded.note,
         physics,
         course,
         replay,
@@ -529,6 +540,7 @@ impl PreparedEval {
             mut env,
             policy: mut eval_policy,
             checkpoint,
+            note,
             physics,
             course,
             mut replay,
@@ -546,6 +558,9 @@ impl PreparedEval {
             env_name,
             args.episodes
         )?;
+        if let Some(line) = note {
+            writeln!(out, "{line}")?;
+        }
         if let Some(line) = physics {
             writeln!(out, "{line}")?;
         }

@@ -26,7 +26,7 @@ use tch::Device;
 use crate::algos::checkpoint;
 use crate::config::{TrainConfig, UsageError};
 use crate::envs::{self, ControllerSpec, EnvConfig};
-use crate::logging::{load_run, NumberedWeights, RunSummary};
+use crate::logging::{load_run, Experiment, NumberedWeights, RunSummary};
 use crate::outputs::Output;
 use crate::policies::{load_checkpoint, Actor, Arch, NetSpec};
 
@@ -209,16 +209,6 @@ pub fn load_actor(
         }
         _ => file(which),
     };
-    if let (ActorCheckpoint::Iteration(n), NumberedWeights::AfterUpdate) =
-        (which, exp.numbered_weights)
-    {
-        crate::stdio::eline(format!(
-            "note: {} was written before gait kept the weights each row scored: actor_{n} holds \
-             the weights after iteration {n}'s update, which row {} of progress.csv scored",
-            path.display(),
-            n + 1
-        ));
-    }
     if !checkpoint.is_file() {
         anyhow::bail!(
             "--path {}: no actor checkpoint ({}){}",
@@ -230,6 +220,26 @@ pub fn load_actor(
     let mut actor = Actor::new(&exp.net, Device::Cpu);
     load_checkpoint(actor.var_store_mut(), &checkpoint)?;
     Ok((exp, actor, checkpoint))
+}
+
+/// The note a report prints beside `which` weights of run `path` (`exp`) when they are numbered
+/// weights of a run written before they were the scored ones ([`NumberedWeights::AfterUpdate`]):
+/// which row scored them. Returned, not printed: `gait check` loads the weights once per cell
+/// and prints it once.
+pub fn numbered_weights_note(
+    path: &Path,
+    exp: &Experiment,
+    which: ActorCheckpoint,
+) -> Option<String> {
+    match (which, exp.numbered_weights) {
+        (ActorCheckpoint::Iteration(n), NumberedWeights::AfterUpdate) => Some(format!(
+            "note: {} was written before gait kept the weights each row scored: actor_{n} holds \
+             the weights after iteration {n}'s update, which row {} of progress.csv scored",
+            path.display(),
+            n + 1
+        )),
+        _ => None,
+    }
 }
 
 fn config_sha256(config: &TrainConfig) -> Result<String> {
@@ -371,5 +381,8 @@ pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result
         args.out.display(),
         side.display()
     )?;
+    if let Some(note) = numbered_weights_note(&args.path, &exp, args.weights) {
+        writeln!(out, "{note}")?;
+    }
     Ok(sidecar)
 }
