@@ -193,7 +193,6 @@ fn drive(
             break;
         }
     }
-    let interrupted = stopped == Some(Stop::Interrupted);
     let state = runner.state().clone();
     let outcome = TrainOutcome {
         run_dir: run_dir.clone(),
@@ -205,7 +204,7 @@ fn drive(
         final_eval: None,
         stopped,
     };
-    if interrupted && state.iteration == 0 {
+    if stopped == Some(Stop::Interrupted) && state.iteration == 0 {
         // Nothing to continue from: a run dir without a checkpoint would only be refused by
         // --previous and eval later. It is ours, made moments ago, and holds no result.
         report.finish();
