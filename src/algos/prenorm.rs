@@ -29,8 +29,23 @@ pub struct Prenormalized {
 }
 
 /// Runs the noisy policy for `steps` steps and returns the visited states' statistics;
-/// `on_steps(n)` is called after each episode with the steps visited so far.
+/// `on_steps(n)` is called after each episode with the steps visited so far. The env runs
+/// as [`Env::set_prenormalizing`] says, and is left as it was given (not prenormalizing).
 pub fn prenormalize(
+    env: &mut dyn Env,
+    actor: &Actor,
+    steps: usize,
+    traj_len: usize,
+    seed: u64,
+    on_steps: &mut dyn FnMut(usize),
+) -> anyhow::Result<Prenormalized> {
+    env.set_prenormalizing(true);
+    let stats = visit(env, actor, steps, traj_len, seed, on_steps);
+    env.set_prenormalizing(false);
+    stats
+}
+
+fn visit(
     env: &mut dyn Env,
     actor: &Actor,
     steps: usize,
@@ -138,5 +153,39 @@ mod tests {
             assert!((stats.var[d] - v).abs() < 1e-9, "var {d}: {} vs {v}", stats.var[d]);
             assert!(v > 0.0);
         }
+    }
+
+    /// A staged full step (`--full-step-start`) prenormalizes as the run without it, at the
+    /// run's first step's gait, so that a branch of a run from before the start trains what
+    /// the run from scratch would; without a start the full step is in force from the first
+    /// step, and the statistics differ.
+    #[test]
+    fn a_staged_full_step_prenormalizes_as_the_run_without_it() {
+        use crate::envs::cassie::{CassieConfig, CassieEnv, CommandKind, ReferenceKind};
+        let stats = |config: CassieConfig| {
+            let mut env = CassieEnv::new(config);
+            let (obs, act) = (env.observation_size(), env.action_size());
+            let spec =
+                NetSpec { std: StdSpec::Fixed(vec![0.2; act]), ..NetSpec::ff(obs, act, &[16]) };
+            tch::manual_seed(0);
+            let actor = Actor::new(&spec, tch::Device::Cpu);
+            let stats = prenormalize(&mut env, &actor, 300, 100, 3, &mut |_| {}).unwrap().actor;
+            stats
+        };
+        let omni = CassieConfig {
+            reference: ReferenceKind::Omni,
+            commands: CommandKind::OmniWalk,
+            ..CassieConfig::default()
+        };
+        let plain = stats(omni.clone());
+        let staged =
+            CassieConfig { full_step_speed: 0.1, full_step_start: 7_000_000, ..omni.clone() };
+        let staged = stats(staged);
+        let full = stats(CassieConfig { full_step_speed: 0.1, ..omni });
+        assert_eq!(plain, staged);
+        assert_ne!(
+            plain, full,
+            "a full step from the first step changes what prenormalization visits"
+        );
     }
 }

@@ -156,6 +156,13 @@ pub trait Env: Send {
     /// `None`: evaluation episodes (no training perturbations), the state of a new env. Called
     /// by the sampler before every episode.
     fn set_training(&mut self, _timesteps: Option<u64>) {}
+    /// `true`: the episodes that follow are prenormalization's, before a run's first training
+    /// step. They are evaluation episodes ([`Env::set_training`] `None`), except that a setting
+    /// the run stages to begin later acts as it does at the run's first step, so that a staged
+    /// change (Cassie's `--full-step-start`) leaves the run before its start exactly as it was
+    /// without the change. Command draws stay the evaluation's, so the normalizer sees every
+    /// command input vary. `false` (the state of a new env): as before.
+    fn set_prenormalizing(&mut self, _on: bool) {}
     /// The train step at which the run's gated stage began (`None`: not yet), for envs whose
     /// curriculum waits on an evaluation ([`StageGate`]). Called by the sampler before every
     /// episode, with [`Env::set_training`].

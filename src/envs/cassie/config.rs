@@ -293,10 +293,14 @@ crate::settings! {
             Range::Within { lo: 0.05, hi: 2.0, what: "a speed in [0.05, 2] m/s" };
         /// Training steps before `full_step_speed` applies, waiting as the perturbations do for
         /// their gate (`robust_start_speed`); until then the reference gait steps fully from
-        /// 0.3 m/s, the walking stage's value. Evaluations, prenormalization (which runs as an
-        /// evaluation does) and exported controllers use `full_step_speed` throughout. Until
-        /// the omnidirectional stage the two values train alike: the forward stage's commands
-        /// are 0 or at least 0.3 m/s. Why: from scratch, 0.1 fixed seed 0's slow sidesteps
+        /// 0.3 m/s, the walking stage's value. Evaluations and exported controllers use
+        /// `full_step_speed` throughout; prenormalization, before the first step, the walking
+        /// stage's value, so before its start a run trains as it would without the change, bit
+        /// for bit, and a branch of a run from before the start trains what the run from
+        /// scratch would (until 2026-12-03 prenormalization took `full_step_speed`, so such a
+        /// run differed from its first row). Until the omnidirectional stage the two values
+        /// train alike: the forward stage's commands are 0 or at least 0.3 m/s. Why: from
+        /// scratch, 0.1 fixed seed 0's slow sidesteps
         /// but cost seeds 1 and 2 other commands (`fs1-s*`); switched on at the perturbations'
         /// start (7M) it met every command on all three 7M snapshots (`fr6-s*-fs1`). 0: from
         /// the first step.

@@ -96,6 +96,8 @@ pub struct CassieEnv {
     training: Option<u64>,
     /// The step at which the run's gated stage began ([`Env::set_stage`]).
     stage_from: Option<u64>,
+    /// [`Env::set_prenormalizing`]: the reference gait is the run's first step's.
+    prenormalizing: bool,
     /// The policy step of the next push, and whether the last step pushed.
     next_push: u32,
     pushing: bool,
@@ -148,6 +150,7 @@ impl CassieEnv {
             last_push: None,
             pushes: Pushes::Own,
             training: None,
+            prenormalizing: false,
             stage_from: None,
             next_push: u32::MAX,
             pushing: false,
@@ -548,7 +551,8 @@ impl CassieEnv {
     fn update_reference(&mut self) {
         let vm = self.clock.von_mises();
         let swing = [vm[0] as f32, vm[1] as f32];
-        let gait = self.config.gait_at(self.training, self.stage_from);
+        let at = if self.prenormalizing { Some(0) } else { self.training };
+        let gait = self.config.gait_at(at, self.stage_from);
         let error = self.velocity_error();
         gait.offsets(swing, &self.command, error, &mut self.reference);
         self.stepping_gain = gait.stepping_gain(&self.command, error);
@@ -813,6 +817,10 @@ impl Env for CassieEnv {
 
     fn set_training(&mut self, timesteps: Option<u64>) {
         self.training = timesteps;
+    }
+
+    fn set_prenormalizing(&mut self, on: bool) {
+        self.prenormalizing = on;
     }
 
     fn set_push(&mut self, pushes: Pushes) -> Result<(), CommandError> {
