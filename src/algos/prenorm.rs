@@ -169,8 +169,7 @@ mod tests {
                 NetSpec { std: StdSpec::Fixed(vec![0.2; act]), ..NetSpec::ff(obs, act, &[16]) };
             tch::manual_seed(0);
             let actor = Actor::new(&spec, tch::Device::Cpu);
-            let stats = prenormalize(&mut env, &actor, 300, 100, 3, &mut |_| {}).unwrap().actor;
-            stats
+            prenormalize(&mut env, &actor, 300, 100, 3, &mut |_| {}).unwrap().actor
         };
         let omni = CassieConfig {
             reference: ReferenceKind::Omni,
