@@ -40,64 +40,56 @@ pub fn prenormalize(
     on_steps: &mut dyn FnMut(usize),
 ) -> anyhow::Result<Prenormalized> {
     env.set_prenormalizing(true);
-    let stats = visit(env, actor, steps, traj_len, seed, on_steps);
+    // One closure, so that every exit (an error, an interrupt) passes the reset below.
+    let stats = (|| -> anyhow::Result<Prenormalized> {
+        let _no_grad = tch::no_grad_guard();
+        let (obs_dim, act_dim) = (env.observation_size(), env.action_size());
+        let mut stats = RunningStats::new(obs_dim);
+        let critic_dim = env.critic_observation_size();
+        let mut critic = (critic_dim > 0).then(|| RunningStats::new(critic_dim));
+        let mut noise = ChaCha8Rng::seed_from_u64(derive(seed, &[stream::PRENORM]));
+        let mut visited = 0usize;
+        let mut episode = 0u64;
+        let mut rollout = Rollout::new();
+        while visited < steps {
+            env.seed(derive(seed, &[stream::PRENORM, episode]));
+            episode += 1;
+            let mut hidden = None;
+            rollout.episode(
+                env,
+                traj_len,
+                &mut |_| Ok(Flow::Continue),
+                &mut |_, obs, action| {
+                    if visited == steps {
+                        return Ok(Flow::Stop);
+                    }
+                    // Ctrl-C and SIGTERM end prenormalization too (it can take minutes).
+                    if super::interrupt::requested() {
+                        return Err(super::interrupt::Interrupted.into());
+                    }
+                    stats.update(obs);
+                    visited += 1;
+                    let (mean, _) = actor.step(&Tensor::from_slice(obs), &mut hidden);
+                    mean.copy_data(action, act_dim);
+                    for a in action.iter_mut() {
+                        let z: f32 = StandardNormal.sample(&mut noise);
+                        *a += z;
+                    }
+                    Ok(Flow::Continue)
+                },
+                &mut |tr, _| {
+                    if let Some(c) = &mut critic {
+                        c.update(tr.critic_obs);
+                    }
+                    Ok(Flow::Continue)
+                },
+            )?;
+            on_steps(visited);
+        }
+        Ok(Prenormalized { actor: stats, critic })
+    })();
     env.set_prenormalizing(false);
     stats
-}
-
-fn visit(
-    env: &mut dyn Env,
-    actor: &Actor,
-    steps: usize,
-    traj_len: usize,
-    seed: u64,
-    on_steps: &mut dyn FnMut(usize),
-) -> anyhow::Result<Prenormalized> {
-    let _no_grad = tch::no_grad_guard();
-    let (obs_dim, act_dim) = (env.observation_size(), env.action_size());
-    let mut stats = RunningStats::new(obs_dim);
-    let critic_dim = env.critic_observation_size();
-    let mut critic = (critic_dim > 0).then(|| RunningStats::new(critic_dim));
-    let mut noise = ChaCha8Rng::seed_from_u64(derive(seed, &[stream::PRENORM]));
-    let mut visited = 0usize;
-    let mut episode = 0u64;
-    let mut rollout = Rollout::new();
-    while visited < steps {
-        env.seed(derive(seed, &[stream::PRENORM, episode]));
-        episode += 1;
-        let mut hidden = None;
-        rollout.episode(
-            env,
-            traj_len,
-            &mut |_| Ok(Flow::Continue),
-            &mut |_, obs, action| {
-                if visited == steps {
-                    return Ok(Flow::Stop);
-                }
-                // Ctrl-C and SIGTERM end prenormalization too (it can take minutes).
-                if super::interrupt::requested() {
-                    return Err(super::interrupt::Interrupted.into());
-                }
-                stats.update(obs);
-                visited += 1;
-                let (mean, _) = actor.step(&Tensor::from_slice(obs), &mut hidden);
-                mean.copy_data(action, act_dim);
-                for a in action.iter_mut() {
-                    let z: f32 = StandardNormal.sample(&mut noise);
-                    *a += z;
-                }
-                Ok(Flow::Continue)
-            },
-            &mut |tr, _| {
-                if let Some(c) = &mut critic {
-                    c.update(tr.critic_obs);
-                }
-                Ok(Flow::Continue)
-            },
-        )?;
-        on_steps(visited);
-    }
-    Ok(Prenormalized { actor: stats, critic })
 }
 
 #[cfg(test)]
@@ -162,19 +154,19 @@ mod tests {
     #[test]
     fn a_staged_full_step_prenormalizes_as_the_run_without_it() {
         use crate::envs::cassie::{CassieConfig, CassieEnv, CommandKind, ReferenceKind};
-        let stats = |config: CassieConfig| {
-            let mut env = CassieEnv::new(config);
-            let (obs, act) = (env.observation_size(), env.action_size());
-            let spec =
-                NetSpec { std: StdSpec::Fixed(vec![0.2; act]), ..NetSpec::ff(obs, act, &[16]) };
-            tch::manual_seed(0);
-            let actor = Actor::new(&spec, tch::Device::Cpu);
-            prenormalize(&mut env, &actor, 300, 100, 3, &mut |_| {}).unwrap().actor
-        };
         let omni = CassieConfig {
             reference: ReferenceKind::Omni,
             commands: CommandKind::OmniWalk,
             ..CassieConfig::default()
+        };
+        // One actor for the three runs: torch's seed is global, and tests run side by side.
+        let probe = CassieEnv::new(omni.clone());
+        let (obs, act) = (probe.observation_size(), probe.action_size());
+        let spec = NetSpec { std: StdSpec::Fixed(vec![0.2; act]), ..NetSpec::ff(obs, act, &[16]) };
+        let actor = Actor::new(&spec, tch::Device::Cpu);
+        let stats = |config: CassieConfig| {
+            let mut env = CassieEnv::new(config);
+            prenormalize(&mut env, &actor, 300, 100, 3, &mut |_| {}).unwrap().actor
         };
         let plain = stats(omni.clone());
         let staged =
