@@ -300,10 +300,9 @@ crate::settings! {
         /// scratch would (until 2026-12-03 prenormalization took `full_step_speed`, so such a
         /// run differed from its first row). Until the omnidirectional stage the two values
         /// train alike: the forward stage's commands are 0 or at least 0.3 m/s. Why: from
-        /// scratch, 0.1 fixed seed 0's slow sidesteps
-        /// but cost seeds 1 and 2 other commands (`fs1-s*`); switched on at the perturbations'
-        /// start (7M) it met every command on all three 7M snapshots (`fr6-s*-fs1`). 0: from
-        /// the first step.
+        /// scratch, 0.1 fixed seed 0's slow sidesteps but cost seeds 1 and 2 other commands
+        /// (`fs1-s*`); switched on at the perturbations' start (7M) it met every command on all
+        /// three 7M snapshots (`fr6-s*-fs1`). 0: from the first step.
         #[serde(default)]
         full_step_start: u64 = 0, Range::Natural;
         /// Raibert's foot placement in the reference gait (rad·s/m): the swing leg's hip roll
