@@ -92,7 +92,7 @@ const HIP_PITCH: usize = 2;
 const KNEE: usize = 3;
 
 /// The velocity error (m/s) below which the foot placement leaves the stepping gain alone:
-/// twice the training noise on the observed velocity (σ 0.1 m/s, `NOISE_STD`), so a standing
+/// twice the training noise on the observed velocity (σ 0.1 m/s, `velocity_noise`), so a standing
 /// robot does not step at noise.
 pub const PLACEMENT_DEADBAND: f32 = 0.2;
 
