@@ -845,7 +845,8 @@ fn episode(config: &CassieConfig, training: Option<u64>) -> (Vec<Vec<f32>>, Vec<
 
 /// Observation noise and randomized dynamics act in training episodes once the ramp has begun,
 /// never in evaluations (`set_training(None)`, what `gait eval` runs), and the noise has the
-/// documented size: the observed motor angles stray from the true ones by about σ = 0.01 rad.
+/// documented size: the observed motor angles stray from the true ones by about σ = 0.01 rad,
+/// the observed pelvis velocity by `velocity_noise`.
 #[test]
 fn noise_and_randomization_only_in_training_and_at_their_size() {
     let nominal = CassieConfig::default();
@@ -867,6 +868,21 @@ fn noise_and_randomization_only_in_training_and_at_their_size() {
         seen.iter().zip(&clean).flat_map(|(a, b)| (7..17).map(move |i| a[i] - b[i])).collect();
     let sd = (d.iter().map(|x| x * x).sum::<f32>() / d.len() as f32).sqrt();
     assert!((0.008..0.012).contains(&sd), "motor angle noise σ {sd}");
+    // The observed pelvis velocity's noise is `velocity_noise`, on its own: 0 leaves it exact.
+    let velocity_sd = |config: &CassieConfig| {
+        let (seen, _) = episode(config, Some(0));
+        let d: Vec<f32> = seen
+            .iter()
+            .zip(&clean)
+            .flat_map(|(a, b)| (a.len() - 3..a.len()).map(move |i| a[i] - b[i]))
+            .collect();
+        (d.iter().map(|x| x * x).sum::<f32>() / d.len() as f32).sqrt()
+    };
+    let sd = velocity_sd(&noisy);
+    assert!((0.08..0.12).contains(&sd), "velocity noise σ {sd}");
+    let sd = velocity_sd(&CassieConfig { velocity_noise: 0.3, ..noisy.clone() });
+    assert!((0.24..0.36).contains(&sd), "velocity noise σ {sd}");
+    assert_eq!(velocity_sd(&CassieConfig { velocity_noise: 0.0, ..noisy.clone() }), 0.0);
     // Randomized dynamics: another robot, another trajectory.
     let dr = CassieConfig { dynamics_randomization: true, ..CassieConfig::default() };
     assert_ne!(episode(&dr, Some(0)).1, clean_z);
