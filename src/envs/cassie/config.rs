@@ -178,7 +178,6 @@ crate::settings! {
         /// Standard deviation (m/s) of the noise on the observed pelvis velocity at
         /// `obs_noise = 1`; it scales with `obs_noise` as [`NOISE_STD`]'s levels do. Only
         /// with `--obs velocity`.
-        #[serde(default = "default_velocity_noise")]
         velocity_noise: f64 = 0.1,
             Range::Within { lo: 0.0, hi: 1.0, what: "a velocity noise in [0, 1] m/s" };
         /// The reference gait's stepping gain at a standing command, in [0, 1]: 0 stands still
@@ -352,10 +351,6 @@ crate::choice_settings!(
 /// (roadrunner.md §1.6, §7.3). The pelvis linear velocity's, which a robot gets from a state
 /// estimator rather than an encoder, is `velocity_noise`.
 pub const NOISE_STD: [f32; 6] = [0.05, 0.1, 0.01, 0.1, 0.01, 0.1];
-
-fn default_velocity_noise() -> f64 {
-    0.1
-}
 
 fn legacy_reference() -> ReferenceKind {
     ReferenceKind::None

@@ -864,25 +864,28 @@ fn noise_and_randomization_only_in_training_and_at_their_size() {
     let noisy = CassieConfig { obs_noise: 1.0, ..CassieConfig::default() };
     let (seen, seen_z) = episode(&noisy, Some(0));
     assert_eq!(seen_z, clean_z, "noise changes what is seen, not what happens");
-    let d: Vec<f32> =
-        seen.iter().zip(&clean).flat_map(|(a, b)| (7..17).map(move |i| a[i] - b[i])).collect();
-    let sd = (d.iter().map(|x| x * x).sum::<f32>() / d.len() as f32).sqrt();
-    assert!((0.008..0.012).contains(&sd), "motor angle noise σ {sd}");
-    // The observed pelvis velocity's noise is `velocity_noise`, on its own: 0 leaves it exact.
-    let velocity_sd = |config: &CassieConfig| {
-        let (seen, _) = episode(config, Some(0));
+    // The root-mean-square of the seen inputs' deviation from the clean ones, over `inputs`.
+    let rms = |seen: &[Vec<f32>], inputs: std::ops::Range<usize>| {
         let d: Vec<f32> = seen
             .iter()
             .zip(&clean)
-            .flat_map(|(a, b)| (a.len() - 3..a.len()).map(move |i| a[i] - b[i]))
+            .flat_map(|(a, b)| inputs.clone().map(move |i| a[i] - b[i]))
             .collect();
         (d.iter().map(|x| x * x).sum::<f32>() / d.len() as f32).sqrt()
     };
+    let sd = rms(&seen, 7..17);
+    assert!((0.008..0.012).contains(&sd), "motor angle noise σ {sd}");
+    // The observed pelvis velocity's noise is `velocity_noise`, on its own: 0 leaves it exact.
+    let velocity = seen[0].len() - 3..seen[0].len();
+    let velocity_sd = |config: &CassieConfig| rms(&episode(config, Some(0)).0, velocity.clone());
     let sd = velocity_sd(&noisy);
     assert!((0.08..0.12).contains(&sd), "velocity noise σ {sd}");
     let sd = velocity_sd(&CassieConfig { velocity_noise: 0.3, ..noisy.clone() });
     assert!((0.24..0.36).contains(&sd), "velocity noise σ {sd}");
     assert_eq!(velocity_sd(&CassieConfig { velocity_noise: 0.0, ..noisy.clone() }), 0.0);
+    // A run from before the setting (no `velocity_noise` in its experiment.json) trained at 0.1.
+    let old: CassieConfig = serde_json::from_str("{}").unwrap();
+    assert_eq!(old.velocity_noise, 0.1);
     // Randomized dynamics: another robot, another trajectory.
     let dr = CassieConfig { dynamics_randomization: true, ..CassieConfig::default() };
     assert_ne!(episode(&dr, Some(0)).1, clean_z);
