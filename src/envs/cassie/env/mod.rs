@@ -520,7 +520,8 @@ impl CassieEnv {
     /// observation: the orientation turned by a random small rotation, the rest additive.
     fn add_obs_noise(&mut self) {
         let scale = (self.config.obs_noise * self.robustness()) as f32;
-        let [s_rot, s_angvel, s_mpos, s_mvel, s_jpos, s_jvel] = NOISE_STD.map(|s| s * scale);
+        let [s_angvel, s_mpos, s_mvel, s_jpos, s_jvel] = NOISE_STD.map(|s| s * scale);
+        let s_rot = self.config.orientation_noise as f32 * scale;
         let s_linvel = self.config.velocity_noise as f32 * scale;
         let rng = &mut self.rng;
         let mut n = |sd: f32| sd * rng.sample::<f32, _>(StandardNormal);

@@ -846,7 +846,7 @@ fn episode(config: &CassieConfig, training: Option<u64>) -> (Vec<Vec<f32>>, Vec<
 /// Observation noise and randomized dynamics act in training episodes once the ramp has begun,
 /// never in evaluations (`set_training(None)`, what `gait eval` runs), and the noise has the
 /// documented size: the observed motor angles stray from the true ones by about σ = 0.01 rad,
-/// the observed pelvis velocity by `velocity_noise`.
+/// the observed pelvis velocity by `velocity_noise`, the orientation by `orientation_noise`.
 #[test]
 fn noise_and_randomization_only_in_training_and_at_their_size() {
     let nominal = CassieConfig::default();
@@ -883,9 +883,17 @@ fn noise_and_randomization_only_in_training_and_at_their_size() {
     let sd = velocity_sd(&CassieConfig { velocity_noise: 0.3, ..noisy.clone() });
     assert!((0.24..0.36).contains(&sd), "velocity noise σ {sd}");
     assert_eq!(velocity_sd(&CassieConfig { velocity_noise: 0.0, ..noisy.clone() }), 0.0);
-    // A run from before the setting (no `velocity_noise` in its experiment.json) trained at 0.1.
+    // The orientation's noise is `orientation_noise`: a rotation of σ per axis, so the seen
+    // quaternion's vector part strays by about σ/2 per component; 0 leaves it exact.
+    let orientation_sd = |config: &CassieConfig| rms(&episode(config, Some(0)).0, 1..4);
+    let sd = orientation_sd(&noisy);
+    assert!((0.02..0.03).contains(&sd), "orientation noise σ/2 {sd}");
+    let sd = orientation_sd(&CassieConfig { orientation_noise: 0.2, ..noisy.clone() });
+    assert!((0.08..0.12).contains(&sd), "orientation noise σ/2 {sd}");
+    assert_eq!(orientation_sd(&CassieConfig { orientation_noise: 0.0, ..noisy.clone() }), 0.0);
+    // A run from before the settings (neither in its experiment.json) trained at 0.1 and 0.05.
     let old: CassieConfig = serde_json::from_str("{}").unwrap();
-    assert_eq!(old.velocity_noise, 0.1);
+    assert_eq!((old.velocity_noise, old.orientation_noise), (0.1, 0.05));
     // Randomized dynamics: another robot, another trajectory.
     let dr = CassieConfig { dynamics_randomization: true, ..CassieConfig::default() };
     assert_ne!(episode(&dr, Some(0)).1, clean_z);
