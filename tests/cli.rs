@@ -253,7 +253,8 @@ fn common_snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
 /// `configs/cassie-forward.toml` (`make train-forward`) is exactly the walking preset as it
 /// was before it walked in every direction: forward commands and the clock reference, the
 /// perturbations (pushes of up to 0.45 m/s) from 2M steps over 1.5M, 6.5M steps, MuJoCo at
-/// rapier's 2 ms.
+/// rapier's 2 ms, the orientation's observation noise at the reference's 0.05 rad (the preset
+/// has none since stop 76).
 #[test]
 fn the_forward_config_is_the_earlier_walking_preset() {
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/cassie-forward.toml");
@@ -286,6 +287,8 @@ fn the_forward_config_is_the_earlier_walking_preset() {
         "0.4",
         "--best-after-settled",
         "0",
+        "--orientation-noise",
+        "0.05",
     ];
     let from_flags = cassie_print_config(&flags);
     assert!(from_flags.status.success(), "{}", stderr(&from_flags));
@@ -295,6 +298,9 @@ fn the_forward_config_is_the_earlier_walking_preset() {
         printed.contains("commands = \"forward\"") && printed.contains("robust_start = 2000000")
     );
     assert!(printed.contains("robust_start_speed = 0.4"), "the preset's gate stays: {printed}");
+    assert!(printed.contains("orientation_noise = 0.05"), "as it trained: {printed}");
+    let preset = cassie_print_config(&[]);
+    assert!(String::from_utf8_lossy(&preset.stdout).contains("orientation_noise = 0.0\n"));
 }
 
 /// The walking preset's two stage gates (every direction, perturbations) wait for an
