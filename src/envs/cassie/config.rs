@@ -185,7 +185,8 @@ crate::settings! {
         /// [`NOISE_STD`]'s levels do. Why a setting of its own: stop 75 found the observation
         /// noise wearing rapier's sidesteps down, and the orientation's is the largest level
         /// relative to what the policy must read (a sidestep leans the pelvis a few hundredths
-        /// of a radian).
+        /// of a radian). The walking preset sets 0 (stop 76: 119 of 120 cells over seeds 0-2
+        /// against 115 with it).
         orientation_noise: f64 = 0.05,
             Range::Within { lo: 0.0, hi: 0.5, what: "an orientation noise in [0, 0.5] rad" };
         /// The reference gait's stepping gain at a standing command, in [0, 1]: 0 stands still
