@@ -875,22 +875,23 @@ fn noise_and_randomization_only_in_training_and_at_their_size() {
     };
     let sd = rms(&seen, 7..17);
     assert!((0.008..0.012).contains(&sd), "motor angle noise σ {sd}");
+    // The same deviation in a training episode of another configuration.
+    let sd_with = |config: &CassieConfig, inputs| rms(&episode(config, Some(0)).0, inputs);
     // The observed pelvis velocity's noise is `velocity_noise`, on its own: 0 leaves it exact.
     let velocity = seen[0].len() - 3..seen[0].len();
-    let velocity_sd = |config: &CassieConfig| rms(&episode(config, Some(0)).0, velocity.clone());
-    let sd = velocity_sd(&noisy);
+    let sd = rms(&seen, velocity.clone());
     assert!((0.08..0.12).contains(&sd), "velocity noise σ {sd}");
-    let sd = velocity_sd(&CassieConfig { velocity_noise: 0.3, ..noisy.clone() });
+    let sd = sd_with(&CassieConfig { velocity_noise: 0.3, ..noisy.clone() }, velocity.clone());
     assert!((0.24..0.36).contains(&sd), "velocity noise σ {sd}");
-    assert_eq!(velocity_sd(&CassieConfig { velocity_noise: 0.0, ..noisy.clone() }), 0.0);
+    let exact = CassieConfig { velocity_noise: 0.0, ..noisy.clone() };
+    assert_eq!(sd_with(&exact, velocity), 0.0);
     // The orientation's noise is `orientation_noise`: a rotation of σ per axis, so the seen
     // quaternion's vector part strays by about σ/2 per component; 0 leaves it exact.
-    let orientation_sd = |config: &CassieConfig| rms(&episode(config, Some(0)).0, 1..4);
-    let sd = orientation_sd(&noisy);
+    let sd = rms(&seen, 1..4);
     assert!((0.02..0.03).contains(&sd), "orientation noise σ/2 {sd}");
-    let sd = orientation_sd(&CassieConfig { orientation_noise: 0.2, ..noisy.clone() });
+    let sd = sd_with(&CassieConfig { orientation_noise: 0.2, ..noisy.clone() }, 1..4);
     assert!((0.08..0.12).contains(&sd), "orientation noise σ/2 {sd}");
-    assert_eq!(orientation_sd(&CassieConfig { orientation_noise: 0.0, ..noisy.clone() }), 0.0);
+    assert_eq!(sd_with(&CassieConfig { orientation_noise: 0.0, ..noisy.clone() }, 1..4), 0.0);
     // A run from before the settings (neither in its experiment.json) trained at 0.1 and 0.05.
     let old: CassieConfig = serde_json::from_str("{}").unwrap();
     assert_eq!((old.velocity_noise, old.orientation_noise), (0.1, 0.05));
