@@ -197,6 +197,15 @@ crate::settings! {
         #[serde(default)]
         step_in_place: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 1.0, what: "a stepping gain in [0, 1]" };
+        /// In training, step in place only with the pushes: the standing command's stepping
+        /// gain grows from 0 with the pushes' strength (their start, gate and ramp) to
+        /// `step_in_place`; evaluations and exported controllers use `step_in_place`. Why:
+        /// stepping in place is there to catch pushes, and from the first step it cost seed 0
+        /// its backward and sideways walking (`sipF-s0`, stop 77: −0.12 and 0.01 m/s at the
+        /// −0.3 and 0.2 commands after 11M steps), where the same gain from 6.12M steps on met
+        /// every cell under pushes (`sip-s0`, stop 76).
+        #[serde(default)]
+        step_in_place_with_pushes: bool = false;
         /// Raw weight of the walking reward's posture term (pelvis roll and pitch; 0: none):
         /// `upright` is exp(−tilt²/0.02) on the roll and pitch together; the other raw weights
         /// sum to 1.45 and the reward is divided by the sum with this one, so its maximum stays
@@ -452,7 +461,8 @@ impl CassieConfig {
         };
         let perturbed = self.dynamics_randomization || self.obs_noise > 0.0;
         let robust = if perturbed { full(self.robust_start)? } else { 0 };
-        let pushes = if self.push > 0.0 { full(self.pushes_from())? } else { 0 };
+        let stepping = self.step_in_place_with_pushes && self.step_in_place > 0.0;
+        let pushes = if self.push > 0.0 || stepping { full(self.pushes_from())? } else { 0 };
         let omni = match self.commands {
             CommandKind::Omni | CommandKind::OmniWalk => {
                 gated(self.omni_start_speed, self.omni_start)?
@@ -489,7 +499,18 @@ impl CassieConfig {
     pub fn gait_at(&self, timesteps: Option<u64>, stage_from: Option<u64>) -> Gait {
         Gait {
             full_step_speed: self.full_step_speed_at(timesteps, stage_from) as f32,
+            floor: self.step_in_place_at(timesteps, stage_from) as f32,
             ..self.gait()
+        }
+    }
+
+    /// The standing command's stepping gain after `timesteps` training steps (`None`: outside
+    /// training, [`Self::step_in_place`]): with [`Self::step_in_place_with_pushes`], that gain
+    /// times the pushes' strength ([`Self::push_strength_at`]).
+    pub fn step_in_place_at(&self, timesteps: Option<u64>, stage_from: Option<u64>) -> f64 {
+        match (self.step_in_place_with_pushes, timesteps) {
+            (true, Some(t)) => self.step_in_place * self.push_strength_at(t, stage_from),
+            _ => self.step_in_place,
         }
     }
 

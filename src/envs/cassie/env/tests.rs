@@ -701,6 +701,48 @@ fn pushes_may_begin_before_the_other_perturbations() {
     assert_eq!(unset.stage_gate().expect("a gate").not_before, 7_000);
 }
 
+/// `step_in_place_with_pushes`: in training the standing command's stepping gain is 0 until
+/// the pushes begin (behind their gate) and grows with their strength to `step_in_place`;
+/// evaluations use `step_in_place` throughout; unset, the gain is `step_in_place` from the
+/// first step, as before the setting. The env's own stepping gain at a standing command
+/// follows, and the distribution settles only once the stepping is full.
+#[test]
+fn stepping_in_place_may_grow_with_the_pushes() {
+    let config = CassieConfig {
+        reference: ReferenceKind::Omni,
+        commands: CommandKind::OmniWalk,
+        robust_start: 7_000,
+        robust_ramp: 1_000,
+        robust_start_speed: 0.4,
+        push: 0.6,
+        step_in_place: 0.5,
+        step_in_place_with_pushes: true,
+        ..CassieConfig::default()
+    };
+    let at = |t| config.step_in_place_at(Some(t), Some(2_500));
+    assert_eq!([0, 6_999, 7_000, 7_500, 8_000, 9_000].map(at), [0.0, 0.0, 0.0, 0.25, 0.5, 0.5]);
+    assert_eq!(config.step_in_place_at(Some(9_000), None), 0.0, "the gate still closed");
+    assert_eq!(config.step_in_place_at(None, None), 0.5, "evaluations: the full gain");
+    let unset = CassieConfig { step_in_place_with_pushes: false, ..config.clone() };
+    assert_eq!(unset.step_in_place_at(Some(0), None), 0.5, "unset: from the first step");
+    // Without pushes the stepping still waits for their schedule, and the run settles after it.
+    let no_pushes = CassieConfig { push: 0.0, ..config.clone() };
+    assert_eq!(no_pushes.settled_from(Some(2_500)), Some(8_000));
+    // The env's stepping gain at a standing command, before, during and after the ramp.
+    let gain = |training| {
+        let mut e = CassieEnv::new(config.clone());
+        e.set_command(&[0.0, 0.0, 0.0]).unwrap();
+        e.seed(3);
+        e.set_training(training);
+        e.set_stage(Some(2_500));
+        e.reset_with_heading(0.0);
+        e.update_reference();
+        e.stepping_gain
+    };
+    assert_eq!([gain(Some(6_000)), gain(Some(7_500)), gain(Some(9_000))], [0.0, 0.25, 0.5]);
+    assert_eq!(gain(None), 0.5);
+}
+
 /// `robust_start_speed`: the perturbations wait for the step the runner's gate opened at and
 /// ramp from there, never before `robust_start`; the env's strength (which scales its pushes,
 /// noise and randomized model) follows; a run has one gate, which two stages may share.
