@@ -254,8 +254,7 @@ fn common_snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
 /// was before it walked in every direction: forward commands and the clock reference, the
 /// perturbations (pushes of up to 0.45 m/s) from 2M steps over 1.5M, 6.5M steps, MuJoCo at
 /// rapier's 2 ms, the orientation's observation noise at the reference's 0.05 rad (the preset
-/// has none since stop 76), standing still at a standing command (the preset steps in place
-/// since stop 77).
+/// has none since stop 76).
 #[test]
 fn the_forward_config_is_the_earlier_walking_preset() {
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/cassie-forward.toml");
@@ -290,10 +289,6 @@ fn the_forward_config_is_the_earlier_walking_preset() {
         "0",
         "--orientation-noise",
         "0.05",
-        "--step-in-place",
-        "0",
-        "--step-in-place-with-pushes",
-        "false",
     ];
     let from_flags = cassie_print_config(&flags);
     assert!(from_flags.status.success(), "{}", stderr(&from_flags));
@@ -308,9 +303,6 @@ fn the_forward_config_is_the_earlier_walking_preset() {
     assert!(preset.status.success(), "{}", stderr(&preset));
     let preset = String::from_utf8_lossy(&preset.stdout);
     assert!(preset.contains("orientation_noise = 0.0\n"), "the preset has none: {preset}");
-    assert!(preset.contains("step_in_place = 0.5\n"), "the preset steps: {preset}");
-    assert!(printed.contains("step_in_place = 0.0\n"), "as it trained: {printed}");
-    assert!(preset.contains("step_in_place_with_pushes = true\n"), "{preset}");
 }
 
 /// The walking preset's two stage gates (every direction, perturbations) wait for an

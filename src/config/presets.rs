@@ -207,13 +207,6 @@ fn cassie(c: &mut TrainConfig) {
     // scratch sidestep ±0.08-0.17 m/s there (`on-s0`..`on-s2`, stop 76); without any noise
     // they lost pushed cells (`nn-s1`, `nn-s2`).
     cassie.orientation_noise = 0.0;
-    // A standing command steps lightly in place (half the walking knee fold), growing with the
-    // pushes: standing still with both feet planted, seed 0 fell 1-3 times in 100 pushed
-    // episodes standing or turning in place (`on-s0`, stop 76); stepping from 6.12M steps on,
-    // it caught every push (`sip-s0`). From the first step it never learned backward or
-    // sideways walking (`sipF-s0`, stop 77), hence only with the pushes (`spw-s0`..`spw-s2`).
-    cassie.step_in_place = 0.5;
-    cassie.step_in_place_with_pushes = true;
     cassie.push = 0.6;
     cassie.robust_start_speed = 0.4;
     cassie.upright = 0.10;

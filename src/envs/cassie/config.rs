@@ -203,7 +203,10 @@ crate::settings! {
         /// stepping in place is there to catch pushes, and from the first step it cost seed 0
         /// its backward and sideways walking (`sipF-s0`, stop 77: −0.12 and 0.01 m/s at the
         /// −0.3 and 0.2 commands after 11M steps), where the same gain from 6.12M steps on met
-        /// every cell under pushes (`sip-s0`, stop 76).
+        /// every cell under pushes (`sip-s0`, stop 76). Not the walking preset's: with 0.5 and
+        /// this, seed 0 from scratch fell twice in 100 pushed episodes turning in place on
+        /// rapier (`spw-s0`, stop 77), where without any stepping it fell once standing
+        /// (`on-s0`).
         #[serde(default)]
         step_in_place_with_pushes: bool = false;
         /// Raw weight of the walking reward's posture term (pelvis roll and pitch; 0: none):
