@@ -701,6 +701,24 @@ fn pushes_may_begin_before_the_other_perturbations() {
     assert_eq!(unset.stage_gate().expect("a gate").not_before, 7_000);
 }
 
+/// The env's reference stepping gain at `command` after a reset, `training` steps into a run
+/// whose gated stage opened at `stage_from` (`None`: an evaluation).
+fn stepping_gain_at(
+    config: &CassieConfig,
+    command: [f32; 3],
+    training: Option<u64>,
+    stage_from: u64,
+) -> f32 {
+    let mut e = CassieEnv::new(config.clone());
+    e.set_command(&command).unwrap();
+    e.seed(3);
+    e.set_training(training);
+    e.set_stage(Some(stage_from));
+    e.reset_with_heading(0.0);
+    e.update_reference();
+    e.stepping_gain
+}
+
 /// `step_in_place_with_pushes`: in training the standing command's stepping gain is 0 until
 /// the pushes begin (behind their gate) and grows with their strength to `step_in_place`;
 /// evaluations use `step_in_place` throughout; unset, the gain is `step_in_place` from the
@@ -729,16 +747,7 @@ fn stepping_in_place_may_grow_with_the_pushes() {
     let no_pushes = CassieConfig { push: 0.0, ..config.clone() };
     assert_eq!(no_pushes.settled_from(Some(2_500)), Some(8_000));
     // The env's stepping gain at a standing command, before, during and after the ramp.
-    let gain = |training| {
-        let mut e = CassieEnv::new(config.clone());
-        e.set_command(&[0.0, 0.0, 0.0]).unwrap();
-        e.seed(3);
-        e.set_training(training);
-        e.set_stage(Some(2_500));
-        e.reset_with_heading(0.0);
-        e.update_reference();
-        e.stepping_gain
-    };
+    let gain = |training| stepping_gain_at(&config, [0.0, 0.0, 0.0], training, 2_500);
     assert_eq!([gain(Some(6_000)), gain(Some(7_500)), gain(Some(9_000))], [0.0, 0.25, 0.5]);
     assert_eq!(gain(None), 0.5);
 }
@@ -855,16 +864,7 @@ fn the_full_step_speed_switches_at_its_start_behind_the_gate() {
     assert_eq!(config.settled_from(None), None);
     assert_eq!(from_the_first.settled_from(None), Some(0));
     // The env's stepping gain at a 0.2 m/s sidestep: two thirds before the switch, full after.
-    let gain = |training| {
-        let mut e = CassieEnv::new(config.clone());
-        e.set_command(&[0.0, 0.2, 0.0]).unwrap();
-        e.seed(3);
-        e.set_training(training);
-        e.set_stage(Some(10));
-        e.reset_with_heading(0.0);
-        e.update_reference();
-        e.stepping_gain
-    };
+    let gain = |training| stepping_gain_at(&config, [0.0, 0.2, 0.0], training, 10);
     let (before, after, eval) = (gain(Some(6_000)), gain(Some(7_000)), gain(None));
     assert!((before - 2.0 / 3.0).abs() < 1e-6, "before the switch: {before}");
     assert_eq!((after, eval), (1.0, 1.0));
