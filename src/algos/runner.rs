@@ -666,6 +666,7 @@ impl Runner {
             },
             select_len: self.config.eval.selection_len,
             select_commands: self.config.eval.selection_commands,
+            select_push: self.config.eval.selection_push as f32,
         };
         self.sampler.collect(&request, policy, on_steps)
     }

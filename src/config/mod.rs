@@ -621,6 +621,7 @@ mod tests {
         assert_eq!((eval.best_by, eval.selection_len), (BestBy::Return, 1000));
         assert_eq!(eval.selection_episodes, 1);
         assert_eq!(eval.selection_commands, SelectionCommands::Eval);
+        assert_eq!(eval.selection_push, 0.0);
     }
 
     #[test]

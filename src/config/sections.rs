@@ -211,6 +211,13 @@ crate::settings! {
         /// task's 10 commands, as `gait check` runs them). `eval` for runs before the setting.
         #[serde(default)]
         selection_commands: SelectionCommands = SelectionCommands::Eval;
+        /// Push the selection episodes (`--best-by tracking` or `cells`) as `gait check --push
+        /// V` does: every 2-5 s, U(0, V) m/s in a random horizontal direction (0: no pushes,
+        /// the runs before the setting). Why: the task is judged under pushes too, and weights
+        /// chosen on nominal episodes fell where the checks pushed them.
+        #[serde(default)]
+        selection_push: f64 = 0.0,
+            Range::Within { lo: 0.0, hi: 5.0, what: "a push speed in [0, 5] m/s" };
     }
 }
 

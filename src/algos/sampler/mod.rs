@@ -68,9 +68,9 @@ pub enum JobKind {
     Train,
     /// Deterministic actions (the mean), for `Test/*` statistics.
     Eval,
-    /// Deterministic actions, without pushes, one per eval command and physics model (job `k`:
-    /// command `k % n`, model `k / n`), for the tracking score that chooses the best-eval
-    /// weights (`--best-by tracking` or `cells`).
+    /// Deterministic actions, pushed only with `--selection-push`, one per eval command and
+    /// physics model (job `k`: command `k % n`, model `k / n`), for the tracking score that
+    /// chooses the best-eval weights (`--best-by tracking` or `cells`).
     Select,
 }
 
@@ -85,6 +85,8 @@ pub(crate) struct JobSpec {
     max_len: usize,
     /// The commands of a selection job ([`tracking::selection_commands`]).
     select_commands: SelectionCommands,
+    /// A selection job's pushes, up to this speed (m/s; 0: none).
+    select_push: f32,
     /// Train steps of the run before this job's iteration.
     timesteps: u64,
     /// The step at which the env's gated stage began.
@@ -100,6 +102,7 @@ impl JobSpec {
             seed: ticket.seed,
             max_len: req.max_len(ticket.kind),
             select_commands: req.select_commands,
+            select_push: req.select_push,
             timesteps: req.timesteps,
             stage_from: req.stage_from,
         }
@@ -172,6 +175,9 @@ pub struct CollectRequest {
     pub select_len: usize,
     /// The commands the selection episodes run ([`tracking::selection_commands`]).
     pub select_commands: SelectionCommands,
+    /// The selection episodes' pushes: each U(0, this) m/s on the env's own interval (0: no
+    /// pushes; `--selection-push`).
+    pub select_push: f32,
 }
 
 impl CollectRequest {
@@ -289,11 +295,12 @@ impl AlgoSampler {
         // Evaluations push at the run's full strength, never on a schedule, so that Test/Return
         // (and the best-eval checkpoint) measures the robustness trained for, alike at every
         // iteration (envs that cannot be pushed refuse, which changes nothing).
-        // Selection episodes measure tracking alone: no pushes.
+        // Selection episodes push as `gait check --push V` does, V = `--selection-push` (0:
+        // tracking alone).
         let _ = self.env.set_push(match job.kind {
             JobKind::Train => Pushes::Own,
             JobKind::Eval => Pushes::Full,
-            JobKind::Select => Pushes::UpTo(0.0),
+            JobKind::Select => Pushes::UpTo(job.select_push),
         });
         self.env.set_training(train.then_some(job.timesteps));
         self.env.set_stage(job.stage_from);

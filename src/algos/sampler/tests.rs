@@ -82,6 +82,7 @@ fn request(num_steps: usize) -> CollectRequest {
         num_select: 0,
         select_len: 20,
         select_commands: SelectionCommands::Eval,
+        select_push: 0.0,
     }
 }
 
@@ -255,12 +256,12 @@ fn a_step_whose_simulation_blew_up_cuts_the_trajectory_before_it() {
 }
 
 /// Cart-pole with two eval commands and two "physics models" that reports, as its metrics,
-/// what the sampler set up: `forward_speed` = model + command x, `lateral_speed` = 1 when its
-/// pushes were off (`UpTo(0)`), else 0.
+/// what the sampler set up: `forward_speed` = model + command x, `lateral_speed` = v when its
+/// pushes were `UpTo(v)` (0: off), else −1 (the env's own pushes).
 struct Models {
     inner: CartPole,
     model: Option<usize>,
-    pushes_off: bool,
+    push: f32,
     command: f32,
     metrics: [crate::envs::RewardTerm; 2],
 }
@@ -280,10 +281,7 @@ impl Env for Models {
     }
     fn step(&mut self, action: &[f32]) -> Step<'_> {
         let model = self.model.map_or(-100.0, |m| m as f32);
-        self.metrics = [
-            ("forward_speed", model + self.command),
-            ("lateral_speed", f32::from(u8::from(self.pushes_off))),
-        ];
+        self.metrics = [("forward_speed", model + self.command), ("lateral_speed", self.push)];
         self.inner.step(action)
     }
     fn set_command(&mut self, command: &[f32]) -> Result<(), crate::envs::CommandError> {
@@ -291,7 +289,10 @@ impl Env for Models {
         Ok(())
     }
     fn set_push(&mut self, pushes: crate::envs::Pushes) -> Result<(), crate::envs::CommandError> {
-        self.pushes_off = pushes == crate::envs::Pushes::UpTo(0.0);
+        self.push = match pushes {
+            crate::envs::Pushes::UpTo(v) => v,
+            _ => -1.0,
+        };
         Ok(())
     }
     fn eval_commands(&self) -> &'static [[f32; 3]] {
@@ -310,9 +311,9 @@ impl Env for Models {
 }
 
 /// Selection episodes (`--best-by tracking`) run eval command `k % n` on model
-/// `(k / n) % models` without pushes, come back apart from the eval episodes, and change
-/// neither the training trajectories nor the evaluation (which draws its model and keeps its
-/// pushes).
+/// `(k / n) % models` without pushes (pushed up to `--selection-push` with it), come back
+/// apart from the eval episodes, and change neither the training trajectories nor the
+/// evaluation (which draws its model and keeps its pushes).
 #[test]
 fn selection_episodes_run_every_command_on_every_model_and_change_nothing_else() {
     let spec = spec();
@@ -320,7 +321,7 @@ fn selection_episodes_run_every_command_on_every_model_and_change_nothing_else()
         Box::new(Models {
             inner: CartPole::new(),
             model: None,
-            pushes_off: false,
+            push: -1.0,
             command: 0.0,
             metrics: [("forward_speed", 0.0), ("lateral_speed", 0.0)],
         })
@@ -330,17 +331,18 @@ fn selection_episodes_run_every_command_on_every_model_and_change_nothing_else()
     // no eval episode outlived the selection's length in about half the runs of this test.
     tch::manual_seed(6);
     let policy = snapshot(&spec);
-    let collect = |num_select| {
+    let collect_pushed = |num_select, select_push| {
         let mut pool = SamplerPool::spawn(vec![env(), env()], &spec, 0.99, 0.95).unwrap();
-        let req = CollectRequest { num_select, select_len: 8, ..request(300) };
+        let req = CollectRequest { num_select, select_len: 8, select_push, ..request(300) };
         rt.block_on(pool.collect(&req, Arc::clone(&policy))).unwrap()
     };
+    let collect = |num_select| collect_pushed(num_select, 0.0);
     let (plain, selected) = (collect(0), collect(4));
     assert!(plain.select_episodes.is_empty());
     let seen: Vec<(f64, f64)> =
         selected.select_episodes.iter().map(|e| (e.metrics[0].1, e.metrics[1].1)).collect();
-    // forward = model + command x; lateral 1: no pushes.
-    assert_eq!(seen, [(1.0, 1.0), (0.5, 1.0), (2.0, 1.0), (1.5, 1.0)]);
+    // forward = model + command x; lateral 0: pushes up to 0, none.
+    assert_eq!(seen, [(1.0, 0.0), (0.5, 0.0), (2.0, 0.0), (1.5, 0.0)]);
     let commands: Vec<_> = selected.select_episodes.iter().map(|e| e.command).collect();
     assert_eq!(commands, [Some([1.0, 0.0, 0.0]), Some([0.5, 0.0, 0.0])].repeat(2));
     // Selection episodes run up to their own length (8 here), evaluations to --traj-len (50).
@@ -348,7 +350,7 @@ fn selection_episodes_run_every_command_on_every_model_and_change_nothing_else()
     assert!(selected.eval_episodes.iter().any(|e| e.steps > 8), "{:?}", selected.eval_episodes);
     for e in &selected.eval_episodes {
         // Evaluations draw their model (none forced) and keep the run's pushes.
-        assert!(e.metrics[0].1 < -90.0 && e.metrics[1].1 == 0.0, "{:?}", e.metrics);
+        assert!(e.metrics[0].1 < -90.0 && e.metrics[1].1 == -1.0, "{:?}", e.metrics);
     }
     assert_eq!(plain.train.states, selected.train.states);
     assert_eq!(plain.train.actions, selected.train.actions);
@@ -357,6 +359,15 @@ fn selection_episodes_run_every_command_on_every_model_and_change_nothing_else()
     // `--selection-episodes 2`: the same cells again, in the same order (model `(k / n) % 2`).
     let twice: Vec<f64> = collect(8).select_episodes.iter().map(|e| e.metrics[0].1).collect();
     assert_eq!(twice, [1.0, 0.5, 2.0, 1.5].repeat(2));
+    // `--selection-push 0.45`: the same cells, each pushed up to 0.45 m/s; training and the
+    // evaluation unchanged.
+    let pushed = collect_pushed(4, 0.45);
+    let seen: Vec<(f64, f64)> =
+        pushed.select_episodes.iter().map(|e| (e.metrics[0].1, e.metrics[1].1)).collect();
+    let up_to = f64::from(0.45f32);
+    assert_eq!(seen, [(1.0, up_to), (0.5, up_to), (2.0, up_to), (1.5, up_to)]);
+    assert_eq!(plain.train.actions, pushed.train.actions);
+    assert_eq!(plain.eval_episodes, pushed.eval_episodes);
 }
 
 /// `--selection-commands mirrored` on an env with eval commands but no command mirror: the
@@ -368,7 +379,7 @@ fn a_mirrored_selection_needs_a_command_mirror() {
     let env = Models {
         inner: CartPole::new(),
         model: None,
-        pushes_off: false,
+        push: -1.0,
         command: 0.0,
         metrics: [("forward_speed", 0.0), ("lateral_speed", 0.0)],
     };
