@@ -452,10 +452,10 @@ impl CassieConfig {
     /// curriculum, `None` while a gate it waits for is still closed. A value past the run's
     /// `--timesteps` (`robust_start = 50e6`) is never reached. The runner keeps the best-eval
     /// weights among evaluations from here on ([`crate::algos::Runner`]): the episodes that
-    /// pick them (`--best-by tracking` or `cells`) run the nominal model without pushes, so
-    /// before the perturbations a policy that has not yet paid for robustness scores highest
-    /// (`push45-s0`'s best-eval weights came from before them and fell 5 of 5 at 1 m/s on
-    /// rapier). The evaluations' own `Test/*` episodes push at the run's top push speed from
+    /// pick them (`--best-by tracking` or `cells`) run the nominal model, without pushes
+    /// unless `--selection-push` asks for them, so before the perturbations a policy that has
+    /// not yet paid for robustness scores highest (`push45-s0`'s best-eval weights came from
+    /// before them and fell 5 of 5 at 1 m/s on rapier). The evaluations' own `Test/*` episodes push at the run's top push speed from
     /// the first iteration on.
     pub fn settled_from(&self, stage_from: Option<u64>) -> Option<u64> {
         let gated = |speed: f64, not_before: u64| gated_start(speed, not_before, stage_from);
