@@ -187,8 +187,9 @@ crate::settings! {
         best_after_settled: u64 = 0, Range::Natural;
         /// What chooses the best-eval weights: `return` (the highest `Test/Return`),
         /// `tracking` (among settled evaluations, the lowest `Test/Tracking Error`: each eval
-        /// command on each physics model, pushed only with `selection_push`) or `cells` (among settled evaluations,
-        /// the most `Test/Cells Within`, then the lowest `Test/Tracking Error`).
+        /// command on each physics model, pushed only with `selection_push`) or `cells` (among
+        /// settled evaluations, the most `Test/Cells Within`, then the lowest `Test/Tracking
+        /// Error`).
         #[serde(default)]
         best_by: BestBy = BestBy::Return;
         /// Steps of each selection episode of `--best-by tracking` or `cells` (1000: the
