@@ -32,6 +32,11 @@ pub enum Range {
 }
 
 impl Range {
+    /// A push's speed change (m/s): Cassie's training pushes (`--push`, which `gait eval
+    /// --push` also reads) and the selection's (`--selection-push`), one range for both.
+    pub const PUSH_SPEED: Range =
+        Range::Within { lo: 0.0, hi: 5.0, what: "a push speed in [0, 5] m/s" };
+
     /// Whether `v` is accepted.
     pub fn holds(self, v: f64) -> bool {
         match self {

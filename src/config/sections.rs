@@ -217,8 +217,7 @@ crate::settings! {
         /// the runs before the setting). Why: the task is judged under pushes too, and weights
         /// chosen on nominal episodes fell where the checks pushed them.
         #[serde(default)]
-        selection_push: f64 = 0.0,
-            Range::Within { lo: 0.0, hi: 5.0, what: "a push speed in [0, 5] m/s" };
+        selection_push: f64 = 0.0, Range::PUSH_SPEED;
     }
 }
 

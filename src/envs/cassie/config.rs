@@ -125,7 +125,7 @@ crate::settings! {
         /// 33.3 kg times that, held for one policy step). 5 m/s is a blow no robot of this size
         /// stands.
         #[serde(default)]
-        push: f64 = 0.0, Range::Within { lo: 0.0, hi: 5.0, what: "a push speed in [0, 5] m/s" };
+        push: f64 = 0.0, Range::PUSH_SPEED;
         /// Seconds between training pushes, at least: the next comes U(this, 2.5 × this) s
         /// later (evaluations keep U(2, 5) s, so runs are measured alike).
         push_every: f64 = 2.0,
@@ -455,8 +455,8 @@ impl CassieConfig {
     /// pick them (`--best-by tracking` or `cells`) run the nominal model, without pushes
     /// unless `--selection-push` asks for them, so before the perturbations a policy that has
     /// not yet paid for robustness scores highest (`push45-s0`'s best-eval weights came from
-    /// before them and fell 5 of 5 at 1 m/s on rapier). The evaluations' own `Test/*` episodes push at the run's top push speed from
-    /// the first iteration on.
+    /// before them and fell 5 of 5 at 1 m/s on rapier). The evaluations' own `Test/*`
+    /// episodes push at the run's top push speed from the first iteration on.
     pub fn settled_from(&self, stage_from: Option<u64>) -> Option<u64> {
         let gated = |speed: f64, not_before: u64| gated_start(speed, not_before, stage_from);
         let full = |not_before: u64| {
