@@ -254,7 +254,8 @@ fn common_snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
 /// was before it walked in every direction: forward commands and the clock reference, the
 /// perturbations (pushes of up to 0.45 m/s) from 2M steps over 1.5M, 6.5M steps, MuJoCo at
 /// rapier's 2 ms, the orientation's observation noise at the reference's 0.05 rad (the preset
-/// has none since stop 76).
+/// has none since stop 76), training pushes every 2-5 s and an unpushed selection (the preset
+/// pushes every 1-2.5 s and scores the pick under pushes since stop 79).
 #[test]
 fn the_forward_config_is_the_earlier_walking_preset() {
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/cassie-forward.toml");
@@ -289,6 +290,10 @@ fn the_forward_config_is_the_earlier_walking_preset() {
         "0",
         "--orientation-noise",
         "0.05",
+        "--push-every",
+        "2",
+        "--selection-push",
+        "0",
     ];
     let from_flags = cassie_print_config(&flags);
     assert!(from_flags.status.success(), "{}", stderr(&from_flags));
