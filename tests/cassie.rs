@@ -244,12 +244,12 @@ fn eval_runs_the_policy_on_another_floor() {
     }
 }
 
-/// The shipped walking policy (`pretrained/cassie-walk`, `p6-s2`: the preset, seed 2)
+/// The shipped walking policy (`pretrained/cassie-walk`, `pe1-s1`: the preset, seed 1)
 /// walks backward and sidesteps both ways on gait's model and on the lab's MuJoCo model: 4 s
 /// per command without a fall, at least 30 % of the commanded speed on average (these 4 s
-/// measured −0.25 / −0.24 m/s backward on rapier / MuJoCo, 0.121-0.131 m/s sideways on rapier
-/// and 0.146-0.156 on MuJoCo; over 20 s −0.25 to −0.26 and 0.11-0.16, docs/cassie-runs.md;
-/// the first second includes the start from rest). Standing still would score 0.
+/// measured −0.26 / −0.28 m/s backward on rapier / MuJoCo, 0.162-0.171 m/s sideways on rapier
+/// and 0.176-0.180 on MuJoCo; over 20 s −0.28 to −0.30 and 0.16-0.18, docs/cassie-runs.md; the
+/// first second includes the start from rest). Standing still would score 0.
 #[test]
 fn the_pretrained_policy_walks_backward_and_sideways() {
     let omni = common::pretrained_walk();
