@@ -304,10 +304,13 @@ fn the_forward_config_is_the_earlier_walking_preset() {
     );
     assert!(printed.contains("robust_start_speed = 0.4"), "the preset's gate stays: {printed}");
     assert!(printed.contains("orientation_noise = 0.05"), "as it trained: {printed}");
+    assert!(printed.contains("push_every = 2.0\n"), "as it trained: {printed}");
+    assert!(printed.contains("selection_push = 0.0\n"), "as it picked: {printed}");
     let preset = cassie_print_config(&[]);
     assert!(preset.status.success(), "{}", stderr(&preset));
     let preset = String::from_utf8_lossy(&preset.stdout);
     assert!(preset.contains("orientation_noise = 0.0\n"), "the preset has none: {preset}");
+    assert!(preset.contains("push_every = 1.0\n") && preset.contains("selection_push = 0.45\n"));
 }
 
 /// The walking preset's two stage gates (every direction, perturbations) wait for an
