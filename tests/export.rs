@@ -347,13 +347,19 @@ fn a_saved_iteration_is_evaluated_and_exported_by_number() {
     let o = gait(&["eval", "--path", path, "--iteration", "2", "--latest"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 
-    // Export: a copy of the shipped policy whose last weights stand as iteration 5's.
+    // Export: a copy of the shipped policy whose last weights stand as iteration 5's, its
+    // `experiment.json` without `numbered_weights`, as a run written before 2026-12-03 has it.
     let walk = base.path().join("walk");
     std::fs::create_dir(&walk).unwrap();
     for entry in std::fs::read_dir(pretrained_walk()).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), walk.join(entry.file_name())).unwrap();
     }
+    let experiment = walk.join("experiment.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&experiment).unwrap()).unwrap();
+    assert!(json.as_object_mut().unwrap().remove("numbered_weights").is_some());
+    std::fs::write(&experiment, json.to_string()).unwrap();
     std::fs::copy(walk.join("actor_latest.safetensors"), walk.join("actor_5.safetensors")).unwrap();
     let walk = walk.to_str().unwrap();
     let out = base.path().join("it5.onnx");
