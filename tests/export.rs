@@ -321,8 +321,8 @@ fn bad_exports_write_nothing() {
 /// `--iteration N` loads the weights `--save-freq` kept of iteration N, in `gait eval` and
 /// `gait export`; an iteration with none saved is a usage error that lists the saved ones, and
 /// `--iteration` with `--latest` is refused. A run written before numbered weights were the
-/// scored ones (the shipped policy's `experiment.json` has no `numbered_weights`) says so,
-/// once, in `gait export` and `gait check`.
+/// scored ones (a copy of the shipped policy with `numbered_weights` taken out of its
+/// `experiment.json`) says so, once, in `gait export` and `gait check`.
 #[test]
 fn a_saved_iteration_is_evaluated_and_exported_by_number() {
     let base = tempfile::tempdir().unwrap();

@@ -120,10 +120,10 @@ crate::settings! {
         /// encoder offsets, torque delay and efficiency, spring stiffness) and jitter the
         /// policy rate by 0-5 Hz per step; evaluations run the nominal model.
         dynamics_randomization: bool = false;
-        /// Push the pelvis every 2-5 s by a speed change of up to this (m/s; 0: no pushes): in
-        /// a random horizontal direction, U(0, push) m/s for the whole robot (an impulse of
-        /// 33.3 kg times that, held for one policy step). 5 m/s is a blow no robot of this size
-        /// stands.
+        /// Push the pelvis every 2-5 s (in training: `push_every`) by a speed change of up to
+        /// this (m/s; 0: no pushes): in a random horizontal direction, U(0, push) m/s for the
+        /// whole robot (an impulse of 33.3 kg times that, held for one policy step). 5 m/s is
+        /// a blow no robot of this size stands.
         #[serde(default)]
         push: f64 = 0.0, Range::PUSH_SPEED;
         /// Seconds between training pushes, at least: the next comes U(this, 2.5 × this) s
