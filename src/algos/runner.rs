@@ -791,15 +791,15 @@ mod tests {
     };
     use crate::config::{BestBy, StdSchedule, TrainConfig};
 
-    /// The walking preset's evaluations count as settled 2M steps after the perturbations
+    /// The walking preset's evaluations count as settled 3M steps after the perturbations
     /// reach full strength (8M with the gate open at 2.04M), or from 8M with
     /// `--best-after-settled 0`; a closed gate settles nothing.
     #[test]
     fn evaluations_settle_best_after_settled_steps_past_the_env() {
         let mut config = crate::config::TrainConfig::for_env("cassie");
         let gate = Some(2_040_000);
-        assert!(!evaluation_settled(&config, gate, 9_999_999));
-        assert!(evaluation_settled(&config, gate, 10_000_000));
+        assert!(!evaluation_settled(&config, gate, 10_999_999));
+        assert!(evaluation_settled(&config, gate, 11_000_000));
         assert!(!evaluation_settled(&config, None, 12_000_000), "the gate is closed");
         config.eval.best_after_settled = 0;
         assert!(!evaluation_settled(&config, gate, 7_999_999));
