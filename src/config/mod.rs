@@ -87,8 +87,9 @@ pub enum BestBy {
     Return,
     /// Among the evaluations after the training distribution settled
     /// (`--best-after-settled`), the lowest `Test/Tracking Error`: every eval command on every
-    /// physics model, without pushes, scored by how far each axis is from the command in the
-    /// task's tolerances ([`crate::algos::tracking::Selection::error`]); before that, `Return`.
+    /// physics model, pushed only with `--selection-push`, scored by how far each axis is from
+    /// the command in the task's tolerances ([`crate::algos::tracking::Selection::error`]);
+    /// before that, `Return`.
     /// Needs an env with eval commands. Why: the highest return was no better than any other
     /// late checkpoint at tracking commands (docs/cassie.md, "Choosing the weights").
     Tracking,
