@@ -53,14 +53,15 @@ pub enum CheckSim {
 impl CheckSim {
     /// MuJoCo runs at the lab model's own timestep (`cassie_fast.xml`'s 0.5 ms) whatever the
     /// run trained at, so a check measures the policy on the model as the lab runs it.
-    fn physics(self, friction: Option<f64>) -> PhysicsOverride {
+    /// The check's floor and sensing (`base`) on this model.
+    fn physics(self, base: PhysicsOverride) -> PhysicsOverride {
         match self {
             Self::Mujoco => PhysicsOverride {
                 sim: Some(SimKind::Mujoco),
                 sim_dt: Some(SimKind::Mujoco.default_dt()),
-                friction,
+                ..base
             },
-            Self::Rapier => PhysicsOverride { sim: Some(SimKind::Rapier), sim_dt: None, friction },
+            Self::Rapier => PhysicsOverride { sim: Some(SimKind::Rapier), sim_dt: None, ..base },
         }
     }
 
@@ -93,6 +94,11 @@ pub struct CheckOptions {
     pub push_exact: bool,
     /// The floor's friction factor, as `gait eval --friction` (None: the run's).
     pub friction: Option<f64>,
+    /// Sensing latency (s), as `gait eval --latency` (None: none).
+    pub latency: Option<f64>,
+    /// Sensor noise and IMU bias in multiples of the reference's levels, as `gait eval
+    /// --sensor-noise` (None: exact sensors).
+    pub sensor_noise: Option<f64>,
     /// Evaluations run at once (threads, one libtorch thread each).
     pub workers: usize,
 }
@@ -336,7 +342,12 @@ impl Job<'_> {
             seed: opts.seed,
             gif: None,
             record: None,
-            physics: self.sim().physics(opts.friction),
+            physics: self.sim().physics(PhysicsOverride {
+                friction: opts.friction,
+                latency: opts.latency,
+                sensor_noise: opts.sensor_noise,
+                ..PhysicsOverride::default()
+            }),
             push: opts.push,
             push_exact: opts.push_exact,
             action_noise: 0.0,
@@ -450,6 +461,12 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
     }
     if let Some(friction) = opts.friction {
         writeln!(out, "floor friction: ×{friction} of each model's own")?;
+    }
+    if let Some(latency) = opts.latency.filter(|&l| l > 0.0) {
+        writeln!(out, "sensing latency: {latency} s")?;
+    }
+    if let Some(noise) = opts.sensor_noise.filter(|&n| n > 0.0) {
+        writeln!(out, "sensor noise: ×{noise} of the reference's levels, with IMU bias")?;
     }
     let header = match opts.task {
         CheckTask::Commands(_) => COMMAND_HEADER,

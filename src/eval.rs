@@ -247,8 +247,8 @@ fn load(source: &Source) -> Result<Loaded> {
     }
 }
 
-/// `gait eval --sim/--sim-dt/--friction`: run a Cassie policy on another physics backend,
-/// timestep or floor.
+/// `gait eval --sim/--sim-dt/--friction/--latency/--sensor-noise`: run a Cassie policy on
+/// another physics backend, timestep or floor, or with the sensors a robot has.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct PhysicsOverride {
     /// The backend; another one than the run's starts from that backend's default timestep.
@@ -258,6 +258,11 @@ pub struct PhysicsOverride {
     /// The floor's friction factor (`CassieConfig::friction`), already range-checked; unset:
     /// the run's (1, the models' own, unless it trained on another floor).
     pub friction: Option<f64>,
+    /// Sensing latency (s, `CassieConfig::eval_latency`), already range-checked; unset: none.
+    pub latency: Option<f64>,
+    /// Sensor noise and IMU bias in multiples of the reference's levels
+    /// (`CassieConfig::eval_noise`), already range-checked; unset: exact sensors.
+    pub sensor_noise: Option<f64>,
 }
 
 impl PhysicsOverride {
@@ -265,11 +270,11 @@ impl PhysicsOverride {
     /// (None for a run that is not Cassie's and no override).
     fn apply(&self, env: &str, config: &mut EnvConfig) -> Result<Option<String>, UsageError> {
         if env != "cassie" {
-            return match (self.sim, self.sim_dt, self.friction) {
-                (None, None, None) => Ok(None),
+            return match (self.sim, self.sim_dt, self.friction, self.latency, self.sensor_noise) {
+                (None, None, None, None, None) => Ok(None),
                 _ => Err(UsageError(format!(
-                    "--sim/--sim-dt/--friction: only Cassie has physics backends, the run is \
-                     '{env}'"
+                    "--sim/--sim-dt/--friction/--latency/--sensor-noise: only Cassie has physics \
+                     backends and sensors, the run is '{env}'"
                 ))),
             };
         }
@@ -293,6 +298,14 @@ impl PhysicsOverride {
         if let Some(friction) = self.friction {
             cassie.friction = friction;
         }
+        // Evaluations never inherit training's sensing: exact unless asked.
+        cassie.eval_latency = self.latency.unwrap_or(0.0);
+        cassie.eval_noise = self.sensor_noise.unwrap_or(0.0);
+        cassie.check().map_err(|e| {
+            UsageError(
+                e.replace("--eval-latency", "--latency").replace("--eval-noise", "--sensor-noise"),
+            )
+        })?;
         let model = match cassie.sim {
             SimKind::Rapier => "gait's rapier model",
             SimKind::Mujoco => "MuJoCo on the lab's cassie_fast.xml",
@@ -312,8 +325,15 @@ impl PhysicsOverride {
         } else {
             format!(", floor friction ×{}", cassie.friction)
         };
+        let mut sensing = String::new();
+        if cassie.eval_latency > 0.0 {
+            sensing += &format!(", sensing latency {} s", cassie.eval_latency);
+        }
+        if cassie.eval_noise > 0.0 {
+            sensing += &format!(", sensor noise ×{} of the reference's", cassie.eval_noise);
+        }
         Ok(Some(format!(
-            "physics: {} ({model}), dt {} s{floor}{check}",
+            "physics: {} ({model}), dt {} s{floor}{sensing}{check}",
             cassie.sim.name(),
             cassie.sim_dt()
         )))

@@ -244,6 +244,46 @@ fn eval_runs_the_policy_on_another_floor() {
     }
 }
 
+/// `gait eval --latency S` and `--sensor-noise K` run the policy with a robot's sensing and say
+/// so on the physics line; `gait check` takes both and names them; the episode changes with
+/// each; a latency longer than one policy step, or outside its range, is a usage error.
+#[test]
+fn eval_senses_with_latency_and_noise() {
+    let run = |extra: &[&str]| {
+        let out = stdout(&eval_pretrained("1", "100", &[&["--sim", "rapier"], extra].concat()));
+        let episode = out.lines().find(|l| l.starts_with("episode")).expect("an episode");
+        let physics = out.lines().find(|l| l.starts_with("physics")).expect("physics line");
+        (episode_metric(episode, "forward_speed"), physics.to_string())
+    };
+    let (exact, line) = run(&[]);
+    assert!(!line.contains("sensing") && !line.contains("noise"), "{line}");
+    let (lagged, line) = run(&["--latency", "0.02"]);
+    assert!(line.contains("sensing latency 0.02 s"), "{line}");
+    assert_ne!(lagged, exact);
+    let (noisy, line) = run(&["--sensor-noise", "1"]);
+    assert!(line.contains("sensor noise ×1 of the reference's"), "{line}");
+    assert_ne!(noisy, exact);
+    let walk = common::pretrained_walk();
+    let walk = walk.to_str().unwrap();
+    let args = ["--command", "0.5,0,0", "--episodes", "1", "--traj-len", "50", "--sims", "rapier"];
+    let out = stdout(&gait(
+        &[&["check", "--path", walk, "--latency", "0.01", "--sensor-noise", "0.5"], &args[..]]
+            .concat(),
+    ));
+    assert!(out.contains("sensing latency: 0.01 s"), "{out}");
+    assert!(out.contains("sensor noise: ×0.5 of the reference's levels"), "{out}");
+    for (command, flag, value, says) in [
+        ("eval", "--latency", "0.03", "longer than one policy step"),
+        ("check", "--latency", "0.03", "longer than one policy step"),
+        ("eval", "--latency", "-0.01", "not a latency in [0, 0.05] s"),
+        ("eval", "--sensor-noise", "11", "not a noise scale in [0, 10]"),
+    ] {
+        let o = gait(&[command, "--path", walk, flag, value]);
+        assert_eq!(o.status.code(), Some(2), "{command} {flag} {value}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
+}
+
 /// The shipped walking policy (`pretrained/cassie-walk`, `pe1-s1`: the preset, seed 1)
 /// walks backward and sidesteps both ways on gait's model and on the lab's MuJoCo model: 4 s
 /// per command without a fall, at least 30 % of the commanded speed on average (these 4 s

@@ -165,6 +165,8 @@ fn check_onnx_matches_the_run(run: &Path, model: &Path) {
         push: None,
         push_exact: false,
         friction: None,
+        latency: None,
+        sensor_noise: None,
         workers: 2,
     };
     let mut sink = Vec::new();

@@ -121,6 +121,14 @@ pub struct EvalFlags {
     /// the run's, 1]: whether a gait walks or slides.
     #[arg(long, value_parser = cassie_number("friction"), help_heading = "Physics (Cassie)")]
     pub friction: Option<f64>,
+    /// Sensing latency (s): the policy sees the robot as it was this long before each step's
+    /// end, as on hardware, where the estimator lags (at most one policy step).
+    #[arg(long, value_parser = cassie_number("eval_latency"), allow_negative_numbers = true, help_heading = "Physics (Cassie)")]
+    pub latency: Option<f64>,
+    /// Sensor noise at this multiple of the reference's levels (1: its σ), with a constant
+    /// IMU bias per episode where the run trained with one.
+    #[arg(long, value_parser = cassie_number("eval_noise"), allow_negative_numbers = true, help_heading = "Physics (Cassie)")]
+    pub sensor_noise: Option<f64>,
 }
 
 impl EvalFlags {
@@ -140,6 +148,8 @@ impl EvalFlags {
                 sim: self.sim,
                 sim_dt: self.sim_dt,
                 friction: self.friction,
+                latency: self.latency,
+                sensor_noise: self.sensor_noise,
             },
             push: self.push.map(|v| v as f32),
             push_exact: self.push_exact,
@@ -188,6 +198,12 @@ pub struct CheckFlags {
     /// The floor's friction as a factor of each model's own, as `gait eval --friction`.
     #[arg(long, value_parser = cassie_number("friction"))]
     pub friction: Option<f64>,
+    /// Sensing latency (s), as `gait eval --latency`.
+    #[arg(long, value_parser = cassie_number("eval_latency"), allow_negative_numbers = true)]
+    pub latency: Option<f64>,
+    /// Sensor noise at this multiple of the reference's levels, as `gait eval --sensor-noise`.
+    #[arg(long, value_parser = cassie_number("eval_noise"), allow_negative_numbers = true)]
+    pub sensor_noise: Option<f64>,
     /// Cells evaluated at once [default: the cores available]; the table is the same for any
     /// count.
     #[arg(long, value_parser = positive_usize)]
@@ -234,6 +250,8 @@ impl CheckFlags {
             push: self.push.map(|v| v as f32),
             push_exact: self.push_exact,
             friction: self.friction,
+            latency: self.latency,
+            sensor_noise: self.sensor_noise,
             workers,
         })
     }

@@ -178,7 +178,7 @@ crate::settings! {
         /// Standard deviation (m/s) of the noise on the observed pelvis velocity at
         /// `obs_noise = 1`; it scales with `obs_noise` as [`NOISE_STD`]'s levels do. Only
         /// with `--obs velocity`.
-        velocity_noise: f64 = 0.1,
+        velocity_noise: f64 = REFERENCE_VELOCITY_NOISE,
             Range::Within { lo: 0.0, hi: 1.0, what: "a velocity noise in [0, 1] m/s" };
         /// Standard deviation (rad, about each body axis) of the random small rotation applied
         /// to the observed pelvis orientation at `obs_noise = 1`; it scales with `obs_noise` as
@@ -187,7 +187,7 @@ crate::settings! {
         /// relative to what the policy must read (a sidestep leans the pelvis a few hundredths
         /// of a radian). The walking preset sets 0 (stop 76: 119 of 120 cells over seeds 0-2
         /// against 115 with it).
-        orientation_noise: f64 = 0.05,
+        orientation_noise: f64 = REFERENCE_ORIENTATION_NOISE,
             Range::Within { lo: 0.0, hi: 0.5, what: "an orientation noise in [0, 0.5] rad" };
         /// The reference gait's stepping gain at a standing command, in [0, 1]: 0 stands still
         /// (both feet planted), 1 steps in place with the walking knee fold, so a standing
@@ -353,6 +353,33 @@ crate::settings! {
         /// average than the nominal model train a gait that runs fast in evaluation.
         #[serde(default)]
         dr_centered: bool = false;
+        /// Sensing latency of training episodes (s): each draws U(0, this), scaled as the
+        /// other perturbations ramp in, and observes the robot as it was that long before the
+        /// step ended (to the nearest physics substep, at most one policy step). Why: the lab's
+        /// hardware loop acts on an estimator's reading that lags the motors. 0: none.
+        #[serde(default)]
+        latency: f64 = 0.0,
+            Range::Within { lo: 0.0, hi: 0.05, what: "a latency in [0, 0.05] s" };
+        /// Sensing latency of every episode that is not training's (s): evaluations,
+        /// `gait eval --latency`, `gait check --latency`. Same rules as `latency`.
+        #[serde(default)]
+        eval_latency: f64 = 0.0,
+            Range::Within { lo: 0.0, hi: 0.05, what: "a latency in [0, 0.05] s" };
+        /// IMU bias of training episodes: each draws a constant tilt of the observed pelvis
+        /// orientation, U(±this) rad about roll and pitch, and a gyro offset, U(±this) rad/s
+        /// per axis, scaled as `obs_noise` is. Why: an estimator's orientation drifts by about a
+        /// degree and holds it over an episode, which zero-mean noise never teaches. 0: none.
+        #[serde(default)]
+        imu_bias: f64 = 0.0,
+            Range::Within { lo: 0.0, hi: 0.2, what: "an IMU bias in [0, 0.2] rad" };
+        /// Sensor noise of every episode that is not training's, in multiples of the
+        /// reference's levels (`NOISE_STD`, orientation 0.05 rad, velocity 0.1 m/s, whatever
+        /// the run trained with, so every run is checked alike), with the IMU bias at
+        /// `imu_bias` times this: `gait eval --sensor-noise`, `gait check --sensor-noise`. 0:
+        /// exact sensors.
+        #[serde(default)]
+        eval_noise: f64 = 0.0,
+            Range::Within { lo: 0.0, hi: 10.0, what: "a noise scale in [0, 10]" };
     }
 }
 
@@ -372,6 +399,13 @@ crate::choice_settings!(
 /// orientation's (`orientation_noise`, default the reference's 0.05 rad) and linear
 /// velocity's (`velocity_noise`, from a state estimator rather than an encoder) are settings.
 pub const NOISE_STD: [f32; 5] = [0.1, 0.01, 0.1, 0.01, 0.1];
+
+/// The reference's orientation and pelvis-velocity noise levels (rad, m/s) at scale 1: what
+/// non-training episodes use with `eval_noise` (the defaults of `orientation_noise` and
+/// `velocity_noise`).
+pub const REFERENCE_ORIENTATION_NOISE: f64 = 0.05;
+/// See [`REFERENCE_ORIENTATION_NOISE`].
+pub const REFERENCE_VELOCITY_NOISE: f64 = 0.1;
 
 fn legacy_reference() -> ReferenceKind {
     ReferenceKind::None
@@ -541,6 +575,16 @@ impl CassieConfig {
             return Err("--foot-placement reads the observed pelvis velocity: it needs \
                         --obs velocity"
                 .into());
+        }
+        for (name, lag) in [("--latency", self.latency), ("--eval-latency", self.eval_latency)] {
+            if lag > 1.0 / self.policy_rate + 1e-9 {
+                return Err(format!(
+                    "{name} {lag} is longer than one policy step ({} s at --policy-rate {}): \
+                     the observation lags by at most one step",
+                    1.0 / self.policy_rate,
+                    self.policy_rate
+                ));
+            }
         }
         if self.foot_placement > 0.0 && self.reference == ReferenceKind::None {
             return Err("--foot-placement shapes the reference gait: it needs --reference \

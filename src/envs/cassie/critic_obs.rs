@@ -19,6 +19,10 @@
 //! | 12 | seconds since the last push (capped at [`PUSH_MEMORY`]; the cap without one) |
 //! | 13, 14 | the last push's speed change (m/s) along the pelvis heading and to its left, 0 after [`PUSH_MEMORY`] |
 //!
+//! When the policy does not observe the pelvis velocity (`--obs reference`), [`HIDDEN`] more
+//! follow: the true pelvis velocity in its heading frame (forward, left, up; m/s) and the
+//! episode's sensing latency (ms), what a robot's policy must infer and the critic need not.
+//!
 //! The randomized parameters are episode constants; per-body and per-joint factors enter as
 //! their means, which keeps the layout left/right symmetric (a per-side factor would need the
 //! mirror to swap bodies the policy never sees).
@@ -31,6 +35,9 @@ use crate::envs::mirror::{MirrorError, MirrorIndices};
 
 /// Values after the noise-free policy observation.
 pub const EXTRAS: usize = 15;
+
+/// Values after [`EXTRAS`] when the policy does not observe the pelvis velocity.
+pub const HIDDEN: usize = 4;
 
 /// Seconds a push is remembered: the time-since-push input saturates there and the push's
 /// speed change reads 0 after it (a push's effect on the gait is over within about a stride).
@@ -84,10 +91,20 @@ pub fn write_extras(
     ]);
 }
 
+/// Writes the [`HIDDEN`] values into `out`: the true pelvis velocity in its heading frame and
+/// the sensing latency `latency` (s) in ms.
+pub fn write_hidden(out: &mut [f32], sim: &dyn Physics, latency: f64) {
+    debug_assert_eq!(out.len(), HIDDEN);
+    let v = sim.base_linvel();
+    let [forward, lateral] = reward::planar_in_heading(v, reward::yaw(sim.base_rotation()));
+    out.copy_from_slice(&[forward, lateral, v.z, (latency * 1e3) as f32]);
+}
+
 /// The critic observation's mirror list: the policy's (`policy`, `n` values) for the
 /// noise-free part, then the extras: the feet and their forces swap, the push's lateral speed
-/// change is negated, the rest is kept.
-pub fn mirror(policy: &MirrorIndices) -> Result<MirrorIndices, MirrorError> {
+/// change is negated, the rest is kept; with `hidden`, the [`HIDDEN`] values, the lateral
+/// velocity negated.
+pub fn mirror(policy: &MirrorIndices, hidden: bool) -> Result<MirrorIndices, MirrorError> {
     let n = policy.len();
     let mut list: Vec<f64> = policy
         .source()
@@ -99,7 +116,13 @@ pub fn mirror(policy: &MirrorIndices) -> Result<MirrorIndices, MirrorError> {
     list.extend([at(0), at(2), at(1), at(4), at(3)]);
     list.extend((5..=13).map(at));
     list.push(-at(14));
-    MirrorIndices::with_len(&list, n + EXTRAS)
+    let mut len = n + EXTRAS;
+    if hidden {
+        let at = |k: usize| (n + EXTRAS + k) as f64;
+        list.extend([at(0), -at(1), at(2), at(3)]);
+        len += HIDDEN;
+    }
+    MirrorIndices::with_len(&list, len)
 }
 
 #[cfg(test)]
@@ -110,7 +133,7 @@ mod tests {
     #[test]
     fn the_mirror_keeps_the_policy_part_and_swaps_the_feet() {
         let policy = mirror_lists::observation(false, true).unwrap();
-        let m = mirror(&policy).unwrap();
+        let m = mirror(&policy, false).unwrap();
         let n = policy.len();
         assert_eq!(m.len(), n + EXTRAS);
         let x: Vec<f32> = (0..n + EXTRAS).map(|i| i as f32 + 100.0).collect();
@@ -122,5 +145,17 @@ mod tests {
         assert_eq!(&b[n..n + 5], &[e(0), e(2), e(1), e(4), e(3)], "height kept, feet swapped");
         assert_eq!(&b[n + 5..n + 14], &x[n + 5..n + 14], "model and push timing kept");
         assert_eq!(b[n + 14], -e(14), "the push's lateral speed change negated");
+    }
+
+    #[test]
+    fn the_hidden_velocity_mirrors_its_lateral_part() {
+        let policy = mirror_lists::observation(false, false).unwrap();
+        let m = mirror(&policy, true).unwrap();
+        let n = policy.len() + EXTRAS;
+        assert_eq!(m.len(), n + HIDDEN);
+        let x: Vec<f32> = (0..n + HIDDEN).map(|i| i as f32 + 100.0).collect();
+        let mut b = vec![0.0; n + HIDDEN];
+        m.apply(&x, &mut b);
+        assert_eq!(&b[n..], &[x[n], -x[n + 1], x[n + 2], x[n + 3]]);
     }
 }

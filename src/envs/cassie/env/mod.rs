@@ -19,7 +19,10 @@ use rapier3d::glamx::{EulerRot, Quat, Vec3};
 
 use super::clock::GaitClock;
 use super::commands::{Command, CommandKind};
-use super::config::{CassieConfig, ObsKind, EVEN_MUJOCO_SHARE, FIXED_CYCLE, NOISE_STD};
+use super::config::{
+    CassieConfig, ObsKind, EVEN_MUJOCO_SHARE, FIXED_CYCLE, NOISE_STD, REFERENCE_ORIENTATION_NOISE,
+    REFERENCE_VELOCITY_NOISE,
+};
 use super::critic_obs::{self, LastPush};
 use super::description::Description;
 use super::mirror_lists;
@@ -110,7 +113,25 @@ pub struct CassieEnv {
     /// Each foot site's position after the last step if the foot was loaded then
     /// (`measure_feet`); `None` in the air and at an episode's start.
     loaded_feet: [Option<Vec3>; 2],
+    /// The episode's sensing: latency and IMU bias ([`Sensing`]).
+    sensing: Sensing,
 }
+
+/// How the episode's sensors differ from the simulator's state: drawn at every reset.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Sensing {
+    /// Observation latency (s): the robot state observed at a step's end is the one this
+    /// long before it (to the nearest substep, at most the whole step).
+    latency: f64,
+    /// A constant tilt of the observed orientation about roll and pitch (rad).
+    tilt: [f32; 2],
+    /// A constant offset of the observed angular velocity (rad/s, body frame).
+    gyro: [f32; 3],
+}
+
+/// The number of values of the robot-state part of the observation (orientation, angular
+/// velocity, motors, passive joints), which the latency delays.
+const ROBOT_STATE: usize = 35;
 
 impl CassieEnv {
     /// The task with these settings.
@@ -124,7 +145,9 @@ impl CassieEnv {
         let dt = config.dt_of(sim.kind());
         let clock = GaitClock::new(FIXED_CYCLE, config.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
         let obs_len = Self::observation_len(&config);
-        let critic_len = if config.privileged_critic { obs_len + critic_obs::EXTRAS } else { 0 };
+        let hidden = if config.obs == ObsKind::Velocity { 0 } else { critic_obs::HIDDEN };
+        let critic_len =
+            if config.privileged_critic { obs_len + critic_obs::EXTRAS + hidden } else { 0 };
         Self {
             config,
             offset,
@@ -166,6 +189,7 @@ impl CassieEnv {
                 ("foot_lift", 0.0),
             ],
             loaded_feet: [None; 2],
+            sensing: Sensing::default(),
         }
     }
 
@@ -256,6 +280,37 @@ impl CassieEnv {
         }
         d.spring_scale = 1.0 + k * rng.gen_range(-0.2..0.2);
         d
+    }
+
+    /// The episode's latency and IMU bias: training's drawn up to `latency` and `imu_bias`
+    /// (scaled by the perturbations' strength), every other episode's latency exactly
+    /// `eval_latency` and bias drawn up to `imu_bias · eval_noise`. Draws nothing where both
+    /// are zero, so runs without them replay draw for draw.
+    fn draw_sensing(&mut self) -> Sensing {
+        let (latency, bias) = match self.training {
+            Some(_) => {
+                let k = self.robustness();
+                (self.config.latency * k, self.config.imu_bias * self.config.obs_noise * k)
+            }
+            None => (self.config.eval_latency, self.config.imu_bias * self.config.eval_noise),
+        };
+        let rng = &mut self.rng;
+        let latency = match (self.training, latency > 0.0) {
+            (Some(_), true) => rng.gen_range(0.0..=latency),
+            _ => latency,
+        };
+        let b = bias as f32;
+        let mut draw = || if b > 0.0 { rng.gen_range(-b..=b) } else { 0.0 };
+        Sensing { latency, tilt: [draw(), draw()], gyro: [draw(), draw(), draw()] }
+    }
+
+    /// The sensor noise's scale now, in multiples of its levels: training's `obs_noise`
+    /// (ramped with the perturbations), every other episode's `eval_noise`.
+    fn noise_scale(&self) -> f64 {
+        match self.training {
+            Some(_) => self.config.obs_noise * self.robustness(),
+            None => self.config.eval_noise,
+        }
     }
 
     /// The training perturbations' strength now ([`CassieConfig::robustness_at`]; full outside
@@ -445,6 +500,7 @@ impl CassieEnv {
         self.sim.set_timestep(self.dt);
         self.sim.reset(&dynamics, heading as f32);
         self.dynamics = dynamics;
+        self.sensing = self.draw_sensing();
         self.steps = 0;
         self.pushing = false;
         self.last_push = None;
@@ -459,6 +515,13 @@ impl CassieEnv {
     /// motors, passive joints), then commands 35..38, gait 38..42 and clock 42..44 (..46);
     /// then with `--obs velocity` the pelvis velocity in its heading frame.
     fn write_obs(&mut self) {
+        self.sense();
+        self.write_task_obs();
+    }
+
+    /// The sensed part of the observation, read from the simulator now: the robot state
+    /// (0..35) and with `--obs velocity` the pelvis velocity in its heading frame.
+    fn sense(&mut self) {
         let o = &mut self.obs;
         let heading = Quat::from_rotation_z(self.heading as f32);
         let q = self.sim.base_rotation();
@@ -472,7 +535,19 @@ impl CassieEnv {
         self.sim.motor_positions(&mut o[7..17]);
         self.sim.motor_velocities(&mut o[17..27]);
         self.sim.passive_positions(&mut o[27..27 + PASSIVE]);
-        self.sim.passive_velocities(&mut o[31..31 + PASSIVE]);
+        self.sim.passive_velocities(&mut o[31..ROBOT_STATE]);
+        if self.config.obs == ObsKind::Velocity {
+            let v = self.sim.base_linvel();
+            let [forward, lateral] = reward::planar_in_heading(v, reward::yaw(q));
+            let at = o.len() - 3;
+            o[at..].copy_from_slice(&[forward, lateral, v.z]);
+        }
+    }
+
+    /// The rest of the observation (command, gait, clock), the critic's copy, then the
+    /// sensors' noise and bias on the sensed part.
+    fn write_task_obs(&mut self) {
+        let o = &mut self.obs;
         let c = self.command;
         o[35..38].copy_from_slice(&[c.x as f32, c.y as f32, c.turn as f32]);
         let swing = self.clock.swing();
@@ -493,15 +568,13 @@ impl CassieEnv {
             o[42] = clk[0] as f32;
             o[43] = clk[1] as f32;
         }
-        if self.config.obs == ObsKind::Velocity {
-            let v = self.sim.base_linvel();
-            let [forward, lateral] = reward::planar_in_heading(v, reward::yaw(q));
-            let at = o.len() - 3;
-            o[at..].copy_from_slice(&[forward, lateral, v.z]);
-        }
         if !self.critic_obs.is_empty() {
             let (clean, extras) = self.critic_obs.split_at_mut(o.len());
+            let (extras, hidden) = extras.split_at_mut(critic_obs::EXTRAS);
             clean.copy_from_slice(o);
+            if !hidden.is_empty() {
+                critic_obs::write_hidden(hidden, self.sim.as_ref(), self.sensing.latency);
+            }
             let now = self.steps as f32 / self.config.policy_rate as f32;
             critic_obs::write_extras(
                 extras,
@@ -511,18 +584,41 @@ impl CassieEnv {
                 now,
             );
         }
-        if self.training.is_some() && self.config.obs_noise * self.robustness() > 0.0 {
+        if self.noise_scale() > 0.0 {
             self.add_obs_noise();
+        }
+        if self.sensing.tilt != [0.0; 2] || self.sensing.gyro != [0.0; 3] {
+            self.add_imu_bias();
+        }
+    }
+
+    /// Turns the observed orientation by the episode's constant tilt and offsets the observed
+    /// angular velocity by its gyro bias ([`Sensing`]).
+    fn add_imu_bias(&mut self) {
+        let o = &mut self.obs;
+        let [roll, pitch] = self.sensing.tilt;
+        let tilt = Quat::from_euler(EulerRot::XYZ, roll, pitch, 0.0);
+        let mut rel = Quat::from_xyzw(o[1], o[2], o[3], o[0]) * tilt;
+        if rel.w < 0.0 {
+            rel = -rel;
+        }
+        o[0..4].copy_from_slice(&[rel.w, rel.x, rel.y, rel.z]);
+        for (x, b) in o[4..7].iter_mut().zip(self.sensing.gyro) {
+            *x += b;
         }
     }
 
     /// Adds [`NOISE_STD`]·`obs_noise` Gaussian noise to the robot-state part of the
     /// observation: the orientation turned by a random small rotation, the rest additive.
     fn add_obs_noise(&mut self) {
-        let scale = (self.config.obs_noise * self.robustness()) as f32;
+        let scale = self.noise_scale() as f32;
         let [s_angvel, s_mpos, s_mvel, s_jpos, s_jvel] = NOISE_STD.map(|s| s * scale);
-        let s_rot = self.config.orientation_noise as f32 * scale;
-        let s_linvel = self.config.velocity_noise as f32 * scale;
+        let (rot, linvel) = match self.training {
+            Some(_) => (self.config.orientation_noise, self.config.velocity_noise),
+            None => (REFERENCE_ORIENTATION_NOISE, REFERENCE_VELOCITY_NOISE),
+        };
+        let s_rot = rot as f32 * scale;
+        let s_linvel = linvel as f32 * scale;
         let rng = &mut self.rng;
         let mut n = |sd: f32| sd * rng.sample::<f32, _>(StandardNormal);
         let o = &mut self.obs;
@@ -717,7 +813,18 @@ impl Env for CassieEnv {
         self.heading += self.command.turn / self.config.policy_rate;
         let substeps = substeps(self.dt, rate);
         self.update_push((substeps as f64 * self.dt) as f32);
-        self.sim.step(&targets, substeps);
+        let lag = ((self.sensing.latency / self.dt).round() as usize).min(substeps);
+        if lag > 0 {
+            // The robot as sensed `lag` substeps before the step's end; the task part of the
+            // observation (command, clock) is the controller's own and not delayed.
+            self.sim.step(&targets, substeps - lag);
+            self.sense();
+            if !self.sim.diverged() {
+                self.sim.step(&targets, lag);
+            }
+        } else {
+            self.sim.step(&targets, substeps);
+        }
         if self.config.turn_reward == TurnKind::Rate {
             // The commanded frame is the robot's own heading: the command is in the body frame.
             self.heading = reward::yaw(self.sim.base_rotation()) as f64;
@@ -754,7 +861,10 @@ impl Env for CassieEnv {
             }
             self.retime_clock();
         }
-        self.write_obs();
+        if lag == 0 {
+            self.sense();
+        }
+        self.write_task_obs();
         Step { obs: &self.obs, reward, done, info: &self.terms }
     }
 
@@ -905,7 +1015,8 @@ impl Env for CassieEnv {
         if self.critic_obs.is_empty() {
             return None;
         }
-        critic_obs::mirror(&self.observation_mirror_indices()?).ok()
+        let hidden = self.config.obs != ObsKind::Velocity;
+        critic_obs::mirror(&self.observation_mirror_indices()?, hidden).ok()
     }
 
     fn metrics(&self) -> &[RewardTerm] {
@@ -948,5 +1059,7 @@ impl Fall {
     }
 }
 
+#[cfg(test)]
+mod sensing_tests;
 #[cfg(test)]
 mod tests;
