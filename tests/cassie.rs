@@ -288,7 +288,7 @@ fn eval_senses_with_latency_and_noise() {
 /// walks backward and sidesteps both ways on gait's model and on the lab's MuJoCo model: 4 s
 /// per command without a fall, at least 30 % of the commanded speed on average (these 4 s
 /// measured −0.26 / −0.28 m/s backward on rapier / MuJoCo, 0.162-0.171 m/s sideways on rapier
-/// and 0.176-0.180 on MuJoCo; over 20 s −0.28 to −0.30 and 0.16-0.18, docs/cassie-runs.md; the
+/// and 0.176-0.180 on MuJoCo; over 20 s −0.28 to −0.30 and 0.16-0.18, docs/notebook/cassie-runs.md; the
 /// first second includes the start from rest). Standing still would score 0.
 #[test]
 fn the_pretrained_policy_walks_backward_and_sideways() {

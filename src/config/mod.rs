@@ -112,8 +112,7 @@ pub enum SelectionCommands {
     /// The eval commands and their mirror images that are not eval commands themselves
     /// (Cassie: y and turn negated, so the walking task's 10 commands). Needs an env with a
     /// command mirror. Why: the mirror loss makes a policy nearly symmetric, not exactly, and
-    /// the side the selection never ran was where picks missed (`pre-s3`'s pick: rapier's
-    /// right sidestep −0.027 m/s at −0.2, the left +0.054; `t105-s0`'s: the right −0.048).
+    /// the side the selection never ran was where picks missed (D-022).
     Mirrored,
 }
 

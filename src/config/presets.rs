@@ -155,14 +155,8 @@ fn cadence_gives_way(
     ))
 }
 
-/// Chosen for a 2-core machine (docs/cassie.md "Cassie training"): the reference nets and PPO
-/// constants, 10k-step iterations (about 3 s here at 500 Hz, not run_ppo's 50k at 80 workers),
-/// traj_len 400 (8 s) and std 0.2 (the walking A/Bs of walking.md §4; std 0.13 explored too
-/// little to leave the standing pose), grad_clip 0.5 (A/B over 10 iterations: episode length
-/// 59.7 vs 56.8 with the reference's 0.05; a_lr 1e-3 was unstable), and train.py's γ = 0.99
-/// with run_ppo's λ = 0.95: with run_ppo's γ = 0.95 the 0.4 s horizon cannot see a fall
-/// coming, and the policy walked into falls (A/B: episode length 121 vs 95 at 0.5M steps from
-/// scratch, 250 vs 135 continuing one run).
+/// Cassie's walking preset, chosen for a 2-core machine: the reference nets and PPO constants
+/// with 10k-step iterations, 8 s trajectories, std 0.2, grad clip 0.5 and γ = 0.99 (D-023).
 fn cassie(c: &mut TrainConfig) {
     c.sampler.traj_len = 400;
     c.sampler.num_steps = 10_000;
@@ -180,77 +174,34 @@ fn cassie(c: &mut TrainConfig) {
     c.ppo.prenorm = true;
     c.ppo.prenormalize_steps = 2000;
     c.ppo.mirror = 1.0;
-    // Both learning rates fall linearly to a tenth at `timesteps`: at a constant rate the speed
-    // at a command drifted by ±0.2 m/s between snapshots under the perturbations, so the last
-    // weights were not the best (`push45-s0`: 1.0 → 0.81-0.83 m/s at the end); decayed, seed 0
-    // met every bound at its end (`decay9-s0`, `dg-s0`).
+    // Learning rates decayed to a tenth, so the last weights keep what was learned (D-018).
     c.ppo.lr_decay = 0.9;
-    // Robustness (docs/cassie.md "Sim-to-sim"): each episode on gait's rapier model or the lab's
-    // MuJoCo model; randomized dynamics, observation noise and pushes of up to 0.6 m/s (an
-    // impulse of up to 20 N·s on the 33.3 kg robot) once walking has been learned (their start
-    // and ramp: [`omnidirectional`]); a posture term keeps the pelvis level, so a push has the
-    // whole 20° tilt budget to spend. Pushes of up to 1 m/s (`robustF`, seeds 0-2) met the
-    // tracking bounds on seed 0 only; of up to 0.45 m/s (`push45`), issue 23's, on seeds 0 and
-    // 1. Walking in every direction, trained with pushes of up to 0.45, seeds 1 and 2 each fell
-    // once in the 100 checked episodes pushed as hard (`trk`); trained with up to 0.6, no seed
-    // fell in 1200 checked episodes with or without them, for as many tracking cells (`p6`:
-    // 117 of 120 on the best-eval weights, as `trk`).
-    // The perturbations wait for an evaluation at 0.4 m/s: a seed still marching in place when
-    // they begin kept marching under them (`push45-s2`); gated, it walked (`push45G-s2`).
+    // Robustness: both models, randomized dynamics, observation noise and pushes once walking
+    // has been learned, a level pelvis to spend the tilt budget on pushes (D-024).
     let cassie = &mut c.env.cassie;
     cassie.sim = SimKind::Mixed;
     cassie.dynamics_randomization = true;
     cassie.obs_noise = 1.0;
-    // The orientation's noise off, the rest kept: the reference's 0.05 rad per axis is larger
-    // than the roll of a sidestep's weight shift, and under it rapier's sidesteps wore down to
-    // ±0.05 m/s, at the edge of the bound (stop 75's `dg-*` arms). Without it, seeds 0-2 from
-    // scratch sidestep ±0.08-0.17 m/s there (`on-s0`..`on-s2`, stop 76); without any noise
-    // they lost pushed cells (`nn-s1`, `nn-s2`).
+    // The orientation's noise off: it wore rapier's sidesteps down (D-006).
     cassie.orientation_noise = 0.0;
     cassie.push = 0.6;
-    // Pushes every U(1, 2.5) s in training, twice as often as the default's U(2, 5) s (checks
-    // and evaluations keep U(2, 5) s): with the default, seed 0's pick fell standing on rapier
-    // under pushes, 4 in 50 episodes (`sp-s0`, the roll past 20°); twice as often it fell in
-    // none, and seeds 0-2 met every cell, every pushed cell and the course (`pe1-s0`..`pe1-s2`;
-    // seed 0 from scratch, cut by 45 minutes on a slower hour, picked an earlier row: 18 of 20
-    // pushed cells, 3 falls in 200 pushed episodes standing and turning where `sp-s0` had 6;
-    // with the pick scored from 11M, below, it reached `pe1-s0`'s pick in 44.6 min, `pre80-s0`).
+    // Training pushes every U(1, 2.5) s, twice as often as checks push (D-025).
     cassie.push_every = 1.0;
+    // The perturbations wait for an evaluation that walks at 0.4 m/s (D-005).
     cassie.robust_start_speed = 0.4;
     cassie.upright = 0.10;
-    // A pelvis-height term with its target below seed 0's walking height (0.79 m): seed 1
-    // crouched at 0.73-0.77 m without it and missed the bounds (`dg-s1`); with it, seed 1 met
-    // them at 20-30 minutes and seed 0 at 30 (`h76-s1`, `h76-s0`). At 0.8 m seed 0 walked taller
-    // still and overshot the command (`h80-s0`, `hp-s0`).
+    // A pelvis-height term with its target below a walking seed's height (D-009).
     cassie.height_target = 0.76;
-    // A longer, quicker stride at speed: the reference's swing hip pitch 0.4 rad per m/s of
-    // command (0.25 before) and a cycle that shortens past 0.5 m/s (0.6 s at 1 m/s). At the
-    // fixed 0.7 s cycle the walkers had a slow gait that saturated near 0.7 m/s and a fast one
-    // that overshot, and seed 2 marched in place to 2.84M steps and did not meet within 30
-    // minutes (`h76-s2`); with both it walked by 2.04M and met at 3.0M steps, seed 1 at 3.75M
-    // (`rc-s2`, `rc-s1`). Either alone left seed 2 short (`reach4-s2`, `cad2-s2`). That reach
-    // is the forward walker's (`configs/cassie-forward.toml` sets it); walking in every
-    // direction reaches 0.6 ([`omnidirectional`] sets it, once).
+    // A cycle that quickens past 0.5 m/s, so faster commands step more often (D-026).
     cassie.cadence = 0.2;
     omnidirectional(c);
 }
 
-/// Walking in every direction (docs/cassie.md "Walking in every direction", issue 27): the
-/// lab's five command modes over x −0.5..1.5 m/s, y ±0.3 m/s, turn ±0.5 rad/s, with the
-/// reference gait's hip roll and yaw, in three stages of one run. Each answers a measured
-/// failure (`docs/cassie-runs.md`, omnidirectional section):
-/// * forward commands first, until an evaluation walks at 0.4 m/s from 2M steps on: every
-///   direction from scratch marched in place to 4.9-7.4M steps (`omniE-s0`, `omniG-s0`);
-/// * then every direction, half of those commands along one signed axis (pure backward and
-///   sidestep commands are otherwise 2 % and 7 % of all, and were not learned, `omniE-s0`;
-///   why not more: `omni_axes` below);
-/// * the perturbations (pushes, randomized dynamics, noise) from 7M steps over 1M: during
-///   the middle stage they held backward and sideways walking back (`omniQ-s0`, `omniX-s0`),
-///   and half a million steps of them at the end were not enough for pushes (`omniU-s0`: 3 of
-///   10 commands under pushes, `omniD4-s0` with 5M: 10 of 10 on MuJoCo);
-/// * MuJoCo at 4 ms when mixing (`mujoco_dt`), rapier at its 2 ms: 13M steps fit the
-///   45-minute budget on a 2-core machine, and the MuJoCo-trained half still walks on the
-///   lab's 0.5 ms model.
+/// Walking in every direction: the lab's five command modes over x −0.5..1.5 m/s, y ±0.3 m/s,
+/// turn ±0.5 rad/s with the reference gait's hip roll and yaw, in three stages of one run —
+/// forward commands until an evaluation walks at 0.4 m/s (D-012, D-013), then every direction
+/// with half the commands along one signed axis (D-027), then the perturbations from 7M steps
+/// over 1M (D-004); MuJoCo at 4 ms when mixing, rapier at its 2 ms (D-001).
 fn omnidirectional(c: &mut TrainConfig) {
     c.run.timesteps = 13_000_000;
     let cassie = &mut c.env.cassie;
@@ -259,46 +210,19 @@ fn omnidirectional(c: &mut TrainConfig) {
     cassie.progress = ProgressKind::Peak;
     cassie.omni_start = 2_000_000;
     cassie.omni_start_speed = 0.4;
-    // Half along one signed axis. At one in two some streams miss backward and sideways
-    // walking in the middle stage (`m4-s1`, the Intel host's seeds 0 and 2); three in four
-    // rescued `m4-s1`'s state at the gate (`ax75-s1`: 20 of 20, where a reroll found 2 of 8
-    // diagnostic cells) and met 20 of 20 on seeds 0 and 1 from scratch, but seed 2 then
-    // walked 0.82 m/s at the 1 m/s command (`ax75-s2`: 18 of 20), where the three seeds at
-    // 0.5 met 20 of 20 each on the AMD hosts (`cells-s0`..`s2`; seed 0's stream reproduced bit
-    // for bit on the slower one, `pre1-s0`): not the preset.
     cassie.omni_axes = 0.5;
     cassie.robust_start = 7_000_000;
     cassie.robust_ramp = 1_000_000;
     cassie.mujoco_dt = Some(0.004);
-    // The swing hip pitch 0.6 rad per m/s of forward command (the forward walker's 0.4), both
-    // ways: 0.18 rad at −0.3 m/s. At 0.4 seed 1 never walked backward, with 3M more steps
-    // before the perturbations either (`walkG-s1`, `walkG-s1-r10`: −0.01 m/s at 7M, −0.05 at
-    // 10M); at 0.6 it walked backward by 7M (−0.22) and met every command (`fr6-s1`).
+    // The swing hip pitch 0.6 rad per m/s of forward command, both ways (D-028).
     cassie.forward_reach = 0.6;
-    // The best-eval checkpoint from 3M steps at full perturbation strength on (11M here, of
-    // 13M): `fr6-s2`'s was the first evaluation at full strength (8.05M) and met 12 of 20 under
-    // pushes, its last weights 19; `fr6-s0`'s and `fr6-s1`'s came from 12.84M and 11.21M.
-    // 3M rather than 2M because each scored evaluation runs 42 selection episodes (about 14 s
-    // on this host's 2 cores), and in the preset's three seeds none of the ten between 10M and
-    // 11M was picked, while seed 0's fell under pushes at six of them (`pre79-s0`): skipping
-    // them brings the 45-minute run about 140 s further (docs/cassie-runs.md, stop 80).
+    // The pick from 3M steps at full perturbation strength on (D-019).
     c.eval.best_after_settled = 3_000_000;
-    // Among those, the weights that track the eval commands best on both models: the highest
-    // `Test/Return` was no better than any other late checkpoint at tracking (`fswk-s1`: 19 of
-    // 20 cells, where 5 of its 29 checkpoints from 10M steps on met all 20), and the tracking
-    // score put the checkpoints that met all 20 near the top (docs/cassie.md, "Choosing the
-    // weights"). Ranked by the cells within first, the task's own criterion, then by that
-    // score: on the preset's three seeds it keeps the same weights as the score alone (`cells`
-    // runs, byte for byte); where they differed (`sds2`, two runs) the score alone kept a 13-of-14
-    // evaluation beside 14-of-14 ones.
+    // The pick: most cells within on both models, then the tracking score (D-029).
     c.eval.best_by = BestBy::Cells;
-    // Three episodes of each cell, each cell scored by its worst, on MuJoCo at the lab's
-    // 0.5 ms: one episode at training's 4 ms could not tell a checkpoint that met every
-    // checked cell from one that missed a cell (docs/cassie.md, "Choosing the weights").
+    // Three episodes a cell, each scored by its worst, on MuJoCo at the lab's 0.5 ms (D-021).
     c.eval.selection_episodes = 3;
-    // Those episodes pushed as `gait check --push 0.45` pushes, so the pick is scored on what
-    // the checks ask: `pe1-s0`'s pushed selection saw falls at 8 of its 29 settled evaluations
-    // (rows 990-1060, 1140, 1260), and its pick (row 1230) met all 20 pushed cells.
+    // The pick's episodes pushed as `gait check --push 0.45` pushes (D-030).
     c.eval.selection_push = 0.45;
 }
 

@@ -79,9 +79,8 @@ crate::settings! {
         c_lr: f64 = 1e-4, Range::Positive;
         /// Both learning rates fall linearly with the run's steps, from `a_lr`/`c_lr` at step 0
         /// to (1 − this) of them at `--timesteps` (0: constant). Why: under Cassie's
-        /// perturbations the speed at a command drifted by ±0.2 m/s between snapshots 4
-        /// minutes apart (`push45-s0`), so the last weights were not the best; smaller late
-        /// steps keep what was learned. A continuation with a larger `--timesteps` stretches
+        /// perturbations the speed at a command drifted between snapshots; smaller late steps
+        /// keep what was learned (D-018). A continuation with a larger `--timesteps` stretches
         /// the schedule: its rate is the one of its own step count and target.
         #[serde(default)]
         lr_decay: f64 = 0.0, Range::Unit;
@@ -179,9 +178,7 @@ crate::settings! {
         /// perturbations at full strength) before an evaluation may replace the best-eval
         /// checkpoint; settled evaluations replace unsettled ones ([`crate::algos::Runner`]).
         /// Why: the first evaluations at full strength, before the policy has trained under
-        /// the perturbations, can outscore later weights that withstand them (`fr6-s2`: its
-        /// best-eval weights, from the first evaluation at full strength, met 12 of 20
-        /// commands under `--push 0.45`, its last weights 19). 0: from the settling step on
+        /// the perturbations, can outscore later weights that withstand them (D-019). 0: from the settling step on
         /// (runs before the setting).
         #[serde(default)]
         best_after_settled: u64 = 0, Range::Natural;
@@ -194,16 +191,14 @@ crate::settings! {
         best_by: BestBy = BestBy::Return;
         /// Steps of each selection episode of `--best-by tracking` or `cells` (1000: the
         /// walking task's 20 s at 50 Hz). Why not `--traj-len`: a policy can speed up slowly
-        /// without noise, and 400-step episodes missed it (`fswk-s2`'s weights at 11.5M
-        /// steps: within the bounds over 8 s, 1.24 m/s at the 1 m/s command over 20 s on
-        /// rapier).
+        /// without noise, and 400-step episodes missed it (D-020).
         #[serde(default = "default_selection_len")]
         selection_len: usize = DEFAULT_SELECTION_LEN, Range::Count;
         /// Episodes of each command on each physics model in a selection (`--best-by
         /// tracking` or `cells`), each from its own seed; the score takes each cell's worst, as the
         /// checks do (a cell is within when all its episodes are). Why more than one: one
         /// episode per cell could not tell the checkpoints that met every checked cell from
-        /// those that missed one (`m2f-s1`: 0.340-0.396 against 0.335-0.419). 1 for runs
+        /// those that missed one (D-021). 1 for runs
         /// before the setting.
         #[serde(default = "default_selection_episodes")]
         selection_episodes: usize = 1, Range::Count;

@@ -114,7 +114,7 @@ pub struct NonFiniteSave {
 /// propagates, an infinity stays infinite or meets its opposite in a NaN). A non-finite sum
 /// can also be an overflow of huge finite values, so then the elementwise test decides. The
 /// elementwise test alone (four kernels: `isfinite` is `x == x` and `|x| != inf`, then `all`)
-/// was 2.4 % of a Cassie training run's CPU samples (`perf record`, stop 63).
+/// was 2.4 % of a Cassie training run's CPU samples (`perf record`; docs/benchmarks.md).
 pub fn all_finite(t: &Tensor) -> bool {
     if !t.is_floating_point() {
         return true;

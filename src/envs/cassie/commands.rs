@@ -140,7 +140,7 @@ impl Command {
     /// right, turn left, turn right; its magnitude uniform from the deadzone (0.1) to that
     /// end of `ranges`, the other two axes 0. Why: in the five modes a pure backward command
     /// is about 2 % of all and a pure sidestep 7 % (`omni-walk`), and the runs that learned
-    /// forward walking and turning never learned either (`omniC-s0`, `omniE-s0`).
+    /// forward walking and turning never learned either (D-027).
     pub fn sample_axis(rng: &mut impl Rng, ranges: &CommandRanges) -> Self {
         let axis = rng.gen_range(0..6);
         let end = match axis {

@@ -66,10 +66,8 @@ crate::settings! {
         sim_dt: Option<f64> = None,
             Range::Within { lo: 1e-5, hi: 0.01, what: "a timestep in [0.00001, 0.01] s" };
         /// MuJoCo's physics timestep (s) when mixing (`sim = "mixed"`); unset: `sim_dt`. Why:
-        /// MuJoCo on the lab's model runs 1.9× faster at 4 ms than at 2 ms, and a policy trained
-        /// with it there walks on the lab's 0.5 ms model under pushes (`omniD4-s0`), while
-        /// rapier trained at 4 ms fell turning in place at its own 2 ms (3 of 6 episodes; none
-        /// at 4 ms), so rapier keeps its timestep. Evaluations on one model use that model's
+        /// MuJoCo runs 1.9× faster at 4 ms and what it trains there walks on the lab's 0.5 ms
+        /// model, while rapier at 4 ms did not transfer to its own 2 ms (D-001). Evaluations on one model use that model's
         /// default (or `gait eval --sim-dt`).
         #[serde(default)]
         mujoco_dt: Option<f64> = None,
@@ -81,14 +79,9 @@ crate::settings! {
         mujoco_share: f64 = EVEN_MUJOCO_SHARE, Range::Unit;
         /// When mixing, the chance that a training episode runs on MuJoCo once the
         /// perturbations have begun (`--robust-start`, after its gate); unset: `mujoco_share`
-        /// throughout. Evaluations keep `mujoco_share`. Why: the late stage is where the
-        /// walking speeds settle, and a policy that averages a command over its training
-        /// models runs fast on rapier (seed 0's pick: 1.107 m/s at 1 m/s on rapier under
-        /// pushes), while a smaller share from the first step cost seed 1 its backward and
-        /// sideways walking (`m4-s1`). The steps before the perturbations draw exactly as
-        /// without it, so a run branched at their start compares the share alone. Measured
-        /// (`rm4-s0`, docs/cassie-runs.md stop 69): at 0.4 seed 0 lost rapier's sidesteps and
-        /// half its pushed margin, so the walking preset leaves it unset.
+        /// throughout. Evaluations keep `mujoco_share`. Why: the late stage
+        /// is where walking speeds settle; the steps before it draw exactly as without it. The
+        /// walking preset leaves it unset (D-002).
         #[serde(default)]
         robust_mujoco_share: Option<f64> = None, Range::Unit;
         /// Reward function.
@@ -141,9 +134,8 @@ crate::settings! {
         command_hold: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 60.0, what: "a hold in [0, 60] s" };
         /// Training steps before pushes, randomized dynamics and observation noise begin: a
-        /// policy first learns to walk, then to be perturbed. From scratch, pushes from the
-        /// first step kept one run marching in place and randomized dynamics with noise held
-        /// another to a third of the episode length at 1.7M steps (`docs/cassie-runs.md`).
+        /// policy first learns to walk, then to be perturbed. Perturbed from the first step,
+        /// runs marched in place or stayed short (D-003).
         #[serde(default)]
         robust_start: u64 = 0, Range::Natural;
         /// Training steps over which the perturbations then grow linearly to full strength
@@ -153,19 +145,16 @@ crate::settings! {
         robust_ramp: u64 = 0, Range::Natural;
         /// Training steps before the pushes begin, when they should not begin with the other
         /// perturbations; unset: with them, at `robust_start`. They wait for the same gate and
-        /// grow over the same `robust_ramp`. Why: a walker learns backward and sideways steps
-        /// for about 5M steps after its forward gate (seed 0, `omniU-s0`), and randomized
-        /// dynamics and noise during that stage held it back (`omniQ-s0`), while pushes need
-        /// more than the half million steps at full strength that fit after it (`omniU-s0`:
-        /// 3 of 10 commands under `--push 0.45`); this lets pushes run during that stage.
+        /// grow over the same `robust_ramp`. Why: randomized dynamics and noise
+        /// held back the omnidirectional stage, while pushes need more steps than fit after
+        /// it; this lets pushes run during that stage (D-004).
         #[serde(default)]
         push_start: Option<u64> = None, Range::Natural;
         /// With a value above 0, the perturbations wait, from `robust_start` steps on, for the
         /// first training evaluation whose forward speed at the fastest evaluation command
         /// (`Test/Forward Speed`) reaches this (m/s), and ramp from there; 0: they begin at
-        /// `robust_start`. Why: seed 2 (`push45-s2`) still marched in place at 2.0M steps, and
-        /// under the perturbations it kept marching to 4.0M, as `mixed-push1-s0` did with
-        /// pushes from the start. A run has one gate: with [`Self::omni_start_speed`] at the
+        /// `robust_start`. Why: a seed still marching in place when
+        /// the perturbations begin keeps marching under them (D-005). A run has one gate: with [`Self::omni_start_speed`] at the
         /// same speed the two stages share it ([`Self::stage_gate`]).
         #[serde(default)]
         robust_start_speed: f64 = 0.0,
@@ -182,31 +171,22 @@ crate::settings! {
             Range::Within { lo: 0.0, hi: 1.0, what: "a velocity noise in [0, 1] m/s" };
         /// Standard deviation (rad, about each body axis) of the random small rotation applied
         /// to the observed pelvis orientation at `obs_noise = 1`; it scales with `obs_noise` as
-        /// [`NOISE_STD`]'s levels do. Why a setting of its own: stop 75 found the observation
-        /// noise wearing rapier's sidesteps down, and the orientation's is the largest level
-        /// relative to what the policy must read (a sidestep leans the pelvis a few hundredths
-        /// of a radian). The walking preset sets 0 (stop 76: 119 of 120 cells over seeds 0-2
-        /// against 115 with it).
+        /// [`NOISE_STD`]'s levels do. Why a setting of its own: it is the largest level
+        /// relative to what a sidestep's lean shows, and it wore rapier's sidesteps down
+        /// (D-006).
         orientation_noise: f64 = REFERENCE_ORIENTATION_NOISE,
             Range::Within { lo: 0.0, hi: 0.5, what: "an orientation noise in [0, 0.5] rad" };
         /// The reference gait's stepping gain at a standing command, in [0, 1]: 0 stands still
         /// (both feet planted), 1 steps in place with the walking knee fold, so a standing
-        /// robot that is pushed is already stepping and can catch itself (`docs/cassie-runs.md`,
-        /// `robustC-s0`: standing, pushes of exactly 0.5 m/s fell 3 of 5 episodes; walking,
-        /// none).
+        /// robot that is pushed is already stepping and can catch itself (D-007).
         #[serde(default)]
         step_in_place: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 1.0, what: "a stepping gain in [0, 1]" };
         /// In training, step in place only with the pushes: the standing command's stepping
         /// gain grows from 0 with the pushes' strength (their start, gate and ramp) to
         /// `step_in_place`; evaluations and exported controllers use `step_in_place`. Why:
-        /// stepping in place is there to catch pushes, and from the first step it cost seed 0
-        /// its backward and sideways walking (`sipF-s0`, stop 77: −0.12 and 0.01 m/s at the
-        /// −0.3 and 0.2 commands after 11M steps), where the same gain from 6.12M steps on met
-        /// every cell under pushes (`sip-s0`, stop 76). Not the walking preset's: with 0.5 and
-        /// this, seed 0 from scratch fell twice in 100 pushed episodes turning in place on
-        /// rapier (`spw-s0`, stop 77), where without any stepping it fell once standing
-        /// (`on-s0`).
+        /// stepping in place is there to catch pushes, and from the first step it cost the
+        /// backward and sideways walking (D-008).
         #[serde(default)]
         step_in_place_with_pushes: bool = false;
         /// Raw weight of the walking reward's posture term (pelvis roll and pitch; 0: none):
@@ -219,34 +199,25 @@ crate::settings! {
         /// Pelvis height (m) below which the walking reward's `height` term pays less (0: no
         /// term): exp(−max(0, this − z)²/0.0025), raw weight 0.10 beside the others (so the
         /// maximum stays 1), z the pelvis height the 0.65 m termination reads. One-sided: a
-        /// crouch costs, standing taller earns nothing. Why: seed 2 learned a crouched gait
-        /// (pelvis 0.71-0.73 m when it first walked at 1 m/s, `push45G-s2`; 0.75 on the
-        /// lab's springs at the end, `dg-s2`, where seed 0 rode 0.79), and ran 0.2 m/s slower
-        /// on rapier than on MuJoCo at the same command. Measured at 0.8: seed 1 rode 0.81-0.86
-        /// m and met every transfer bound at 30 minutes (`h80-s1`; without it, `dg-s1`, it
-        /// crouched at 0.73-0.77 m and fell at 1 m/s); seed 0 rode taller too but overshot the
-        /// command (`h80-s0`). The walking preset sets 0.76, below seed 0's 0.79 (`h76-s0`,
-        /// `h76-s1`); the serde default stays 0, what runs before the setting trained with.
+        /// crouch costs, standing taller earns nothing. Why: a crouched gait
+        /// ran slower on rapier than on MuJoCo at the same command (D-009). The serde default
+        /// stays 0, what runs before the setting trained with.
         #[serde(default)]
         height_target: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 1.2, what: "a pelvis height in [0, 1.2] m" };
         /// Raw weight of the walking reward's `slide` term (0: none): exp(−s/0.05) on `s`, the
         /// summed horizontal speed (m/s) of the feet bearing more than 10 N (the `foot_slide`
         /// metric), beside the other raw weights (so the maximum stays 1), as Isaac Lab's
-        /// `feet_slide` penalty. Why: the walking policies sidestep by shuffling, their feet
-        /// 2-6 mm apart in height, and rapier's stiffer contacts turn the shuffle into a slide
-        /// (the slow rapier sidestep dragged its feet at 0.03 m/s and went faster on a slipperier
-        /// floor; docs/cassie-runs.md, stop 71). A foot that must not slide has to step.
+        /// `feet_slide` penalty. Why: the walking policies sidestep by shuffling, and rapier's
+        /// stiffer contacts turn a shuffle into a slide; a foot that must not slide has to step
+        /// (D-010).
         #[serde(default)]
         slide_penalty: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 1.0, what: "a slide weight in [0, 1]" };
         /// The floor's friction as a factor of each model's own (1: rapier's coefficient 1.0,
         /// the sliding friction of `cassie_fast.xml`'s floor pairs on MuJoCo); training's
         /// randomized ±20 % (`dynamics_randomization`) is drawn around it. Mostly for
-        /// `gait eval --friction`: the slow rapier sidestep went faster on a slipperier floor
-        /// and slower on a grippier one, 0.063 / 0.054 / 0.039 m/s at 0.7 / 1.0 / 2.0, where
-        /// MuJoCo's stayed at 0.12 (docs/cassie-runs.md, stop 71): a gait that depends on
-        /// sliding shows it here. Below 0.01 no foot holds; above 5 no floor grips so.
+        /// `gait eval --friction`: a gait that depends on sliding shows it here (D-010). Below 0.01 no foot holds; above 5 no floor grips so.
         friction: f64 = 1.0,
             Range::Within { lo: 0.01, hi: 5.0, what: "a friction factor in [0.01, 5]" };
         /// The walking reward's progress term past the command: flat (clip, runs before the
@@ -257,16 +228,13 @@ crate::settings! {
         /// to all (the rest straight ahead or stand); 0: all from the start. So walking is
         /// learned before turning and sidestepping; the fifth keeps every command input varied
         /// from the start, so the observation normalizer never sees a constant one. Evaluations
-        /// draw omnidirectional commands throughout. Measured: `omniA-s0`, without it, still
-        /// marched in place at 3.9M steps (forward 0.0-0.17 m/s at the 1 m/s eval command).
+        /// draw omnidirectional commands throughout. Without it a run marched in place (D-011).
         #[serde(default)]
         omni_ramp: u64 = 0, Range::Natural;
         /// Training steps of `forward` commands (that distribution and its 5-10 s holds)
-        /// before an omnidirectional distribution begins (0: from the start). Why: six forward
-        /// runs (`robustF`, `robustG`, seeds 0-2) walked by 1.3-3.9M steps, where
-        /// omnidirectional runs from scratch marched in place for 4.9M steps or more
-        /// (`omniA-s0` to `omniI-s0`). The
-        /// prenormalization draws commands as evaluations do, so the normalizer still sees
+        /// before an omnidirectional distribution begins (0: from the start). Why: forward runs walk
+        /// within a few million steps where omnidirectional runs from scratch marched in
+        /// place (D-012). The prenormalization draws commands as evaluations do, so the normalizer still sees
         /// every command input vary. [`Self::omni_ramp`] and [`Self::omni_axes_start`] count
         /// from the run's first step, not from this one.
         #[serde(default)]
@@ -274,9 +242,8 @@ crate::settings! {
         /// With a value above 0, the omnidirectional stage waits, from `omni_start` steps on,
         /// for the first training evaluation whose forward speed at the fastest evaluation
         /// command (`Test/Forward Speed`) reaches this (m/s); 0: it begins at `omni_start`.
-        /// Why: with the fixed start, seed 1 (`omniJ-s1`) was still marching in place at
-        /// 2.5M steps, where seed 0 had begun to walk, and the omnidirectional commands came
-        /// before any forward walking to build on. With [`Self::robust_start_speed`] at the
+        /// Why: a fixed start can come before a seed has
+        /// any forward walking to build on (D-013). With [`Self::robust_start_speed`] at the
         /// same speed, the perturbations wait for the same evaluation.
         #[serde(default)]
         omni_start_speed: f64 = 0.0,
@@ -288,9 +255,8 @@ crate::settings! {
         #[serde(default)]
         omni_axes: f64 = 0.0, Range::Unit;
         /// Training steps before `omni_axes` applies (the modes alone until then): forward
-        /// walking first, then every axis, in one run. Measured as two runs: `omniG-s0`
-        /// (axes from the start) marched in place; `omniH-s0` (a 9M-step walker continued
-        /// with the axes) walked backward and sideways. Evaluations draw with the share.
+        /// walking first, then every axis, in one run. With the axes from the start a run
+        /// marched in place; a walker continued with them walked every way (D-014). Evaluations draw with the share.
         #[serde(default)]
         omni_axes_start: u64 = 0, Range::Natural;
         /// How the walking reward tracks the turn: the integrated heading (roadrunner's, runs
@@ -326,9 +292,8 @@ crate::settings! {
         /// scratch would (until 2026-12-03 prenormalization took `full_step_speed`, so such a
         /// run differed from its first row). Until the omnidirectional stage the two values
         /// train alike: the forward stage's commands are 0 or at least 0.3 m/s. Why: from
-        /// scratch, 0.1 fixed seed 0's slow sidesteps but cost seeds 1 and 2 other commands
-        /// (`fs1-s*`); switched on at the perturbations' start (7M) it met every command on all
-        /// three 7M snapshots (`fr6-s*-fs1`). 0: from the first step.
+        /// scratch the full step cost other commands; from the perturbations' start it met
+        /// every command (D-015). 0: from the first step.
         #[serde(default)]
         full_step_start: u64 = 0, Range::Natural;
         /// Raibert's foot placement in the reference gait (rad·s/m): the swing leg's hip roll
@@ -348,9 +313,8 @@ crate::settings! {
         /// Centre the randomized damping and torque efficiency on the nominal model, which
         /// evaluations run: damping ×2^U(−1, 1) (0.5-2, median 1) instead of ×U(0.5, 2) (mean
         /// 1.25), efficiency U(0.95, 1.05) instead of U(0.9, 1.0). Why: a policy's speed at a
-        /// command follows the damping (`h76-s2`'s last weights at 1 m/s: 1.43 m/s at ×0.5,
-        /// 1.33 nominal, 1.25 at the old ranges' means, 1.02 at ×2), so ranges harder on
-        /// average than the nominal model train a gait that runs fast in evaluation.
+        /// command follows the damping, so ranges harder on average than the nominal model
+        /// train a gait that runs fast in evaluation (D-016).
         #[serde(default)]
         dr_centered: bool = false;
         /// Sensing latency of training episodes (s): each draws U(0, this), scaled as the
@@ -488,8 +452,7 @@ impl CassieConfig {
     /// weights among evaluations from here on ([`crate::algos::Runner`]): the episodes that
     /// pick them (`--best-by tracking` or `cells`) run the nominal model, without pushes
     /// unless `--selection-push` asks for them, so before the perturbations a policy that has
-    /// not yet paid for robustness scores highest (`push45-s0`'s best-eval weights came from
-    /// before them and fell 5 of 5 at 1 m/s on rapier). The evaluations' own `Test/*`
+    /// not yet paid for robustness scores highest (D-017). The evaluations' own `Test/*`
     /// episodes push at the run's top push speed from the first iteration on.
     pub fn settled_from(&self, stage_from: Option<u64>) -> Option<u64> {
         let gated = |speed: f64, not_before: u64| gated_start(speed, not_before, stage_from);
@@ -686,7 +649,7 @@ impl CassieConfig {
     /// from the earlier of the two `not_before` steps, and each stage then begins at the later
     /// of that step and its own start. Why both: an omnidirectional run needs forward walking
     /// before its omnidirectional commands *and* before its perturbations, and a seed that
-    /// walks late must not be perturbed while it still marches in place (`push45-s2`).
+    /// walks late must not be perturbed while it still marches in place (D-005).
     pub fn stage_gate(&self) -> Option<StageGate> {
         match (self.omni_gate(), self.robust_gate()) {
             (Some(omni), Some(robust)) => Some(StageGate {

@@ -179,7 +179,7 @@ pub trait Physics: Send {
     /// (or not finite). Why: a contact can throw a model to thousands of m/s without a
     /// non-finite value, which MuJoCo's bad-state check (|qvel| > 1e10) never sees; about one
     /// training evaluation in a hundred logged a `Test/Velocity Error` of 10-145 m/s that way
-    /// (stop 48's and 49's runs). The episode ends before such a step, as before a MuJoCo reset.
+    /// (docs/notebook/cassie-runs.md). The episode ends before such a step, as before a MuJoCo reset.
     fn blew_up(&self) -> bool {
         let fast = |v: Vec3, max: f32| !v.is_finite() || v.length() > max;
         self.diverged()

@@ -2,7 +2,7 @@
 //! action is a residual on a stepping motion instead of on a static stance.
 //!
 //! Why: with joint noise around a standing pose, no amount of reward shaping made our Cassie
-//! take a first coordinated step (docs/cassie.md "Results", `docs/cassie-runs.md`: five reward variants
+//! take a first coordinated step (docs/cassie.md "Results", docs/notebook/: five reward variants
 //! stood for 1.7-2.6M steps). With this reference it walked after about 1.3M steps. Peers do the
 //! same (humanoid-gym's `target_joint_pos_scale`/`use_ref_actions`, JVRC's and RSS-2020's
 //! reference motions).
@@ -29,7 +29,7 @@
 //!
 //! Roll and yaw were chosen by measurement, not kinematic intuition (the
 //! `the_omni_reference_steps_sideways_and_turns_as_commanded` probe, and the forward-trained
-//! `robustF-s0` policy walking at 0.5 m/s with the command's y and turn hidden from it, 2 × 150
+//! policy of 2026-11-25, walking at 0.5 m/s with the command's y and turn hidden from it, 2 × 150
 //! steps, lateral / yaw-rate means): roll `+0.3·y·s` (the swing foot reaching toward the
 //! command) moved the walking robot *against* the command (y = ±0.3 → ∓0.03-0.04 m/s),
 //! `−0.3·y·s` with it (±0.03-0.04), `±0.3·y·(s − 0.5)` not at all (≤ 0.01); yaw

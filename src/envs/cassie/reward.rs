@@ -206,16 +206,16 @@ const WALK_CLEARANCE: f32 = 0.1;
 /// at most 1 per step, plus [`RewardKind::termination_reward`] on a fall (added by the env).
 /// Raw weights below, divided by their sum 1.45.
 ///
-/// Every choice answers a measured failure (walking.md §4, `docs/cassie-runs.md`):
+/// Every choice answers a measured failure (walking.md §4, docs/notebook/cassie-runs.md):
 /// * Speed: `progress` 0.45·clip(v/c, −1, 1) while walking (linear in speed, so its slope
 ///   never flattens out; [`ProgressKind::Peak`] makes it fall again past the command), or
 ///   0.45·exp(−‖v − c‖²/0.02) without a forward command (standing: exp(−‖v‖²/0.02); a
 ///   sidestep: the lateral error); `x_vel`
 ///   0.15·exp(−e²/0.25), a wide kernel; `x_fine` 0.15·exp(−e²/0.02), a narrow one that pays
 ///   for the last 0.1 m/s (the wide kernel alone let 0.5 m/s overshoot to 0.75 and standing
-///   drift at 0.13). Progress at 0.15 (runs `w0`, `m0`, `ob`, `pgs1`): the policy first rode
+///   drift at 0.13). Progress at 0.15 (four runs): the policy first rode
 ///   the reference forward at 0.5 m/s and fell, then learned to survive by marching in place
-///   (forward 0.01 m/s from 0.6-0.8M steps, every time). At 0.45 (`p45`) marching in place
+///   (forward 0.01 m/s from 0.6-0.8M steps, every time). At 0.45 marching in place
 ///   earns about half of walking, and the same start kept going forward (0.72 m/s at 1.77M).
 /// * `y_vel` 0.10·exp(−e²/0.05) and `orientation` 0.15 (pelvis and feet vs the commanded
 ///   heading): walking straight (0.5-0.6 m/s sideways drift without them).
@@ -306,7 +306,7 @@ pub const HEIGHT_SCALE: f32 = 0.0025;
 
 /// The posture term's kernel width: `exp(−tilt²/0.02)` pays 0.68 at 5° of pelvis tilt, 0.22 at
 /// 10° and 0.01 at 20°, where an episode ends (the `orientation` term, `exp(−30·(1 − ⟨q, t⟩²))`,
-/// still paid 0.79 at 10° and 0.40 at 20°). Measured before it (`robustC-s0`, `robustE-s0`):
+/// still paid 0.79 at 10° and 0.40 at 20°). Measured before it:
 /// the pelvis stood pitched back 8-10° and rolled ±8-12° with every step, so half of the 20°
 /// budget was spent before any push, and every push that fell the robot tipped it past 20°.
 pub const UPRIGHT_SCALE: f32 = 0.02;

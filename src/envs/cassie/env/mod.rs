@@ -248,7 +248,7 @@ impl CassieEnv {
         let rng = &mut self.rng;
         let mut d = Dynamics::default();
         // Ranges: the reference's, narrowed where its full width cost a 30-minute run its
-        // tracking (`robustB-s0`: 1 m/s commanded, 0.62 walked on MuJoCo at 5.3M steps):
+        // tracking (1 m/s commanded, 0.62 walked on MuJoCo; docs/notebook/cassie-runs.md):
         // masses ±15 % (not ±25 %), damping ×0.5-2 (not ×0.5-3.5), encoder offsets ±0.02 rad
         // (not ±0.05), slope ±0.03 rad (not ±0.05).
         for s in &mut d.mass_scale {
@@ -670,7 +670,7 @@ impl CassieEnv {
     /// summed horizontal speed (m/s) of the foot sites that were loaded (a contact force over
     /// [`FOOT_LOADED`]) both before and after the step, and `foot_lift`, how far the higher foot
     /// site is above the lower one (m). Why: a sidestep can be a shuffle, a foot dragged along
-    /// the ground instead of lifted (docs/cassie-runs.md, stop 71: on rapier the trailing foot
+    /// the ground instead of lifted (docs/notebook/cassie-runs.md: on rapier the trailing foot
     /// slid the whole way), and the speeds alone do not show it. Training steps skip this
     /// unless the reward's `slide` term (`--slide-penalty`) reads it; evaluations read it as
     /// a metric.
