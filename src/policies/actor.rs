@@ -143,19 +143,21 @@ impl Actor {
     }
 
     /// A plain-Rust copy of this actor for the samplers' per-step forward
-    /// ([`FastActor`]); `None` for an LSTM or a state-dependent std, which keep the torch
-    /// forward. A copy: it does not follow later changes to these weights.
+    /// ([`FastActor`]); `None` for a state-dependent std, which keeps the torch forward. A
+    /// copy: it does not follow later changes to these weights.
     pub fn fast(&self) -> Option<FastActor> {
         let _guard = tch::no_grad_guard();
-        let Base::Ff { layers, act } = &self.base else {
-            return None;
-        };
         let std = match &self.std {
             StdHead::Fixed(s) => to_f32_vec(s),
             StdHead::LogParam(log) => to_f32_vec(&log.clamp(-5.0, 0.5).exp()),
             StdHead::Learned(_) => return None,
         };
-        Some(FastActor::new(self.norm.parts(), layers, *act, &self.means, std))
+        Some(match &self.base {
+            Base::Ff { layers, act } => {
+                FastActor::new(self.norm.parts(), layers, *act, &self.means, std)
+            }
+            Base::Lstm { cells, .. } => FastActor::lstm(self.norm.parts(), cells, &self.means, std),
+        })
     }
 
     /// One rollout step on `[obs]`, carrying the recurrent state (ignored when feed-forward).
@@ -213,9 +215,47 @@ mod tests {
                 }
             }
         }
-        let lstm = NetSpec { arch: Arch::Lstm, ..NetSpec::ff(3, 2, &[8]) };
-        assert!(Actor::new(&lstm, Device::Cpu).fast().is_none());
         assert!(Actor::new(&spec(StdSpec::Learned), Device::Cpu).fast().is_none());
+    }
+
+    /// The plain-Rust LSTM copy steps as the torch actor's carried-state rollout does, over
+    /// two episodes (its state reset between them), for one and two layers.
+    #[test]
+    fn the_fast_lstm_copy_matches_the_torch_steps() {
+        use crate::policies::{Arch, Hidden};
+        for layers in [&[16][..], &[12, 12]] {
+            let spec = NetSpec {
+                arch: Arch::Lstm,
+                std: StdSpec::Fixed(vec![0.2, 0.3]),
+                obs_clip: Some(3.0),
+                ..NetSpec::ff(7, 2, layers)
+            };
+            tch::manual_seed(8);
+            let mut actor = Actor::new(&spec, Device::Cpu);
+            let mut stats = RunningStats::new(7);
+            stats.update(&(0..70).map(|i| ((i * 5 % 11) as f32 - 5.0) * 0.4).collect::<Vec<_>>());
+            actor.normalizer_mut().set_stats(&stats).unwrap();
+            let mut fast = actor.fast().expect("an LSTM with a fixed std");
+            for episode in 0..2 {
+                fast.reset();
+                let mut h: Hidden = None;
+                for k in 0..12 {
+                    let obs: Vec<f32> = (0..7)
+                        .map(|i| ((i * 3 + k * 5 + episode) % 13) as f32 * 0.5 - 3.0)
+                        .collect();
+                    let (mean, _) = actor.step(&Tensor::from_slice(&obs), &mut h);
+                    let mean = Vec::<f32>::try_from(mean).unwrap();
+                    let mut got = [0.0f32; 2];
+                    fast.mean(&obs, &mut got);
+                    for (a, b) in got.iter().zip(&mean) {
+                        assert!(
+                            (a - b).abs() < 1e-5,
+                            "{layers:?} {episode}/{k}: {got:?} vs {mean:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     /// `log_std` starts at the given σ for every state, is trainable, and moves with a loss.

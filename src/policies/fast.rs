@@ -1,5 +1,5 @@
-//! A plain-Rust copy of a feed-forward actor for the samplers' one-observation-at-a-time
-//! forward pass.
+//! A plain-Rust copy of an actor (feed-forward or LSTM) for the samplers'
+//! one-observation-at-a-time forward pass.
 //!
 //! Why hand-written: a training sampler asks for one action per env step, and libtorch spends
 //! most of such a call in per-operator dispatch, not arithmetic. `perf record --call-graph
@@ -27,9 +27,15 @@ struct Dense {
 
 impl Dense {
     fn of(linear: &nn::Linear) -> Self {
-        let size = linear.ws.size();
-        let bias = linear.bs.as_ref().map_or_else(|| vec![0.0; size[0] as usize], to_f32_vec);
-        Self { weight: to_f32_vec(&linear.ws), bias, inputs: size[1] as usize }
+        let bias =
+            linear.bs.as_ref().map_or_else(|| vec![0.0; linear.ws.size()[0] as usize], to_f32_vec);
+        Self::from_parts(&linear.ws, bias)
+    }
+
+    /// A `[out][in]` weight tensor and its bias.
+    fn from_parts(weight: &Tensor, bias: Vec<f32>) -> Self {
+        let inputs = weight.size()[1] as usize;
+        Self { weight: to_f32_vec(weight), bias, inputs }
     }
 
     /// `out = W x + b`, each row's dot product in eight lanes (a fixed order, so the result
@@ -41,6 +47,63 @@ impl Dense {
             *o = dot(row, x) + b;
         }
     }
+}
+
+/// One LSTM layer, PyTorch's gate layout `(i, f, g, o)`, with its state.
+#[derive(Debug, Clone)]
+struct LstmLayer {
+    input: Dense,
+    recurrent: Dense,
+    h: Vec<f32>,
+    c: Vec<f32>,
+    gates: Vec<f32>,
+    recurrent_gates: Vec<f32>,
+}
+
+impl LstmLayer {
+    /// From `[weight_ih, weight_hh, bias_ih, bias_hh]`.
+    fn of([w_ih, w_hh, b_ih, b_hh]: &[Tensor; 4]) -> Self {
+        let hidden = w_hh.size()[1] as usize;
+        Self {
+            input: Dense::from_parts(w_ih, to_f32_vec(b_ih)),
+            recurrent: Dense::from_parts(w_hh, to_f32_vec(b_hh)),
+            h: vec![0.0; hidden],
+            c: vec![0.0; hidden],
+            gates: vec![0.0; 4 * hidden],
+            recurrent_gates: vec![0.0; 4 * hidden],
+        }
+    }
+
+    /// One step on `x`; the new `h` is [`LstmLayer::h`].
+    fn step(&mut self, x: &[f32]) {
+        let n = self.h.len();
+        self.input.forward(x, &mut self.gates);
+        self.recurrent.forward(&self.h, &mut self.recurrent_gates);
+        for (g, r) in self.gates.iter_mut().zip(&self.recurrent_gates) {
+            *g += r;
+        }
+        let sigmoid = |v: f32| 1.0 / (1.0 + (-v).exp());
+        for k in 0..n {
+            let i = sigmoid(self.gates[k]);
+            let f = sigmoid(self.gates[n + k]);
+            let g = self.gates[2 * n + k].tanh();
+            let o = sigmoid(self.gates[3 * n + k]);
+            self.c[k] = f * self.c[k] + i * g;
+            self.h[k] = o * self.c[k].tanh();
+        }
+    }
+
+    fn reset(&mut self) {
+        self.h.fill(0.0);
+        self.c.fill(0.0);
+    }
+}
+
+/// The hidden part of a [`FastActor`].
+#[derive(Debug, Clone)]
+enum Trunk {
+    Ff { layers: Vec<Dense>, act: Nonlinearity },
+    Lstm(Vec<LstmLayer>),
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -72,15 +135,15 @@ fn activate(act: Nonlinearity, x: &mut [f32]) {
     }
 }
 
-/// A feed-forward actor with a state-independent std, copied out of its tensors
-/// ([`super::Actor::fast`]); [`FastActor::mean`] allocates nothing.
+/// An actor with a state-independent std, copied out of its tensors
+/// ([`super::Actor::fast`]); [`FastActor::mean`] allocates nothing. An LSTM's state is carried
+/// from call to call until [`FastActor::reset`] (an episode's start).
 #[derive(Debug, Clone)]
 pub struct FastActor {
     norm_mean: Vec<f32>,
     norm_std: Vec<f32>,
     clip: Option<f32>,
-    hidden: Vec<Dense>,
-    act: Nonlinearity,
+    trunk: Trunk,
     means: Dense,
     std: Vec<f32>,
     /// Two scratch rows as wide as the widest layer.
@@ -88,7 +151,7 @@ pub struct FastActor {
 }
 
 impl FastActor {
-    /// Copies the parts; `norm` is the normalizer's `(mean, std, clip)`.
+    /// Copies a feed-forward actor; `norm` is the normalizer's `(mean, std, clip)`.
     pub(super) fn new(
         norm: (&Tensor, &Tensor, Option<f64>),
         hidden: &[nn::Linear],
@@ -96,19 +159,47 @@ impl FastActor {
         means: &nn::Linear,
         std: Vec<f32>,
     ) -> Self {
-        let hidden: Vec<Dense> = hidden.iter().map(Dense::of).collect();
-        let means = Dense::of(means);
+        let layers = hidden.iter().map(Dense::of).collect();
+        Self::with_trunk(norm, Trunk::Ff { layers, act }, means, std)
+    }
+
+    /// Copies an LSTM actor from its layers' `[weight_ih, weight_hh, bias_ih, bias_hh]`.
+    pub(super) fn lstm(
+        norm: (&Tensor, &Tensor, Option<f64>),
+        cells: &[[Tensor; 4]],
+        means: &nn::Linear,
+        std: Vec<f32>,
+    ) -> Self {
+        Self::with_trunk(norm, Trunk::Lstm(cells.iter().map(LstmLayer::of).collect()), means, std)
+    }
+
+    fn with_trunk(
+        norm: (&Tensor, &Tensor, Option<f64>),
+        trunk: Trunk,
+        means: &nn::Linear,
+        std: Vec<f32>,
+    ) -> Self {
         let norm_mean = to_f32_vec(norm.0);
-        let width = hidden.iter().map(|d| d.bias.len()).chain([norm_mean.len()]).max().unwrap_or(0);
+        let widths: Vec<usize> = match &trunk {
+            Trunk::Ff { layers, .. } => layers.iter().map(|d| d.bias.len()).collect(),
+            Trunk::Lstm(layers) => layers.iter().map(|l| l.h.len()).collect(),
+        };
+        let width = widths.into_iter().chain([norm_mean.len()]).max().unwrap_or(0);
         Self {
             norm_std: to_f32_vec(norm.1),
             norm_mean,
             clip: norm.2.map(|c| c as f32),
-            hidden,
-            act,
-            means,
+            trunk,
+            means: Dense::of(means),
             std,
             scratch: [vec![0.0; width], vec![0.0; width]],
+        }
+    }
+
+    /// Starts an episode: an LSTM's state back to zero (nothing for a feed-forward actor).
+    pub fn reset(&mut self) {
+        if let Trunk::Lstm(layers) = &mut self.trunk {
+            layers.iter_mut().for_each(LstmLayer::reset);
         }
     }
 
@@ -125,15 +216,34 @@ impl FastActor {
                 None => v,
             };
         }
-        let (mut input, mut output, mut width) = (a, b, n);
-        for layer in &self.hidden {
-            let w = layer.bias.len();
-            layer.forward(&input[..width], &mut output[..w]);
-            activate(self.act, &mut output[..w]);
-            std::mem::swap(&mut input, &mut output);
-            width = w;
+        match &mut self.trunk {
+            Trunk::Ff { layers, act } => {
+                let (mut input, mut output, mut width) = (a, b, n);
+                for layer in layers.iter() {
+                    let w = layer.bias.len();
+                    layer.forward(&input[..width], &mut output[..w]);
+                    activate(*act, &mut output[..w]);
+                    std::mem::swap(&mut input, &mut output);
+                    width = w;
+                }
+                self.means.forward(&input[..width], out);
+            }
+            Trunk::Lstm(layers) => {
+                let mut previous: Option<&LstmLayer> = None;
+                for layer in layers.iter_mut() {
+                    match previous {
+                        None => layer.step(&a[..n]),
+                        Some(p) => {
+                            b[..p.h.len()].copy_from_slice(&p.h);
+                            layer.step(&b[..p.h.len()]);
+                        }
+                    }
+                    previous = Some(layer);
+                }
+                let last = previous.map_or(&a[..n], |l| &l.h[..]);
+                self.means.forward(last, out);
+            }
         }
-        self.means.forward(&input[..width], out);
     }
 
     /// The action std (state-independent).

@@ -311,6 +311,9 @@ impl AlgoSampler {
         // Train jobs step the plain-Rust copy where there is one; evaluations keep the torch
         // forward (`policies::fast`).
         let mut fast = self.fast.as_mut().filter(|_| train);
+        if let Some(fast) = fast.as_deref_mut() {
+            fast.reset();
+        }
         // The copy's std does not depend on the state: once per episode.
         if let Some(fast) = &fast {
             std.copy_from_slice(fast.std());
