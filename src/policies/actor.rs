@@ -180,7 +180,6 @@ mod tests {
     /// std have none.
     #[test]
     fn the_fast_copy_matches_the_torch_forward() {
-        use crate::policies::Arch;
         for act in
             [Nonlinearity::Relu, Nonlinearity::Tanh, Nonlinearity::Elu, Nonlinearity::Sigmoid]
         {
