@@ -71,6 +71,9 @@ fn cassie_trains_with_mirror_loss_and_evaluates() {
     }
     let std = csv_column(&run.join("progress.csv"), "Policy/Std");
     assert!(std.iter().all(|v| v.is_some_and(|s| (s - 0.2).abs() < 1e-6)), "{std:?}");
+    // The share of inputs the normalizer clipped, every iteration, a share.
+    let clipped = csv_column(&run.join("progress.csv"), "Policy/Clipped Inputs");
+    assert!(clipped.iter().all(|v| v.is_some_and(|s| (0.0..=1.0).contains(&s))), "{clipped:?}");
 
     let path = run.to_str().unwrap();
     let o = gait(&[

@@ -437,6 +437,8 @@ impl Runner {
             // `progress.csv` and `selection.csv` scored, so `--iteration N` checks row N's.
             checkpoint::save_pair(&self.optim, &self.run_dir, &format!("_{itr}"))?;
         }
+        // Before the update (and `--update-norm`): what the sampled policy's normalizer did.
+        let clipped_inputs = self.optim.actor().normalizer().clipped_share(&collected.train.states);
         let optimize_start = Instant::now();
         let update = self.update(itr, &collected)?;
         let optimize_s = optimize_start.elapsed().as_secs_f64();
@@ -451,6 +453,7 @@ impl Runner {
             test,
             update,
             policy_std: self.optim.actor().mean_std(),
+            clipped_inputs,
             timing: Timing {
                 sample_s,
                 optimize_s,

@@ -30,6 +30,9 @@ pub const MIRROR_LOSS: &str = "Optimizer/Mirror Loss";
 pub const KL: &str = "Optimizer/KL";
 pub const MINIBATCHES: &str = "Optimizer/Minibatches";
 pub const POLICY_STD: &str = "Policy/Std";
+/// The share of this iteration's training inputs that the observation normalizer clipped
+/// (beyond ±`--obs-clip` σ): statistics that no longer describe what the policy sees.
+pub const CLIPPED_INPUTS: &str = "Policy/Clipped Inputs";
 pub const SAMPLE_TIME: &str = "Time/Sample Time";
 pub const SAMPLE_RATE: &str = "Time/Sample Rate";
 pub const IDEAL_SAMPLE_RATE: &str = "Time/Ideal Sample Rate";
@@ -65,6 +68,7 @@ pub const PROGRESS_COLUMNS: &[&str] = &[
     KL,
     MINIBATCHES,
     POLICY_STD,
+    CLIPPED_INPUTS,
 ];
 
 /// Columns of `timing.csv` (wall-clock measurements).
@@ -164,6 +168,8 @@ pub struct IterationReport {
     pub update: UpdateMetrics,
     /// Mean action std, for policies whose std is a parameter or fixed.
     pub policy_std: Option<f64>,
+    /// [`CLIPPED_INPUTS`], for actors whose normalizer clips.
+    pub clipped_inputs: Option<f64>,
     pub timing: Timing,
 }
 
@@ -193,6 +199,9 @@ impl IterationReport {
         ]);
         if let Some(std) = self.policy_std {
             row.push((POLICY_STD, std));
+        }
+        if let Some(share) = self.clipped_inputs {
+            row.push((CLIPPED_INPUTS, share));
         }
         row
     }
@@ -290,6 +299,7 @@ mod tests {
             }),
             update: UpdateMetrics { kl: 0.01, minibatches: 30, ..UpdateMetrics::default() },
             policy_std: Some(0.2),
+            clipped_inputs: Some(0.001),
             timing: Timing {
                 sample_s: 2.0,
                 iteration_s: 2.5,

@@ -109,6 +109,26 @@ impl Normalizer {
         (&self.mean, &self.std, self.clip)
     }
 
+    /// The share of the values of the row-major `rows` that its forward pass clips (beyond
+    /// ±clip after normalizing with the statistics it holds now); `None` without a clip.
+    pub fn clipped_share(&self, rows: &[f32]) -> Option<f64> {
+        let clip = self.clip? as f32;
+        let (mean, std) = (to_f32_vec(&self.mean), to_f32_vec(&self.std));
+        if rows.is_empty() {
+            return Some(0.0);
+        }
+        let clipped: usize = rows
+            .chunks_exact(mean.len())
+            .map(|row| {
+                row.iter()
+                    .zip(mean.iter().zip(&std))
+                    .filter(|(&x, (&m, &s))| ((x - m) / s).abs() > clip)
+                    .count()
+            })
+            .sum();
+        Some(clipped as f64 / rows.len() as f64)
+    }
+
     /// Its statistics.
     pub fn stats(&self) -> RunningStats {
         let mean: Vec<f64> = to_f64_vec(&self.mean);
@@ -194,5 +214,21 @@ mod tests {
         assert!((y[0] - 1.0).abs() < 1e-6);
         assert!((y[1] + 14.0 / STD_FLOOR as f32).abs() < 1e-2);
         assert_eq!(norm.stats().count, 2.0);
+    }
+
+    /// The clipped share counts the values beyond ±clip σ under the statistics held, none
+    /// without a clip.
+    #[test]
+    fn the_clipped_share_counts_values_beyond_the_clip() {
+        let vs = nn::VarStore::new(tch::Device::Cpu);
+        let mut stats = RunningStats::new(2);
+        stats.update(&[-1.0, 0.0, 1.0, 0.0]); // mean (0, 0), std (1, floor)
+        let mut clipped = Normalizer::new(&vs.root(), 2, Some(5.0));
+        clipped.set_stats(&stats).unwrap();
+        let rows = [0.5, 0.0, 6.0, 0.0, -5.5, 0.01, 4.9, -0.001];
+        assert_eq!(clipped.clipped_share(&rows), Some(3.0 / 8.0));
+        let mut open = Normalizer::new(&vs.root(), 2, None);
+        open.set_stats(&stats).unwrap();
+        assert_eq!(open.clipped_share(&rows), None);
     }
 }
