@@ -12,7 +12,8 @@
 //!     cargo run --release --example custom_env
 
 use anyhow::{ensure, Result};
-use gait::algos::runner::{local_sampler, Runner};
+use gait::algos::local_sampler;
+use gait::algos::runner::Runner;
 use gait::config::{Start, TrainConfig};
 use gait::envs::{Env, EnvFactory, MirrorIndices, Step};
 use rand::{Rng, SeedableRng};

@@ -44,7 +44,8 @@ fn a_runner_through_another_sampler_logs_the_same_rows() {
     let _serial = one_at_a_time();
     use std::sync::{Arc, Mutex};
 
-    use gait::algos::runner::{Collect, LocalSampler, Runner};
+    use gait::algos::runner::Runner;
+    use gait::algos::{Collect, LocalSampler};
     use gait::algos::{CollectRequest, Collected, PolicySnapshot};
 
     struct Recording {

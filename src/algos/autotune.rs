@@ -16,7 +16,7 @@ use tch::Device;
 
 use super::buffer::Buffer;
 use super::ppo::PpoOptim;
-use super::runner::INIT_LOCK;
+use super::seeding::INIT_LOCK;
 use crate::config::PpoConfig;
 use crate::policies::NetSpec;
 

@@ -18,8 +18,12 @@ pub mod train;
 
 pub use buffer::Buffer;
 pub use ppo::{Batch, Losses, OptimStats, PpoOptim};
+pub use resources::{available_cores, resolve_device};
 #[cfg(feature = "mpi")]
 pub use sampler::mpi;
-pub use sampler::{AlgoSampler, CollectRequest, Collected, PolicySnapshot, SamplerPool};
+pub use sampler::{
+    local_sampler, AlgoSampler, Collect, CollectRequest, Collected, LocalSampler, MakeSampler,
+    PolicySnapshot, SamplerPool,
+};
 pub use symmetry::Symmetry;
 pub use tracking::EvalEpisode;

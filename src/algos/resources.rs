@@ -1,7 +1,9 @@
 //! Checks before anything is allocated: the sampler worker count against the cores, and the
 //! networks' and one iteration's experience memory against what the machine has.
 
-use crate::config::UsageError;
+use tch::Device;
+
+use crate::config::{DeviceKind, UsageError};
 use crate::policies::NetSpec;
 
 /// The most sampler workers per available core. Each worker is a thread with its own env
@@ -74,6 +76,24 @@ pub fn available_memory() -> Option<u128> {
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u128 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// Resolves the optimizer device; `cuda` without a usable GPU is a usage error.
+pub fn resolve_device(device: DeviceKind) -> Result<Device, UsageError> {
+    match device {
+        DeviceKind::Cpu => Ok(Device::Cpu),
+        DeviceKind::Cuda if tch::Cuda::is_available() => Ok(Device::Cuda(0)),
+        DeviceKind::Cuda => Err(UsageError(
+            "--device cuda: no CUDA GPU is available to libtorch (no GPU, no driver, or the \
+             CPU-only libtorch from scripts/setup.sh; rerun it with GAIT_TORCH=cuda)"
+                .into(),
+        )),
+    }
+}
+
+/// The cores this process may use (1 if unknown).
+pub fn available_cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
 #[cfg(test)]

@@ -10,124 +10,31 @@
 //! its row scored; optimize; save `*_latest`; log; and last the resume file, so a kill before
 //! it repeats the iteration on resume (same numbers).
 //!
-//! Experience comes through the [`Collect`] seam: a [`CollectRequest`] and a
-//! [`PolicySnapshot`] go out, a [`Collected`] comes back. The local [`SamplerPool`] implements
-//! it, and so does the MPI transport (`sampler::mpi`); since every trajectory is seeded by
-//! (seed, iteration, job) the numbers do not depend on where it ran.
+//! Experience comes through the [`Collect`] seam (`sampler::local` and `sampler::mpi`).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use tch::Device;
 
 use super::autotune::fastest_backprop_threads;
 use super::checkpoint::{self, BestSoFar, SelectionScore, TrainState};
 use super::resources;
+use super::resources::{available_cores, resolve_device};
+use super::sampler::{local_sampler, Collect, MakeSampler};
+use super::seeding::INIT_LOCK;
 use super::seeding::{derive, stream};
 use super::symmetry::Symmetry;
-use super::{tracking, CollectRequest, Collected, PolicySnapshot, PpoOptim, SamplerPool};
-use crate::config::{
-    BackpropWorkers, BestBy, DeviceKind, Start, StdSchedule, TrainConfig, UsageError,
-};
+use super::{tracking, CollectRequest, Collected, PolicySnapshot, PpoOptim};
+use crate::config::{BackpropWorkers, BestBy, Start, StdSchedule, TrainConfig, UsageError};
 use crate::envs::{self, EnvFactory};
 use crate::logging::metrics::{IterationReport, RankTiming, TestMetrics, Timing, UpdateMetrics};
 use crate::logging::summary::FinalEval;
 use crate::logging::{
     self, EventWriter, Experiment, RunStatus, ScalarTable, SelectionRow, SelectionTable,
 };
-use crate::policies::NetSpec;
-
-/// Where experience comes from (see the module docs).
-pub trait Collect {
-    /// One iteration's trajectories; `on_steps(n)` reports the train steps kept so far.
-    fn collect(
-        &mut self,
-        request: &CollectRequest,
-        policy: Arc<PolicySnapshot>,
-        on_steps: &mut dyn FnMut(usize),
-    ) -> Result<Collected>;
-
-    /// Sampler workers per MPI rank (rank 0 first), for `experiment.json`; `None` on one
-    /// machine.
-    fn ranks(&self) -> Option<Vec<usize>> {
-        None
-    }
-}
-
-/// Builds a runner's sampler from the config, the env factory, the network spec and the
-/// worker count.
-pub type MakeSampler =
-    dyn Fn(&TrainConfig, &EnvFactory, &NetSpec, usize) -> Result<Box<dyn Collect>>;
-
-/// Sampler actors on this machine, driven by a current-thread tokio runtime.
-pub struct LocalSampler {
-    pool: SamplerPool,
-    runtime: tokio::runtime::Runtime,
-}
-
-impl LocalSampler {
-    /// `workers` actors, each with its own env from `env`.
-    pub fn spawn(
-        env: &EnvFactory,
-        config: &TrainConfig,
-        spec: &NetSpec,
-        workers: usize,
-    ) -> Result<Self> {
-        let envs = (0..workers).map(|_| env()).collect::<Result<Vec<_>>>()?;
-        let pool = SamplerPool::spawn(envs, spec, config.ppo.discount, config.ppo.gae_lambda)?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("starting the tokio runtime")?;
-        Ok(Self { pool, runtime })
-    }
-}
-
-impl Collect for LocalSampler {
-    fn collect(
-        &mut self,
-        request: &CollectRequest,
-        policy: Arc<PolicySnapshot>,
-        on_steps: &mut dyn FnMut(usize),
-    ) -> Result<Collected> {
-        self.runtime.block_on(self.pool.collect_with(request, policy, on_steps))
-    }
-}
-
-/// [`LocalSampler`] as a [`MakeSampler`]: sampler actors on this machine.
-pub fn local_sampler(
-    config: &TrainConfig,
-    env: &EnvFactory,
-    spec: &NetSpec,
-    workers: usize,
-) -> Result<Box<dyn Collect>> {
-    Ok(Box::new(LocalSampler::spawn(env, config, spec, workers)?))
-}
-
-/// Resolves the optimizer device; `cuda` without a usable GPU is a usage error.
-pub fn resolve_device(device: DeviceKind) -> Result<Device, UsageError> {
-    match device {
-        DeviceKind::Cpu => Ok(Device::Cpu),
-        DeviceKind::Cuda if tch::Cuda::is_available() => Ok(Device::Cuda(0)),
-        DeviceKind::Cuda => Err(UsageError(
-            "--device cuda: no CUDA GPU is available to libtorch (no GPU, no driver, or the \
-             CPU-only libtorch from scripts/setup.sh; rerun it with GAIT_TORCH=cuda)"
-                .into(),
-        )),
-    }
-}
-
-/// The cores this process may use (1 if unknown).
-pub fn available_cores() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
-}
-
-/// Serializes seeding libtorch's global generator and initializing the networks.
-pub(super) static INIT_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// One PPO training run: its config, networks and optimizer, sampler, run dir and logs.
 pub struct Runner {

@@ -10,6 +10,10 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Serializes seeding libtorch's global generator and initializing the networks, so that
+/// initial weights depend on the seed only, even with several trainings in one process.
+pub(crate) static INIT_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Derives an independent stream seed from a parent seed and a sequence of labels.
 pub fn derive(seed: u64, labels: &[u64]) -> u64 {
     labels.iter().fold(mix(seed), |acc, &l| mix(acc ^ mix(l)))

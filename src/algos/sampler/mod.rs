@@ -26,9 +26,12 @@ use rand_distr::{Distribution, StandardNormal};
 use tch::{Device, Tensor};
 use tokio::sync::mpsc;
 
+mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 mod schedule;
+
+pub use local::{local_sampler, Collect, LocalSampler, MakeSampler};
 
 use schedule::Schedule;
 

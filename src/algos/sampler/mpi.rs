@@ -32,11 +32,11 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::Collect;
 use super::{
     assemble, record, CollectRequest, Collected, Job, JobKind, JobOutput, JobSpec, PolicySnapshot,
     RankStats, SamplerPool, Schedule, Trajectory,
 };
-use crate::algos::runner::Collect;
 use crate::config::TrainConfig;
 use crate::envs;
 use crate::policies::{NetSpec, ParamSnapshot};
