@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use tch::{Kind, Tensor};
 
-use super::PpoOptim;
+use super::Algorithm;
 use crate::config::{TrainConfig, UsageError, Weights};
 use crate::fsutil::write_atomic_with;
 use crate::logging;
@@ -92,7 +92,7 @@ fn prefixed(prefix: &str, tensors: Vec<(String, Tensor)>) -> Vec<(String, Tensor
 }
 
 /// Writes the resume file for `state` into `dir`.
-pub fn save(dir: &Path, optim: &PpoOptim, state: &TrainState) -> Result<()> {
+pub fn save(dir: &Path, optim: &dyn Algorithm, state: &TrainState) -> Result<()> {
     // "None yet" is a 0 flag beside a 0.0 value, so the file never holds a NaN.
     let f = |x: Option<f64>| Tensor::from_slice(&[x.unwrap_or(0.0)]);
     let has = |x: Option<f64>| Tensor::from_slice(&[x.is_some() as i64]);
@@ -227,7 +227,7 @@ pub enum Restore {
 
 /// Reads `path` into `optim` (as `what` says) and returns the counters. All or nothing for the
 /// networks: names, shapes and dtypes are checked before anything is copied.
-pub fn load(path: &Path, optim: &mut PpoOptim, what: Restore) -> Result<TrainState> {
+pub fn load(path: &Path, optim: &mut dyn Algorithm, what: Restore) -> Result<TrainState> {
     let map = read_tensors(path)?;
     let state = state_of(&map, path)?;
     if what == Restore::Everything {
@@ -340,7 +340,7 @@ pub fn saved_iteration(file_name: &str, net: &str) -> Option<u64> {
 }
 
 /// Writes the actor's and the critic's [`weights_file`] for `suffix` (atomically each).
-pub fn save_pair(optim: &PpoOptim, dir: &Path, suffix: &str) -> Result<()> {
+pub fn save_pair(optim: &dyn Algorithm, dir: &Path, suffix: &str) -> Result<()> {
     save_checkpoint(optim.actor().var_store(), &weights_file(dir, "actor", suffix))?;
     save_checkpoint(optim.critic().var_store(), &weights_file(dir, "critic", suffix))
 }
@@ -353,7 +353,7 @@ pub fn restore(
     prev: &Path,
     weights: Weights,
     spec: &NetSpec,
-    optim: &mut PpoOptim,
+    optim: &mut dyn Algorithm,
 ) -> Result<(TrainState, PathBuf)> {
     let exp = logging::load_previous(prev)?;
     for stale in crate::fsutil::sweep_stale_temps(prev)? {
@@ -439,6 +439,7 @@ pub fn restore(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algos::PpoOptim;
     use crate::config::PpoConfig;
     use crate::policies::NetSpec;
 

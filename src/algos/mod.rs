@@ -1,6 +1,7 @@
 //! PPO: trajectory buffer, sampler actors, the optimizer, the runner and the training loop.
 
 mod adam;
+pub mod algorithm;
 mod autotune;
 mod buffer;
 pub(crate) mod checkpoint;
@@ -16,6 +17,7 @@ pub(crate) mod symmetry;
 pub(crate) mod tracking;
 pub mod train;
 
+pub use algorithm::Algorithm;
 pub use buffer::Buffer;
 pub use ppo::{Batch, Losses, OptimStats, PpoOptim};
 pub use resources::{available_cores, resolve_device};

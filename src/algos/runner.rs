@@ -19,6 +19,7 @@ use anyhow::{Context, Result};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use super::algorithm::{self, Algorithm};
 use super::autotune::fastest_backprop_threads;
 use super::checkpoint::{self, BestSoFar, SelectionScore, TrainState};
 use super::resources;
@@ -27,7 +28,7 @@ use super::sampler::{local_sampler, Collect, MakeSampler};
 use super::seeding::INIT_LOCK;
 use super::seeding::{derive, stream};
 use super::symmetry::Symmetry;
-use super::{tracking, CollectRequest, Collected, PolicySnapshot, PpoOptim};
+use super::{tracking, CollectRequest, Collected, PolicySnapshot};
 use crate::config::{BackpropWorkers, BestBy, Start, StdSchedule, TrainConfig, UsageError};
 use crate::envs::{self, EnvFactory};
 use crate::logging::metrics::{IterationReport, RankTiming, TestMetrics, Timing, UpdateMetrics};
@@ -36,11 +37,11 @@ use crate::logging::{
     self, EventWriter, Experiment, RunStatus, ScalarTable, SelectionRow, SelectionTable,
 };
 
-/// One PPO training run: its config, networks and optimizer, sampler, run dir and logs.
+/// One training run: its config, algorithm (networks and optimizer), sampler, run dir and logs.
 pub struct Runner {
     config: TrainConfig,
     run_dir: PathBuf,
-    optim: PpoOptim,
+    optim: Box<dyn Algorithm>,
     sampler: Box<dyn Collect>,
     symmetry: Option<Symmetry>,
     progress: ScalarTable,
@@ -174,12 +175,12 @@ impl Runner {
             // trainings share a process (the integration tests run them on parallel threads).
             let _init = INIT_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             tch::manual_seed(derive(config.run.seed, &[stream::INIT]) as i64);
-            PpoOptim::new(&spec, config.ppo.clone(), device, symmetry.as_ref())?
+            algorithm::build(config, &spec, device, symmetry.as_ref())?
         };
         let (state, run_dir, best_so_far) = match start {
             Start::Continue { dir, weights } => {
                 let (state, logdir) =
-                    checkpoint::restore(config, dir, *weights, &spec, &mut optim)?;
+                    checkpoint::restore(config, dir, *weights, &spec, optim.as_mut())?;
                 let best_so_far = checkpoint::best_so_far(dir, *weights, &state)?;
                 // Nothing to do is said before anything is written (no "completed" run dir
                 // without a checkpoint).
@@ -342,14 +343,14 @@ impl Runner {
         if self.config.run.save_freq.saves(itr) {
             // Before the update: the weights this iteration collected with, which its row in
             // `progress.csv` and `selection.csv` scored, so `--iteration N` checks row N's.
-            checkpoint::save_pair(&self.optim, &self.run_dir, &format!("_{itr}"))?;
+            checkpoint::save_pair(self.optim.as_ref(), &self.run_dir, &format!("_{itr}"))?;
         }
         // Before the update (and `--update-norm`): what the sampled policy's normalizer did.
         let clipped_inputs = self.optim.actor().normalizer().clipped_share(&collected.train.states);
         let optimize_start = Instant::now();
         let update = self.update(itr, &collected)?;
         let optimize_s = optimize_start.elapsed().as_secs_f64();
-        checkpoint::save_pair(&self.optim, &self.run_dir, "_latest")?;
+        checkpoint::save_pair(self.optim.as_ref(), &self.run_dir, "_latest")?;
         let report = IterationReport {
             iteration: itr,
             total_timesteps: next.total_timesteps,
@@ -379,7 +380,7 @@ impl Runner {
         // Last: a kill -9 before this line repeats this iteration on resume (same numbers);
         // after it, the run continues with the next one.
         next.iteration = itr + 1;
-        checkpoint::save(&self.run_dir, &self.optim, &next)?;
+        checkpoint::save(&self.run_dir, self.optim.as_ref(), &next)?;
         if self.config.run.resume_freq.saves(itr) {
             checkpoint::keep_resume(&self.run_dir, itr)?;
         }
@@ -418,7 +419,7 @@ impl Runner {
             if best_is_replaced(next, settled, test.mean_return, selection, by) {
                 (next.best_test, next.best_test_settled) = (Some(test.mean_return), settled);
                 next.best_selection = selection;
-                checkpoint::save_pair(&self.optim, &self.run_dir, "")?;
+                checkpoint::save_pair(self.optim.as_ref(), &self.run_dir, "")?;
             }
         }
         let (eval, sampler) = (&self.config.eval, &self.config.sampler);
@@ -443,7 +444,7 @@ impl Runner {
         Ok(test)
     }
 
-    /// The PPO update on this iteration's trajectories, then the normalizer update when
+    /// The algorithm's update on this iteration's trajectories, then the normalizer update when
     /// configured (after the update, so it saw the statistics its data was sampled with).
     fn update(&mut self, itr: u64, collected: &Collected) -> Result<UpdateMetrics> {
         // Per-iteration stream: a resumed run shuffles exactly as an uninterrupted one.
@@ -455,9 +456,9 @@ impl Runner {
             self.state.total_timesteps,
             self.config.run.timesteps,
         ));
-        let stats = self
+        let update = self
             .optim
-            .optimize(&collected.train, &mut ChaCha8Rng::seed_from_u64(seed))
+            .update(&collected.train, &mut ChaCha8Rng::seed_from_u64(seed))
             .with_context(|| format!("iteration {itr}"))?;
         if self.config.ppo.update_norm {
             let symmetry = self.symmetry.as_ref();
@@ -471,14 +472,7 @@ impl Runner {
             });
             self.optim.set_normalizers(&actor, critic.as_ref())?;
         }
-        Ok(UpdateMetrics {
-            actor_loss: stats.actor_loss,
-            critic_loss: stats.critic_loss,
-            mirror_loss: stats.mirror_loss,
-            kl: stats.kl,
-            minibatches: stats.minibatches,
-            early_stopped: stats.early_stopped,
-        })
+        Ok(update)
     }
 
     /// One row in each CSV table (and a selection's cells in `selection.csv`), the scalars

@@ -1,0 +1,123 @@
+//! The seam between the [`super::runner::Runner`] and a learning algorithm (rsl_rl's
+//! `alg` behind `OnPolicyRunner`, burn's `PolicyLearner`): the runner collects experience with
+//! the algorithm's actor and critic, hands the finished trajectories to [`Algorithm::update`],
+//! saves what [`Algorithm::optimizer_state`] returns beside the networks, and logs the
+//! [`UpdateMetrics`] it reports. Nothing outside an algorithm's own module names its type:
+//! [`build`] is the one table of algorithms.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use rand_chacha::ChaCha8Rng;
+use tch::{Device, Tensor};
+
+use super::symmetry::Symmetry;
+use super::{Buffer, PpoOptim};
+use crate::config::TrainConfig;
+use crate::logging::metrics::UpdateMetrics;
+use crate::policies::{Actor, Critic, NetSpec, RunningStats};
+
+/// An on-policy actor-critic learner: its networks, their optimizer state and its update.
+pub trait Algorithm {
+    /// The actor the samplers run, evaluations score and checkpoints keep.
+    fn actor(&self) -> &Actor;
+
+    /// The actor, mutably (restoring a checkpoint, a std schedule).
+    fn actor_mut(&mut self) -> &mut Actor;
+
+    /// The critic.
+    fn critic(&self) -> &Critic;
+
+    /// The critic, mutably (restoring a checkpoint).
+    fn critic_mut(&mut self) -> &mut Critic;
+
+    /// Sets the observation normalizers: the actor's to `actor`, the critic's to `critic` (the
+    /// statistics of its own observation) or, when the critic reads the policy's observation
+    /// (`None`), to `actor` too.
+    fn set_normalizers(
+        &mut self,
+        actor: &RunningStats,
+        critic: Option<&RunningStats>,
+    ) -> Result<()>;
+
+    /// The optimizer state an exact continuation needs, as named tensors.
+    fn optimizer_state(&self) -> Vec<(String, Tensor)>;
+
+    /// Restores what [`Algorithm::optimizer_state`] saved.
+    fn load_optimizer_state(&mut self, state: &HashMap<String, Tensor>) -> Result<()>;
+
+    /// Scales the learning rates to `scale` times their configured values (`--lr-decay`).
+    fn set_lr_scale(&mut self, scale: f64);
+
+    /// Where a diverged update dumps its batch (the run directory).
+    fn set_dump_dir(&mut self, dir: PathBuf);
+
+    /// One update on the finished trajectories of `buffer`, minibatches drawn from `rng`.
+    fn update(&mut self, buffer: &Buffer, rng: &mut ChaCha8Rng) -> Result<UpdateMetrics>;
+}
+
+/// The algorithm a run trains with, its networks built for `spec` on `device` (`symmetry`:
+/// the env's mirror lists, for a mirror loss).
+pub fn build(
+    config: &TrainConfig,
+    spec: &NetSpec,
+    device: Device,
+    symmetry: Option<&Symmetry>,
+) -> Result<Box<dyn Algorithm>> {
+    Ok(Box::new(PpoOptim::new(spec, config.ppo.clone(), device, symmetry)?))
+}
+
+impl Algorithm for PpoOptim {
+    fn actor(&self) -> &Actor {
+        PpoOptim::actor(self)
+    }
+
+    fn actor_mut(&mut self) -> &mut Actor {
+        PpoOptim::actor_mut(self)
+    }
+
+    fn critic(&self) -> &Critic {
+        PpoOptim::critic(self)
+    }
+
+    fn critic_mut(&mut self) -> &mut Critic {
+        PpoOptim::critic_mut(self)
+    }
+
+    fn set_normalizers(
+        &mut self,
+        actor: &RunningStats,
+        critic: Option<&RunningStats>,
+    ) -> Result<()> {
+        PpoOptim::set_normalizers(self, actor, critic)
+    }
+
+    fn optimizer_state(&self) -> Vec<(String, Tensor)> {
+        PpoOptim::optimizer_state(self)
+    }
+
+    fn load_optimizer_state(&mut self, state: &HashMap<String, Tensor>) -> Result<()> {
+        PpoOptim::load_optimizer_state(self, state)
+    }
+
+    fn set_lr_scale(&mut self, scale: f64) {
+        PpoOptim::set_lr_scale(self, scale)
+    }
+
+    fn set_dump_dir(&mut self, dir: PathBuf) {
+        PpoOptim::set_dump_dir(self, dir)
+    }
+
+    fn update(&mut self, buffer: &Buffer, rng: &mut ChaCha8Rng) -> Result<UpdateMetrics> {
+        let stats = self.optimize(buffer, rng)?;
+        Ok(UpdateMetrics {
+            actor_loss: stats.actor_loss,
+            critic_loss: stats.critic_loss,
+            mirror_loss: stats.mirror_loss,
+            kl: stats.kl,
+            minibatches: stats.minibatches,
+            early_stopped: stats.early_stopped,
+        })
+    }
+}
