@@ -1,4 +1,5 @@
-//! The second hostile-input audit (`shared/reference/audit-2026-11-24.md`), every case a row:
+//! The second and third hostile-input audits (`shared/reference/audit-2026-11-24.md`, and
+//! `audit-2026-12-04.md` for the rows named `R3-*`, as they are fixed), every case a row:
 //! its reproduction run through `sh`, the documented exit code (0 done, 1 runtime, 2 usage,
 //! 130 interrupted), one line on stderr for errors, and what must still be on disk. Device
 //! nodes and links are made inside a temp dir, never the machine's own; `2>/dev/full` only
@@ -109,6 +110,22 @@ const CASES: &[Case] = &[
     case_then("H17", "cp -r $RUN $T/run && $G plot $T/run --out $T/run/progress.csv", 2, "ending in .png", "cmp $RUN/progress.csv $T/run/progress.csv"),
     case("H18", "$G plot $RUN --out $T/no/such/o.png", 2, "existing directory"),
     case("H19", "$G plot $RUN --out /proc/o.png", 2, "cannot be written there"),
+    // Round 3, C14-C15 and H4: libtorch's thread count is an i32, and far past the cores
+    // threads only switch.
+    case_then("R3-C14", "$G train ppo --env cartpole --timesteps 4000 --logdir $T/l --backprop-workers 2147483648", 2, "[1, 1024]", "test ! -e $T/l"),
+    case_then("R3-C15", "$G train ppo --env cartpole --timesteps 4000 --logdir $T/l --backprop-workers 100000", 2, "[1, 1024]", "test ! -e $T/l"),
+    case_then("R3-H4", "$G train ppo --env cartpole --timesteps 4000 --logdir $T/l --backprop-workers 4294967297", 2, "[1, 1024]", "test ! -e $T/l"),
+    // Round 3, G: the lab's MuJoCo model blows up from 6 ms, so no timestep above 5 ms enters.
+    case("R3-G1", "$E --sim mujoco --sim-dt 0.01", 2, "stable up to 0.005 s"),
+    case("R3-G2", "$E --sim mujoco --sim-dt 0.006", 2, "stable up to 0.005 s"),
+    case_then("R3-G3", "$G train ppo --env cassie --sim mujoco --sim-dt 0.01 --timesteps 2000 --logdir $T/l", 2, "--sim-dt 0.01", "test ! -e $T/l"),
+    case_then("R3-G3b", "$G train ppo --env cassie --mujoco-dt 0.006 --timesteps 2000 --logdir $T/l", 2, "--mujoco-dt 0.006", "test ! -e $T/l"),
+    case("R3-G4", "$E --sim mujoco --sim-dt 0.01 --push 5 --push-exact --record $T/r.html", 2, "stable up to 0.005 s"),
+    // Round 3, H1-H3: every whole number a flag takes, the run's own config.toml holds.
+    case("R3-H1", "$G train ppo --env cartpole --seed 18446744073709551615 --print-config", 2, "--seed"),
+    case("R3-H2", "$G train ppo --env cartpole --timesteps 9.5e18 --print-config", 2, "--timesteps"),
+    case("R3-H3", "printf '[run]\\nseed = 18446744073709551615\\n' > $T/c.toml && $G train ppo --config $T/c.toml --print-config", 2, "TOML integers are 64-bit signed"),
+    case("R3-H1b", "$G train ppo --env cartpole --seed 9223372036854775807 --print-config > $T/c.toml && $G train ppo --config $T/c.toml --print-config | grep -q 'seed = 9223372036854775807'", 0, ""),
 ];
 
 #[test]

@@ -1,6 +1,10 @@
 //! Value checks shared by the command line (clap value parsers) and config files
 //! ([`super::TrainConfig::validate`]), so a value refused as a flag is refused in a file too.
 
+/// 2⁶³: whole-number settings stay below it, so every value a flag takes is one a run's own
+/// `config.toml` can hold (TOML integers are 64-bit signed).
+pub const WHOLE_LIMIT: f64 = 9_223_372_036_854_775_808.0;
+
 /// What a numeric setting accepts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Range {
@@ -43,8 +47,8 @@ impl Range {
             Range::Positive => v.is_finite() && v > 0.0,
             Range::NonNegative => v.is_finite() && v >= 0.0,
             Range::Unit => (0.0..=1.0).contains(&v),
-            Range::Count => v.is_finite() && v >= 1.0 && v.fract() == 0.0 && v < 1e19,
-            Range::Natural => v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1e19,
+            Range::Count => v.is_finite() && v >= 1.0 && v.fract() == 0.0 && v < WHOLE_LIMIT,
+            Range::Natural => v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < WHOLE_LIMIT,
             Range::PositiveF32 => v.is_finite() && v > 0.0 && v <= f32::MAX as f64,
             Range::NonNegativeF32 => v.is_finite() && v >= 0.0 && v <= f32::MAX as f64,
             Range::Within { lo, hi, .. } => v.is_finite() && (lo..=hi).contains(&v),
@@ -57,8 +61,8 @@ impl Range {
             Range::Positive => "a positive number",
             Range::NonNegative => "a number >= 0",
             Range::Unit => "a number in [0, 1]",
-            Range::Count => "a positive whole number (e.g. 2000 or 1e4)",
-            Range::Natural => "a whole number >= 0",
+            Range::Count => "a positive whole number below 9.2e18 (e.g. 2000 or 1e4)",
+            Range::Natural => "a whole number in [0, 9.2e18)",
             Range::PositiveF32 => "a positive number up to 3.4e38 (it becomes a 32-bit float)",
             Range::NonNegativeF32 => "a number in [0, 3.4e38] (it becomes a 32-bit float)",
             Range::Within { what, .. } => what,
@@ -102,5 +106,8 @@ mod tests {
         assert!(Range::Unit.parse("1.5").is_err() && Range::Unit.parse("nan").is_err());
         assert!(positive_usize("18446744073709551616").is_err());
         assert!(Range::Natural.holds(0.0) && !Range::Natural.holds(-1.0));
+        // Below 2^63, what TOML can hold: the largest u64 and 9.5e18 are refused.
+        assert!(Range::Natural.parse("18446744073709551615").is_err());
+        assert!(Range::Count.parse("9.5e18").is_err() && Range::Count.parse("9e18").is_ok());
     }
 }

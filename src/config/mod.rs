@@ -484,6 +484,10 @@ pub fn plain_alias(declared: &[Declared], index: usize) -> Option<String> {
 /// caret snippet that echoes the offending line, 100 MB for a 50 MB line).
 fn toml_reason(e: &toml::de::Error, text: &str) -> String {
     let mut message: String = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
+    // toml parses integers as i64 and blames "u64" for one above it: say the real limit.
+    if message.contains("value was too large") {
+        message = format!("a whole number above {} (TOML integers are 64-bit signed)", i64::MAX);
+    }
     if message.len() > 200 {
         let cut = (0..=200).rev().find(|&i| message.is_char_boundary(i)).unwrap_or(0);
         message.truncate(cut);

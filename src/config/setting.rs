@@ -16,7 +16,7 @@ use clap::ValueEnum;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::checks::Range;
+use super::checks::{Range, WHOLE_LIMIT};
 
 /// One setting of a section: what the command line and the config checks need to know.
 #[derive(Debug, Clone, Copy)]
@@ -205,15 +205,19 @@ impl Scalar {
             },
             Scalar::Whole => {
                 let t = s.trim();
+                // At most i64::MAX, so that the run's own `config.toml` can hold it.
                 if let Ok(n) = t.parse::<u64>() {
-                    return Ok(Value::from(n));
+                    return match i64::try_from(n) {
+                        Ok(_) => Ok(Value::from(n)),
+                        Err(_) => Err(phrase("a whole number in [0, 9.2e18)")),
+                    };
                 }
-                // Scientific notation (`1e4`); below 1e19 so that it fits a u64.
+                // Scientific notation (`1e4`), below 2^63 as well.
                 match t.parse::<f64>() {
-                    Ok(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1e19 => {
+                    Ok(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < WHOLE_LIMIT => {
                         Ok(Value::from(v as u64))
                     }
-                    _ => Err(phrase("a whole number >= 0")),
+                    _ => Err(phrase("a whole number in [0, 9.2e18)")),
                 }
             }
             Scalar::Signed => {

@@ -37,6 +37,10 @@ fn count(n: i64) -> Option<NonZeroUsize> {
     usize::try_from(n).ok().and_then(NonZeroUsize::new)
 }
 
+/// The most libtorch threads `--backprop-workers` asks for: libtorch takes an `i32`, and far
+/// past any core count more threads only switch (2^31 panicked in libtorch, 100000 crashed it).
+pub const MAX_BACKPROP_THREADS: usize = 1024;
+
 /// libtorch threads for the PPO update (`--backprop-workers`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "i64", try_from = "i64")]
@@ -54,7 +58,10 @@ impl BackpropWorkers {
     pub const ONE: Self = Self::Threads(NonZeroUsize::MIN);
 
     fn refusal(s: &str) -> String {
-        format!("'{s}' is not a thread count (a whole number >= 1, or -1: measure)")
+        format!(
+            "'{s}' is not a thread count (a whole number in [1, {MAX_BACKPROP_THREADS}], or -1: \
+             measure)"
+        )
     }
 }
 
@@ -64,7 +71,10 @@ impl TryFrom<i64> for BackpropWorkers {
     fn try_from(n: i64) -> Result<Self, String> {
         match n {
             -1 => Ok(Self::Auto),
-            n => count(n).map(Self::Threads).ok_or_else(|| Self::refusal(&n.to_string())),
+            n => count(n)
+                .filter(|n| n.get() <= MAX_BACKPROP_THREADS)
+                .map(Self::Threads)
+                .ok_or_else(|| Self::refusal(&n.to_string())),
         }
     }
 }
@@ -134,7 +144,7 @@ mod tests {
     fn special_values_parse_and_round_trip_as_integers() {
         assert_eq!("-1".parse(), Ok(BackpropWorkers::Auto));
         assert_eq!("3".parse::<BackpropWorkers>().unwrap().to_string(), "3");
-        for bad in ["0", "-2", "1.5", "x", ""] {
+        for bad in ["0", "-2", "1.5", "x", "", "1025", "2147483648", "4294967297"] {
             assert!(bad.parse::<BackpropWorkers>().is_err(), "{bad}");
         }
         assert_eq!("-1".parse(), Ok(SaveFreq::Off));

@@ -40,6 +40,11 @@ fn even_mujoco_share() -> f64 {
     EVEN_MUJOCO_SHARE
 }
 
+/// The largest MuJoCo timestep (s) the settings accept: the lab's `cassie_fast.xml` walks at
+/// 4 and 5 ms, and from 6 ms on every episode blows up within one or two policy steps (the
+/// third audit's G2, `gait eval --sim mujoco --sim-dt 0.004..0.008`).
+pub const MAX_MUJOCO_DT: f64 = 0.005;
+
 /// The gait cycle (s) of the walking reference without `full_gait` or `cadence`.
 pub const FIXED_CYCLE: f64 = 0.7;
 
@@ -538,6 +543,20 @@ impl CassieConfig {
             return Err("--foot-placement reads the observed pelvis velocity: it needs \
                         --obs velocity"
                 .into());
+        }
+        if matches!(self.sim, SimKind::Mujoco | SimKind::Mixed) {
+            let dt = self.dt_of(SimKind::Mujoco);
+            if dt > MAX_MUJOCO_DT {
+                let flag = if self.sim == SimKind::Mixed && self.mujoco_dt.is_some() {
+                    "--mujoco-dt"
+                } else {
+                    "--sim-dt"
+                };
+                return Err(format!(
+                    "{flag} {dt}: the lab's MuJoCo model is stable up to {MAX_MUJOCO_DT} s and \
+                     blows up within two steps from 0.006 s; give at most {MAX_MUJOCO_DT}"
+                ));
+            }
         }
         for (name, lag) in [("--latency", self.latency), ("--eval-latency", self.eval_latency)] {
             if lag > 1.0 / self.policy_rate + 1e-9 {
