@@ -247,6 +247,31 @@ fn eval_runs_the_policy_on_another_floor() {
     }
 }
 
+/// `scripts/check_robot.sh RUN OUT` runs the six robot-grade checks (made short here with its
+/// extra flags), one summary line each with the check's exit code, and keeps each table in OUT.
+#[test]
+fn the_robot_checks_script_runs_every_check() {
+    let out = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check_robot.sh");
+    let walk = common::pretrained_walk();
+    let o = std::process::Command::new(script)
+        .args([walk.to_str().unwrap(), out.path().to_str().unwrap()])
+        .args(["--episodes", "1", "--traj-len", "30", "--sims", "rapier"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+    let names = ["nominal", "push-1.0", "push-exact", "latency-20ms", "sensor-noise", "course"];
+    assert_eq!(lines.len(), names.len(), "{lines:?}");
+    for (line, name) in lines.iter().zip(names) {
+        assert!(line.starts_with(name) && line.contains("within: "), "{line}");
+        let table = std::fs::read_to_string(out.path().join(format!("{name}.txt"))).unwrap();
+        assert!(table.contains("rapier"), "{name}: {table}");
+    }
+    let latency = std::fs::read_to_string(out.path().join("latency-20ms.txt")).unwrap();
+    assert!(latency.contains("sensing latency: 0.02 s"), "{latency}");
+}
+
 /// `gait eval --latency S` and `--sensor-noise K` run the policy with a robot's sensing and say
 /// so on the physics line; `gait check` takes both and names them; the episode changes with
 /// each; a latency longer than one policy step, or outside its range, is a usage error.
