@@ -153,3 +153,72 @@ fn relative_links_resolve() {
     }
     assert!(checked > 30, "{checked} links");
 }
+
+/// `docs/reference/settings.md` as the code declares it today: every setting of `gait train`
+/// by section (flag, TOML key, default, accepted range, doc), then every env's preset.
+fn settings_reference() -> String {
+    use gait::cli::{flag_of, shown};
+    use gait::config::{presets, TrainConfig};
+    let mut out = String::from(
+        "# Settings reference\n\n\
+         Generated from the code (`TrainConfig::settings()` and the env presets): do not edit.\n\
+         `GAIT_BLESS=1 cargo test --release --test docs` rewrites it; the same test fails when\n\
+         it is not what the code declares. Why a value is what it is: the `D-NNN` records in\n\
+         [decisions.md](../decisions.md).\n",
+    );
+    let defaults = TrainConfig::default().leaves();
+    let mut heading = "";
+    for d in TrainConfig::settings() {
+        if d.heading != heading {
+            heading = d.heading;
+            out.push_str(&format!(
+                "\n## {heading}\n\n| flag | key | default | accepts | what |\n|---|---|---|---|---|\n"
+            ));
+        }
+        let default = defaults.iter().find(|(k, _)| *k == d.path).map_or_else(
+            || "unset".to_string(),
+            |(_, v)| if v.is_null() { "unset".into() } else { shown(v) },
+        );
+        let accepts = d.setting.range.map_or_else(String::new, |r| r.phrase().to_string());
+        let what = d.setting.help().replace('|', "\\|");
+        out.push_str(&format!(
+            "| `--{}` | `{}` | `{}` | {} | {} |\n",
+            flag_of(&d.path),
+            d.path,
+            default.replace('|', "\\|"),
+            accepts.replace('|', "\\|"),
+            what
+        ));
+    }
+    out.push_str("\n## Env presets\n\nWhat each env's preset sets instead of the defaults above, for the settings a run does not give.\n");
+    for spec in gait::envs::ENVS {
+        let changes = presets::changes(spec.name);
+        out.push_str(&format!("\n### {}\n\n", spec.name));
+        if changes.is_empty() {
+            out.push_str("No preset.\n");
+            continue;
+        }
+        out.push_str("| key | value |\n|---|---|\n");
+        for (key, value) in changes {
+            out.push_str(&format!("| `{key}` | `{}` |\n", shown(&value).replace('|', "\\|")));
+        }
+    }
+    out
+}
+
+/// The settings and presets reference is what the code declares (rewritten with
+/// `GAIT_BLESS=1`).
+#[test]
+fn the_settings_reference_is_current() {
+    let path = repo().join("docs/reference/settings.md");
+    let want = settings_reference();
+    if std::env::var_os("GAIT_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &want).unwrap();
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "docs/reference/settings.md differs from the code: run GAIT_BLESS=1 cargo test --release --test docs"
+    );
+}
