@@ -121,6 +121,12 @@ const CASES: &[Case] = &[
     case_then("R3-G3", "$G train ppo --env cassie --sim mujoco --sim-dt 0.01 --timesteps 2000 --logdir $T/l", 2, "--sim-dt 0.01", "test ! -e $T/l"),
     case_then("R3-G3b", "$G train ppo --env cassie --mujoco-dt 0.006 --timesteps 2000 --logdir $T/l", 2, "--mujoco-dt 0.006", "test ! -e $T/l"),
     case("R3-G4", "$E --sim mujoco --sim-dt 0.01 --push 5 --push-exact --record $T/r.html", 2, "stable up to 0.005 s"),
+    // Round 3, D: a run file edited by hand gets the range checks of flags and files.
+    case("R3-D2", "cp -r $W $T/run && python3 -c \"import json,sys; p=sys.argv[1]; d=json.load(open(p)); d['config']['env']['cassie']['policy_rate']=1e-300; json.dump(d,open(p,'w'))\" $T/run/experiment.json && timeout 60 $G eval --path $T/run --command 1,0,0 --traj-len 10 --episodes 1", 1, "holds a setting out of its range: --policy-rate"),
+    case_then("R3-D3", "cp -r $W $T/run && python3 -c \"import json,sys; p=sys.argv[1]; d=json.load(open(p)); d['config']['env']['cassie']['policy_rate']=1e-300; json.dump(d,open(p,'w'))\" $T/run/experiment.json && $G export --path $T/run --out $T/x.onnx", 1, "--policy-rate", "test ! -e $T/x.onnx"),
+    case("R3-D5", "cp -r $W $T/run && python3 -c \"import json,sys; p=sys.argv[1]; d=json.load(open(p)); c=d['config']['env']['cassie']; c['sim_dt']=1.0; c['sim']='rapier'; json.dump(d,open(p,'w'))\" $T/run/experiment.json && $G eval --path $T/run --command 1,0,0 --traj-len 30 --episodes 1", 1, "--sim-dt"),
+    case("R3-D7", "cp -r $W $T/run && python3 -c \"import json,sys; p=sys.argv[1]; d=json.load(open(p)); d['config']['env']['cassie']['friction']=0; json.dump(d,open(p,'w'))\" $T/run/experiment.json && $G check --path $T/run --sims rapier --command 0,0,0 --episodes 1 --traj-len 30", 1, "--friction"),
+    case("R3-D9", "cp -r $W $T/run && python3 -c \"import json,sys; p=sys.argv[1]; d=json.load(open(p)); d['config']['sampler']['traj_len']=0; json.dump(d,open(p,'w'))\" $T/run/experiment.json && $G eval --path $T/run --command 1,0,0 --episodes 1", 1, "--traj-len"),
     // Round 3, H1-H3: every whole number a flag takes, the run's own config.toml holds.
     case("R3-H1", "$G train ppo --env cartpole --seed 18446744073709551615 --print-config", 2, "--seed"),
     case("R3-H2", "$G train ppo --env cartpole --timesteps 9.5e18 --print-config", 2, "--timesteps"),

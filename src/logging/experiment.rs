@@ -186,6 +186,8 @@ pub enum RunDirError {
     NotARun { flag: &'static str, dir: String },
     #[error("{flag} {dir}: {EXPERIMENT_JSON} is truncated or invalid: {reason}")]
     Invalid { flag: &'static str, dir: String, reason: String },
+    #[error("{flag} {dir}: {EXPERIMENT_JSON} holds a setting out of its range: {reason}")]
+    OutOfRange { flag: &'static str, dir: String, reason: String },
 }
 
 /// Loads the experiment of a run directory named by `flag`, telling apart a missing
@@ -201,11 +203,19 @@ pub fn load_run_dir(dir: &Path, flag: &'static str) -> Result<Experiment, RunDir
     if !dir.join(EXPERIMENT_JSON).is_file() {
         return Err(RunDirError::NotARun { flag, dir: shown });
     }
-    Experiment::load(dir).map_err(|e| RunDirError::Invalid {
+    let exp = Experiment::load(dir).map_err(|e| RunDirError::Invalid {
+        flag,
+        dir: shown.clone(),
+        reason: format!("{:#}", e.root_cause()),
+    })?;
+    // The checks flags and config files get: a run file edited by hand (a 1e-300 Hz policy
+    // rate, a 1 s timestep, a frictionless floor) is refused by every command that reads it.
+    exp.config.validate_settings().map_err(|e| RunDirError::OutOfRange {
         flag,
         dir: shown,
-        reason: format!("{:#}", e.root_cause()),
-    })
+        reason: e.to_string(),
+    })?;
+    Ok(exp)
 }
 
 /// `load_run_dir` for a flag naming a run (`--previous`, `gait eval --path`): a missing path,
@@ -213,7 +223,7 @@ pub fn load_run_dir(dir: &Path, flag: &'static str) -> Result<Experiment, RunDir
 /// `experiment.json` is a runtime error (exit 1).
 pub fn load_run(dir: &Path, flag: &'static str) -> Result<Experiment> {
     load_run_dir(dir, flag).map_err(|e| match e {
-        RunDirError::Invalid { .. } => anyhow::Error::new(e),
+        RunDirError::Invalid { .. } | RunDirError::OutOfRange { .. } => anyhow::Error::new(e),
         usage => UsageError(usage.to_string()).into(),
     })
 }
