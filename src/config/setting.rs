@@ -149,7 +149,7 @@ impl Setting {
                 if range.holds(v) {
                     Ok(())
                 } else {
-                    Err(format!("{v}: not {}", range.phrase()))
+                    Err(format!("{}: not {}", short_number(v), range.phrase()))
                 }
             }
             Value::Array(items) => items.iter().try_for_each(|v| self.check_numbers(v)),
@@ -188,6 +188,17 @@ fn refusal_of_type(s: &str, serde: &str) -> String {
         serde.to_string()
     } else {
         format!("'{s}': {serde}")
+    }
+}
+
+/// `v` as a person reads it: plain where that is short, else in scientific notation (`1e-300`
+/// rather than a 302-digit decimal).
+fn short_number(v: f64) -> String {
+    let plain = v.to_string();
+    if plain.len() <= 16 {
+        plain
+    } else {
+        format!("{v:e}")
     }
 }
 

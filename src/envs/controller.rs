@@ -154,6 +154,102 @@ impl ReferenceGait {
     }
 }
 
+impl ControllerSpec {
+    /// Whether the description fits a network of `obs_dim` inputs and `act_dim` outputs and
+    /// every number is one a controller can run: the layouts' lengths, every array's length,
+    /// every index, finite gains, a rate in [1, 2000] Hz, a swing table of at least two
+    /// entries. Why: a sidecar is a file a deployer may edit, and `gait eval --onnx` must
+    /// refuse one it cannot run rather than cut an array short or index past one.
+    pub fn check(&self, obs_dim: usize, act_dim: usize) -> Result<(), String> {
+        if !(1.0..=2000.0).contains(&self.policy_rate_hz) {
+            return Err(format!("policy_rate_hz {} is not in [1, 2000] Hz", self.policy_rate_hz));
+        }
+        let lengths = [
+            ("observation", self.observation.len(), obs_dim),
+            ("actions", self.actions.len(), act_dim),
+        ];
+        for (name, len, want) in lengths {
+            if len != want {
+                return Err(format!("{name} names {len} values, the network has {want}"));
+            }
+        }
+        let Some(pd) = &self.pd else { return Ok(()) };
+        for (name, values) in [
+            ("neutral", &pd.neutral),
+            ("kp", &pd.kp),
+            ("kd", &pd.kd),
+            ("torque_limit", &pd.torque_limit),
+        ] {
+            if values.len() != act_dim {
+                return Err(format!(
+                    "pd.{name} has {} values, the network has {act_dim} actions",
+                    values.len()
+                ));
+            }
+            if values.iter().any(|v| !v.is_finite()) {
+                return Err(format!("pd.{name} holds a value that is not finite"));
+            }
+        }
+        match &pd.reference {
+            Some(r) => r.check(obs_dim, act_dim),
+            None => Ok(()),
+        }
+    }
+}
+
+impl ReferenceGait {
+    /// [`ControllerSpec::check`]'s part for the reference gait.
+    fn check(&self, obs_dim: usize, act_dim: usize) -> Result<(), String> {
+        let actions = [
+            ("hip_roll", self.hip_roll),
+            ("hip_yaw", self.hip_yaw),
+            ("hip_pitch", self.hip_pitch),
+            ("knee", self.knee),
+        ];
+        for (name, at) in actions {
+            if at.iter().any(|&i| i >= act_dim) {
+                return Err(format!(
+                    "pd.reference.{name} {at:?} indexes past the {act_dim} actions"
+                ));
+            }
+        }
+        let mut inputs = vec![("command", self.command.to_vec()), ("clock", self.clock.to_vec())];
+        inputs.extend(self.velocity.map(|v| ("velocity", v.to_vec())));
+        for (name, at) in inputs {
+            if at.iter().any(|&i| i >= obs_dim) {
+                return Err(format!(
+                    "pd.reference.{name} {at:?} indexes past the {obs_dim} inputs"
+                ));
+            }
+        }
+        if self.swing_table.iter().any(|t| t.len() < 2 || t.iter().any(|v| !v.is_finite())) {
+            return Err("pd.reference.swing_table needs at least two finite entries per leg".into());
+        }
+        if !(0.0..=1.0).contains(&self.min_gain) {
+            return Err(format!("pd.reference.min_gain {} is not in [0, 1]", self.min_gain));
+        }
+        let positive =
+            [("full_step_speed", self.full_step_speed as f64), ("cycle_time", self.cycle_time)];
+        for (name, v) in positive {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("pd.reference.{name} {v} is not a positive number"));
+            }
+        }
+        let gains = [
+            self.hip_pitch_per_speed,
+            self.hip_roll_per_speed,
+            self.hip_yaw_per_turn,
+            self.knee_fold,
+            self.foot_placement,
+            self.placement_deadband,
+        ];
+        if gains.iter().any(|g| !g.is_finite()) || !self.cadence.is_finite() {
+            return Err("pd.reference holds a gain that is not finite".into());
+        }
+        Ok(())
+    }
+}
+
 impl PdTargets {
     /// The PD targets for `action` given observation `obs`.
     pub fn targets(&self, obs: &[f32], action: &[f32]) -> Vec<f32> {

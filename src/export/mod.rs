@@ -113,14 +113,50 @@ pub fn read_sidecar(model: &Path) -> Result<Sidecar> {
             path.display()
         ))
     })?;
-    serde_json::from_str(&text).map_err(|e| {
+    let sidecar: Sidecar = serde_json::from_str(&text).map_err(|e| {
         UsageError(format!(
             "--onnx {}: its sidecar {} is not gait's: {e}",
             model.display(),
             path.display()
         ))
-        .into()
-    })
+    })?;
+    sidecar.check().map_err(|e| {
+        UsageError(format!("--onnx {}: its sidecar {} {e}", model.display(), path.display()))
+    })?;
+    Ok(sidecar)
+}
+
+impl Sidecar {
+    /// The checks a run's files get, on what the sidecar brings back: the env settings and the
+    /// episode length against their ranges, the network's shape against the machine, and the
+    /// controller against the network ([`ControllerSpec::check`]).
+    fn check(&self) -> Result<(), String> {
+        let mut config = crate::config::TrainConfig::default();
+        config.run.env = self.env.clone();
+        config.env = self.env_config.clone();
+        config.sampler.traj_len = self.episode_length;
+        config.validate_settings().map_err(|e| {
+            let e = e.to_string().replace("--traj-len", "episode_length");
+            format!("holds a setting out of its range: {e}")
+        })?;
+        check_network(&self.net).map_err(|e| format!("describes a network {e}"))?;
+        self.controller
+            .check(self.net.obs_dim, self.net.act_dim)
+            .map_err(|e| format!("does not fit its network: {e}"))
+    }
+}
+
+/// Whether a network read from a file (`experiment.json`, a sidecar) can be built here: at
+/// least one layer, and its parameters within the memory the machine has (what `gait train`
+/// checks before allocating).
+pub(crate) fn check_network(net: &NetSpec) -> Result<(), String> {
+    if net.layers.is_empty() || net.layers.contains(&0) {
+        return Err("without hidden layers".into());
+    }
+    let memory = crate::algos::resources::available_memory();
+    crate::algos::resources::check_resources(net, 1, 1, 1, memory)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// One input or output of the exported graph.
@@ -193,6 +229,9 @@ pub fn load_actor(
     which: ActorCheckpoint,
 ) -> Result<(crate::logging::Experiment, Actor, PathBuf)> {
     let exp = load_run(path, "--path")?;
+    check_network(&exp.net).map_err(|e| {
+        UsageError(format!("--path {}: experiment.json describes a network {e}", path.display()))
+    })?;
     let file = |w: ActorCheckpoint| checkpoint::weights_file(path, "actor", &w.suffix());
     let checkpoint = match which {
         ActorCheckpoint::Best if !file(which).is_file() => file(ActorCheckpoint::Latest),
