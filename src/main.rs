@@ -19,7 +19,7 @@ fn main() -> ExitCode {
         let (rank, size) = gait::algos::mpi::rank_and_size();
         if rank > 0 && std::env::args().nth(1).as_deref() == Some("train") {
             // Rank 0 answers Ctrl-C for the job; a serving rank waits for its stop message.
-            install_signal_handler("stopping: rank 0 saves the run");
+            install_signal_handler("stopping: rank 0 saves the run", SECOND_TRAIN);
             return match gait::algos::mpi::serve() {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => report(e.context(format!("MPI rank {rank}"))),
@@ -60,6 +60,7 @@ fn run() -> ExitCode {
         Action::Train(job) => {
             install_signal_handler(
                 "stopping: abandoning the current iteration (Ctrl-C again to exit at once)",
+                SECOND_TRAIN,
             );
             let command = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
             let mut terminal = gait::cli::Terminal::new(job.config.run.timesteps);
@@ -81,14 +82,17 @@ fn run() -> ExitCode {
                 .map_err(|e| anyhow::anyhow!("--print-config: writing the config to stdout: {e}"))
         }
         Action::Eval(args) => {
-            install_signal_handler("stopping: writing what ran (Ctrl-C again to exit at once)");
+            install_signal_handler(
+                "stopping: writing what ran (Ctrl-C again to exit at once)",
+                SECOND_EVAL,
+            );
             match gait::eval::run_eval(&args, &mut Stdout::default()) {
                 Ok(summary) if summary.interrupted => return ExitCode::from(EXIT_INTERRUPTED),
                 other => other.map(|_| ()),
             }
         }
         Action::Check(args) => {
-            install_signal_handler("stopping: reporting the cells that completed");
+            install_signal_handler("stopping: reporting the cells that completed", SECOND_EVAL);
             match gait::check::run_check(&args, &mut Stdout::default()) {
                 Ok(report) if report.interrupted => return ExitCode::from(EXIT_INTERRUPTED),
                 Ok(report) if !report.passed() => return ExitCode::from(EXIT_CHECK_MISSED),
@@ -134,12 +138,20 @@ fn report(e: anyhow::Error) -> ExitCode {
     }
 }
 
+/// The second Ctrl-C's line in training: the run dir holds every iteration that completed.
+const SECOND_TRAIN: &str =
+    "second interrupt: exiting without waiting (the run dir holds the last complete iteration)";
+
+/// The second Ctrl-C's line in `eval` and `check`, which have no run dir to keep.
+const SECOND_EVAL: &str =
+    "second interrupt: exiting without waiting (the episodes that ran are not reported)";
+
 /// First Ctrl-C/SIGTERM: stop after saving (see `algos::interrupt`), saying `first`; a second
-/// one: exit now.
-fn install_signal_handler(first: &'static str) {
+/// one: exit now, saying `second`.
+fn install_signal_handler(first: &'static str, second: &'static str) {
     let result = ctrlc::set_handler(move || {
         if gait::algos::interrupt::STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            eline("second interrupt: exiting without waiting (the run dir holds the last complete iteration)");
+            eline(second);
             // `_exit`, not `process::exit`: the latter runs libtorch's static destructors while
             // sampler threads still use it, which segfaulted (exit 139) in 4 of 6 tries. Every
             // file is written atomically, so skipping teardown loses nothing.

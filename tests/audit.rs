@@ -141,6 +141,10 @@ const CASES: &[Case] = &[
     case("R3-C11", "$G export --path $W --out $T/w.onnx > /dev/null && python3 -c \"import json,sys; p=sys.argv[1]; d=json.load(open(p)); d['net']['layers']=[]; json.dump(d,open(p,'w'))\" $T/w.onnx.json && timeout 60 $G eval --onnx $T/w.onnx --command 1,0,0 --episodes 1 --traj-len 10", 2, "without hidden layers"),
     case("R3-C12", "cp -r $W $T/run && python3 -c \"import json,sys; p=sys.argv[1]; d=json.load(open(p)); d['net']['layers']=[100000,100000]; json.dump(d,open(p,'w'))\" $T/run/experiment.json && $G eval --path $T/run --command 1,0,0 --traj-len 10 --episodes 1", 2, "GB of memory available"),
     case_then("R3-C13", "cp -r $W $T/run && python3 -c \"import json,sys; p=sys.argv[1]; d=json.load(open(p)); d['net']['layers']=[100000,100000]; json.dump(d,open(p,'w'))\" $T/run/experiment.json && $G export --path $T/run --out $T/x.onnx", 2, "GB of memory available", "test ! -e $T/x.onnx"),
+    // Round 3, J: messages that say what is wrong, readably.
+    case("R3-J2", "printf '[run]\\nenv = \"cassie\"\\n[env.cassie]\\npolicy_rate = 1e-300\\n' > $T/c.toml && $G train ppo --config $T/c.toml --print-config", 2, "--policy-rate 1e-300: not a policy rate"),
+    case("R3-J6", "$G train ppo --env cartpole --print-config --save-freq 1e3 | grep -q 'save_freq = 1000'", 0, ""),
+    case("R3-J7", "$G train ppo --env cartpole --print-config --traj-len 18446744073709551615", 2, "below 9.2e18"),
     // Round 3, H1-H3: every whole number a flag takes, the run's own config.toml holds.
     case("R3-H1", "$G train ppo --env cartpole --seed 18446744073709551615 --print-config", 2, "--seed"),
     case("R3-H2", "$G train ppo --env cartpole --timesteps 9.5e18 --print-config", 2, "--timesteps"),

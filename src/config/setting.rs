@@ -232,7 +232,17 @@ impl Scalar {
                 }
             }
             Scalar::Signed => {
-                s.trim().parse::<i64>().map(Value::from).map_err(|_| phrase("a whole number"))
+                let t = s.trim();
+                match t.parse::<i64>() {
+                    Ok(n) => Ok(Value::from(n)),
+                    // Scientific notation (`1e3`), as counts take it.
+                    Err(_) => match t.parse::<f64>() {
+                        Ok(v) if v.fract() == 0.0 && v.abs() < WHOLE_LIMIT => {
+                            Ok(Value::from(v as i64))
+                        }
+                        _ => Err(phrase("a whole number")),
+                    },
+                }
             }
             Scalar::Switch => match s.trim() {
                 "true" => Ok(Value::Bool(true)),

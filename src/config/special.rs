@@ -19,7 +19,15 @@ macro_rules! integer_setting {
             type Err = String;
 
             fn from_str(s: &str) -> Result<Self, String> {
-                let n = s.trim().parse::<i64>().map_err(|_| <$ty>::refusal(s))?;
+                // Plain or scientific notation (`1e3`), as counts take it.
+                let t = s.trim();
+                let n = match t.parse::<i64>() {
+                    Ok(n) => n,
+                    Err(_) => match t.parse::<f64>() {
+                        Ok(v) if v.fract() == 0.0 && v.abs() < 9.2e18 => v as i64,
+                        _ => return Err(<$ty>::refusal(s)),
+                    },
+                };
                 Self::try_from(n).map_err(|_| <$ty>::refusal(s))
             }
         }
@@ -144,6 +152,7 @@ mod tests {
     fn special_values_parse_and_round_trip_as_integers() {
         assert_eq!("-1".parse(), Ok(BackpropWorkers::Auto));
         assert_eq!("3".parse::<BackpropWorkers>().unwrap().to_string(), "3");
+        assert_eq!("1e3".parse::<SaveFreq>().unwrap().to_string(), "1000", "as counts take it");
         for bad in ["0", "-2", "1.5", "x", "", "1025", "2147483648", "4294967297"] {
             assert!(bad.parse::<BackpropWorkers>().is_err(), "{bad}");
         }
