@@ -306,6 +306,51 @@ fn signals_end_prenormalization_and_the_first_iteration_cleanly() {
     assert!(left.iter().all(|p| p.is_dir()), "files left behind: {left:?}");
 }
 
+/// Round 3, F1: a continuation stopped before its first iteration removes its own dir and
+/// suggests continuing the run it continued (the command that works); F2: a Ctrl-C during the
+/// final evaluation exits 130 as interrupted, not failed, and says every iteration is saved.
+#[test]
+fn interrupted_continuations_and_final_evaluations_report_what_is_saved() {
+    let base = tempfile::tempdir().unwrap();
+    let run = trained_cartpole(base.path(), "f1", &["--timesteps", "4000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let prev = run.to_str().unwrap();
+    let args = ["train", "ppo", "--previous", prev, "--timesteps", "1e9", "--num-steps", "1e8"];
+    let (code, _, out) = signalled(&args, dir.path(), libc::SIGINT, 3.0);
+    assert_eq!(code, Some(130), "{out}");
+    assert!(out.contains("before the first iteration completed: nothing was saved"), "{out}");
+    assert!(out.contains(&format!("--previous {prev}")), "{out}");
+    assert!(walkdir(&dir.path().join("cartpole")).iter().all(|p| p.is_dir()), "left: {out}");
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "train",
+        "ppo",
+        "--env",
+        "cartpole",
+        "--timesteps",
+        "2000",
+        "--num-steps",
+        "2000",
+        "--num-eval-eps",
+        "2e7",
+        "--eval-freq",
+        "100000",
+        "--run-name",
+        "fe",
+    ];
+    let (code, _, out) = signalled(&args, dir.path(), libc::SIGINT, 4.0);
+    assert_eq!(code, Some(130), "{out}");
+    assert!(
+        out.contains("interrupted during the final evaluation") && out.contains("saved"),
+        "{out}"
+    );
+    let runs: Vec<_> =
+        std::fs::read_dir(dir.path().join("cartpole/fe")).unwrap().flatten().collect();
+    let summary = std::fs::read_to_string(runs[0].path().join("summary.json")).unwrap();
+    assert!(summary.contains("\"interrupted\""), "{summary}");
+    assert!(runs[0].path().join("resume.safetensors").is_file());
+}
+
 /// D4: Ctrl-C during `eval --record` of many episodes ends it with 130 and writes the page of
 /// the episodes that ran (it used to discard everything).
 #[test]

@@ -171,6 +171,7 @@ fn drive(
         ));
     }
     let limit_s = runner.config().run.time_limit * 60.0;
+    let first_iteration = runner.state().iteration;
     let mut stopped = None;
     while !runner.is_done() {
         match runner.iterate(&mut |total| report.progress(total.min(timesteps))) {
@@ -204,18 +205,25 @@ fn drive(
         final_eval: None,
         stopped,
     };
-    if stopped == Some(Stop::Interrupted) && state.iteration == 0 {
-        // Nothing to continue from: a run dir without a checkpoint would only be refused by
-        // --previous and eval later. It is ours, made moments ago, and holds no result.
+    if stopped == Some(Stop::Interrupted) && state.iteration == first_iteration {
+        // Nothing to continue from: a run dir without a resume state would only be refused by
+        // --previous and eval later. It is ours, made moments ago, and holds no result of its
+        // own (a continuation's holds the best weights copied from the run it continues).
         report.finish();
         let removed = std::fs::remove_dir_all(&run_dir).is_ok();
+        let left = if removed {
+            format!(" (the run dir {} was removed)", run_dir.display())
+        } else {
+            format!("; {} holds no checkpoint", run_dir.display())
+        };
+        let again = previous.map_or(String::new(), |prev| {
+            format!(
+                "; continue from the run before with:\n  gait train ppo --previous {}",
+                prev.display()
+            )
+        });
         report.say(&format!(
-            "interrupted before the first iteration completed: nothing was saved{}",
-            if removed {
-                format!(" (the run dir {} was removed)", run_dir.display())
-            } else {
-                format!("; {} holds no checkpoint", run_dir.display())
-            }
+            "interrupted before the first iteration completed: nothing was saved{left}{again}"
         ));
         return Ok(outcome);
     }
@@ -239,7 +247,16 @@ fn drive(
     }
     let final_eval = match runner.final_eval() {
         Err(e) if e.is::<Interrupted>() => {
-            return Err(e.context("interrupted during the final evaluation"))
+            // Every iteration is saved: only the final evaluation's report is lost.
+            report.finish();
+            report.say(&format!(
+                "interrupted during the final evaluation: {} holds all {} iterations, saved \
+                 (`gait eval --path {}` evaluates them)",
+                run_dir.display(),
+                state.iteration,
+                run_dir.display()
+            ));
+            return Ok(TrainOutcome { stopped: Some(Stop::Interrupted), ..outcome });
         }
         other => other?,
     };
