@@ -86,6 +86,32 @@ impl OnnxPolicy {
             .map_err(|e| anyhow!("{e}"))?
             .commit_from_file(model)
             .map_err(|e| anyhow!("--onnx {}: ONNX Runtime refused it: {e}", model.display()))?;
+        // The model carries its own copy of the sidecar: a sidecar of another export, or one
+        // edited by hand (gains a deployer would read, a config hash), does not run it.
+        let embedded = session
+            .metadata()
+            .ok()
+            .and_then(|m| m.custom("controller"))
+            .and_then(|json| serde_json::from_str::<Sidecar>(&json).ok());
+        match embedded {
+            Some(own) if own == *sidecar => {}
+            Some(_) => {
+                return Err(UsageError(format!(
+                    "--onnx {}: its sidecar is not the one exported with it (the model holds its \
+                     own copy, and they differ: another export's, or edited); export again",
+                    model.display()
+                ))
+                .into())
+            }
+            None => {
+                return Err(UsageError(format!(
+                    "--onnx {}: not a model `gait export` wrote (it holds no copy of its \
+                     sidecar)",
+                    model.display()
+                ))
+                .into())
+            }
+        }
         let net = &sidecar.net;
         let lstm = (net.arch == Arch::Lstm).then(|| (net.layers.len(), net.layers[0]));
         let state = lstm.map_or(0, |(l, h)| l * h);
