@@ -7,11 +7,40 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-/// Temp path in the same directory, keeping the extension (tch picks the format from it).
+/// A temp path in the same directory, keeping the extension (tch picks the format from it):
+/// `.NAME.PID-RANDOM.tmp.EXT`. The process id lets [`sweep_stale_temps`] tell a dead writer's
+/// file; the random part makes the name unguessable, so nobody can plant a link at it.
 pub(crate) fn temp_path(target: &Path) -> PathBuf {
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let ext = target.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
-    target.with_file_name(format!(".{name}.{}.tmp{ext}", std::process::id()))
+    let random: u64 = rand::random();
+    target.with_file_name(format!(".{name}.{}-{random:016x}.tmp{ext}", std::process::id()))
+}
+
+/// Creates a new temp file for `target` ([`temp_path`]) exclusively (`O_EXCL`: never through
+/// an existing file or a link someone planted), and returns its path.
+pub(crate) fn create_temp(target: &Path) -> std::io::Result<PathBuf> {
+    let mut last = None;
+    for _ in 0..8 {
+        let tmp = temp_path(target);
+        match fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(_) => return Ok(tmp),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free temp name")))
+}
+
+/// How [`write_atomic_with`] puts the finished file in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Install {
+    /// Replace whatever regular file is there (rename).
+    Replace,
+    /// Only where nothing is: a concurrent writer that got there first makes this one fail
+    /// (a hard link, which the system refuses over an existing name), so "exists; give
+    /// --force" cannot be raced past.
+    New,
 }
 
 /// Calls `write` with a temp path, then atomically moves the result to `target`. Errors name
@@ -19,16 +48,41 @@ pub(crate) fn temp_path(target: &Path) -> PathBuf {
 /// cannot be written (`/proc`, a read-only or full disk) is reported as the operating system
 /// says it, about the path the caller was given.
 pub fn write_atomic_with(target: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let tmp = temp_path(target);
-    if let Err(e) = File::create(&tmp) {
-        anyhow::bail!("writing {}: {e}", target.display());
-    }
+    write_atomic_as(target, Install::Replace, write)
+}
+
+/// [`write_atomic_with`], putting the file in place as `install` says.
+pub fn write_atomic_as(
+    target: &Path,
+    install: Install,
+    write: impl FnOnce(&Path) -> Result<()>,
+) -> Result<()> {
+    let tmp = match create_temp(target) {
+        Ok(tmp) => tmp,
+        Err(e) => anyhow::bail!("writing {}: {e}", target.display()),
+    };
+    // What a killed writer of this same file left (a second Ctrl-C during a GIF, kill -9 during
+    // an export): nothing else would ever remove it.
+    sweep_stale_temps_of(target);
     let result = write(&tmp).and_then(|()| {
         File::open(&tmp)
             .and_then(|f| f.sync_all())
             .with_context(|| format!("syncing {}", tmp.display()))?;
-        fs::rename(&tmp, target)
-            .with_context(|| format!("renaming {} to {}", tmp.display(), target.display()))?;
+        match install {
+            Install::Replace => fs::rename(&tmp, target)
+                .with_context(|| format!("renaming {} to {}", tmp.display(), target.display()))?,
+            Install::New => {
+                fs::hard_link(&tmp, target).map_err(|e| match e.kind() {
+                    std::io::ErrorKind::AlreadyExists => anyhow::anyhow!(
+                        "{} appeared while it was being written (another writer); nothing \
+                         was replaced",
+                        target.display()
+                    ),
+                    _ => anyhow::Error::from(e),
+                })?;
+                let _ = fs::remove_file(&tmp);
+            }
+        }
         if let Some(dir) = target.parent() {
             // Best effort: some filesystems refuse to open a directory for syncing.
             let _ = File::open(dir).and_then(|d| d.sync_all());
@@ -61,15 +115,19 @@ fn os_reason(text: &str) -> Option<String> {
     Some(std::io::Error::from_raw_os_error(code).to_string())
 }
 
-/// The process id in a temp name made by [`temp_path`] (`.NAME.PID.tmp[.EXT]`), if `name` is
-/// one.
+/// The process id in a temp name made by [`temp_path`] (`.NAME.PID-RANDOM.tmp[.EXT]`, or
+/// `.NAME.PID.tmp[.EXT]` as versions before the random part wrote), if `name` is one.
 fn temp_owner(name: &str) -> Option<u32> {
     let rest = name.strip_prefix('.')?;
     let (before, after) = rest.rsplit_once(".tmp")?;
     if !(after.is_empty() || after.starts_with('.')) {
         return None;
     }
-    let (_, pid) = before.rsplit_once('.')?;
+    let (_, owner) = before.rsplit_once('.')?;
+    let (pid, random) = owner.split_once('-').unwrap_or((owner, ""));
+    if !random.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
     pid.parse().ok()
 }
 
@@ -96,6 +154,26 @@ pub fn sweep_stale_temps(dir: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     Ok(removed)
+}
+
+/// Removes the temp files of `target` ([`temp_path`]'s names for it) whose writer is dead.
+/// Best effort: an output is written whether or not this succeeds.
+fn sweep_stale_temps_of(target: &Path) {
+    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else { return };
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let entry_name = entry.file_name().to_string_lossy().into_owned();
+        if !entry_name.starts_with(&prefix) {
+            continue;
+        }
+        let Some(pid) = temp_owner(&entry_name) else { continue };
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if pid != std::process::id() && !process_alive(pid) && is_file {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// The most gait reads of a file it parses: a config file (`--config`), a run's JSON, a
@@ -176,5 +254,56 @@ mod tests {
         assert_eq!(removed, expected);
         assert!(mine.exists() && unrelated.exists() && target.exists());
         assert!(!dead.exists() && !dead_no_ext.exists());
+    }
+
+    /// A link planted at a temp name is never written through: the temp file is created
+    /// exclusively under a name nobody can guess; and a `New` install refuses a target that
+    /// appeared meanwhile, leaving it and no temp file.
+    #[test]
+    fn temp_files_are_new_files_and_a_new_install_never_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("x.gif");
+        let (a, b) = (temp_path(&target), temp_path(&target));
+        assert_ne!(a, b, "unguessable");
+        let victim = dir.path().join("victim");
+        fs::write(&victim, b"precious").unwrap();
+        std::os::unix::fs::symlink(&victim, &a).unwrap();
+        assert!(fs::OpenOptions::new().write(true).create_new(true).open(&a).is_err());
+        write_atomic(&target, b"gif").unwrap();
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+        fs::remove_file(&a).unwrap();
+        let err = write_atomic_as(&target, Install::New, |tmp| {
+            fs::write(tmp, b"other").map_err(anyhow::Error::from)
+        })
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("appeared while it was being written"), "{err:#}");
+        assert_eq!(fs::read(&target).unwrap(), b"gif");
+        let left: Vec<_> =
+            fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left.len(), 2, "{left:?}");
+        let new = dir.path().join("y.onnx");
+        write_atomic_as(&new, Install::New, |tmp| {
+            fs::write(tmp, b"y").map_err(anyhow::Error::from)
+        })
+        .unwrap();
+        assert_eq!(fs::read(&new).unwrap(), b"y");
+        assert_eq!(temp_owner(".y.onnx.123-00ff.tmp.onnx"), Some(123));
+        assert_eq!(temp_owner(".y.onnx.123.tmp.onnx"), Some(123));
+        assert_eq!(temp_owner(".y.onnx.123-zz.tmp.onnx"), None);
+    }
+
+    /// Writing a file removes what a killed writer of the same file left, nothing else.
+    #[test]
+    fn a_write_sweeps_its_own_stale_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("g.gif");
+        let dead = dir.path().join(".g.gif.4194305-00aa.tmp.gif");
+        let other = dir.path().join(".h.gif.4194305-00aa.tmp.gif");
+        let notes = dir.path().join(".g.gif.notes");
+        for p in [&dead, &other, &notes] {
+            fs::write(p, b"x").unwrap();
+        }
+        write_atomic(&target, b"gif").unwrap();
+        assert!(!dead.exists() && other.exists() && notes.exists());
     }
 }

@@ -47,9 +47,8 @@ impl Output<'_> {
             return Err(self.refuse("give a file name in an existing directory"));
         }
         // The directory must take a file: the atomic write's temp file, made and removed now.
-        let probe = crate::fsutil::temp_path(self.path);
-        match std::fs::File::create(&probe) {
-            Ok(_) => {
+        match crate::fsutil::create_temp(self.path) {
+            Ok(probe) => {
                 let _ = std::fs::remove_file(&probe);
             }
             Err(e) => return Err(self.refuse(format!("cannot be written there: {e}"))),

@@ -356,9 +356,6 @@ pub fn restore(
     optim: &mut dyn Algorithm,
 ) -> Result<(TrainState, PathBuf)> {
     let exp = logging::load_previous(prev)?;
-    for stale in crate::fsutil::sweep_stale_temps(prev)? {
-        crate::stdio::eline(format!("removed {} (left by a killed process)", stale.display()));
-    }
     if exp.config.run.env != config.run.env {
         return Err(UsageError(format!(
             "--previous {} is a run of env '{}', not '{}'",
@@ -405,6 +402,10 @@ pub fn restore(
         Weights::Latest | Weights::Iteration(_) => Restore::Everything,
         Weights::Best => Restore::CountersOnly,
     };
+    // Only once the run is accepted: a refused --previous changes nothing on disk.
+    for stale in crate::fsutil::sweep_stale_temps(prev)? {
+        crate::stdio::eline(format!("removed {} (left by a killed process)", stale.display()));
+    }
     let state = load(&path, optim, what)
         .with_context(|| format!("--previous {}: cannot restore the run", prev.display()))?;
     if let Weights::Iteration(itr) = weights {

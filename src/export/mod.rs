@@ -26,6 +26,7 @@ use tch::Device;
 use crate::algos::checkpoint;
 use crate::config::{TrainConfig, UsageError};
 use crate::envs::{self, ControllerSpec, EnvConfig};
+use crate::fsutil::Install;
 use crate::logging::{load_run, Experiment, NumberedWeights, RunSummary};
 use crate::outputs::Output;
 use crate::policies::{load_checkpoint, Actor, Arch, NetSpec};
@@ -387,6 +388,9 @@ pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result
     };
     let sidecar_json = serde_json::to_string_pretty(&sidecar).context("serializing the sidecar")?;
     let existed = args.out.exists();
+    // Without --force the model goes only where nothing is, so of two exports racing to one
+    // --out exactly one writes a pair and the other fails before touching the sidecar.
+    let install = if args.force { Install::Replace } else { Install::New };
     match args.format {
         Format::Onnx => {
             let metadata = vec![
@@ -396,11 +400,13 @@ pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result
                 ("controller".to_string(), sidecar_json.clone()),
             ];
             let bytes = onnx::encode(&onnx::model(&actor, &metadata)?);
-            crate::fsutil::write_atomic(&args.out, &bytes)?;
+            crate::fsutil::write_atomic_as(&args.out, install, |tmp| {
+                std::fs::write(tmp, &bytes).map_err(anyhow::Error::from)
+            })?;
         }
         Format::Torchscript => {
             let module = torchscript::trace(&mut actor)?;
-            crate::fsutil::write_atomic_with(&args.out, |tmp| {
+            crate::fsutil::write_atomic_as(&args.out, install, |tmp| {
                 module.save(tmp).with_context(|| format!("writing {}", args.out.display()))
             })?;
         }
