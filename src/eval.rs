@@ -82,14 +82,27 @@ impl std::str::FromStr for CourseSegment {
 
 /// A course's legs with their first policy steps at `dt` seconds per step (each leg at least
 /// one step), and the course's length in steps.
-pub fn course_legs(course: &[CourseSegment], dt: f32) -> (Vec<CourseLeg>, usize) {
+pub fn course_legs(
+    course: &[CourseSegment],
+    dt: f32,
+) -> Result<(Vec<CourseLeg>, usize), UsageError> {
     let mut start = 0u32;
     let mut legs = Vec::with_capacity(course.len());
     for segment in course {
         legs.push(CourseLeg { start, command: segment.command });
-        start += ((segment.seconds / dt as f64).round() as u32).max(1);
+        let steps = (segment.seconds / dt as f64).round().max(1.0);
+        start = u32::try_from(steps as u64).ok().and_then(|n| start.checked_add(n)).ok_or_else(
+            || {
+                UsageError(format!(
+                    "--course: the legs add up to more than {} policy steps ({:.0} days at this \
+                     rate)",
+                    u32::MAX,
+                    u32::MAX as f64 * dt as f64 / 86400.0
+                ))
+            },
+        )?;
     }
-    (legs, start as usize)
+    Ok((legs, start as usize))
 }
 
 /// Where `gait eval`'s policy comes from.
@@ -481,7 +494,7 @@ fn prepare_eval(args: &EvalOptions) -> Result<PreparedEval> {
     }
     let course = match &args.course {
         Some(segments) => {
-            let (legs, steps) = course_legs(segments, env.policy_dt());
+            let (legs, steps) = course_legs(segments, env.policy_dt())?;
             env.set_course(&legs).map_err(|e| match e {
                 CommandError::Unsupported => {
                     UsageError(format!("--course: env '{}' takes no commands", env_name))

@@ -161,6 +161,9 @@ const CASES: &[Case] = &[
     case("R3-J2", "printf '[run]\\nenv = \"cassie\"\\n[env.cassie]\\npolicy_rate = 1e-300\\n' > $T/c.toml && $G train ppo --config $T/c.toml --print-config", 2, "--policy-rate 1e-300: not a policy rate"),
     case("R3-J6", "$G train ppo --env cartpole --print-config --save-freq 1e3 | grep -q 'save_freq = 1000'", 0, ""),
     case("R3-J7", "$G train ppo --env cartpole --print-config --traj-len 18446744073709551615", 2, "below 9.2e18"),
+    case("R3-J1", "cp -r $RUN $T/run && ln -sf /dev/zero $T/run/actor_1.safetensors && $G eval --path $T/run --iteration 1", 2, "actor_1.safetensors is not a regular file"),
+    case("R3-J3", "$G eval --path $W --episodes 1 --traj-len 10 --course $(for i in $(seq 23862); do printf '3600:0,0,0 '; done)", 2, "add up to more than 4294967295 policy steps"),
+    case_then("R3-J5", "mknod $T/full c 1 7 && $G export --path $W --out $T/x.onnx > $T/full", 0, "", "test -s $T/x.onnx && test -s $T/x.onnx.json"),
     // Round 3, H1-H3: every whole number a flag takes, the run's own config.toml holds.
     case("R3-H1", "$G train ppo --env cartpole --seed 18446744073709551615 --print-config", 2, "--seed"),
     case("R3-H2", "$G train ppo --env cartpole --timesteps 9.5e18 --print-config", 2, "--timesteps"),

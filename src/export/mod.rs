@@ -234,6 +234,17 @@ pub fn load_actor(
         UsageError(format!("--path {}: experiment.json describes a network {e}", path.display()))
     })?;
     let file = |w: ActorCheckpoint| checkpoint::weights_file(path, "actor", &w.suffix());
+    // A name that is there but is not a regular file (a link to a device) is refused as what
+    // it is, not as missing.
+    let wanted = file(which);
+    if std::fs::symlink_metadata(&wanted).is_ok() && !wanted.is_file() {
+        return Err(UsageError(format!(
+            "--path {}: {} is not a regular file",
+            path.display(),
+            wanted.display()
+        ))
+        .into());
+    }
     let checkpoint = match which {
         ActorCheckpoint::Best if !file(which).is_file() => file(ActorCheckpoint::Latest),
         ActorCheckpoint::Iteration(n) if !file(which).is_file() => {
@@ -418,16 +429,24 @@ pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result
         }
         return Err(e);
     }
-    writeln!(
-        out,
-        "exported {} ({}) to {} with its controller in {}",
+    // Both files are written: a notice that cannot be printed (stdout on a full disk) does not
+    // make the export a failure, which a script would take it for.
+    let mut notice = format!(
+        "exported {} ({}) to {} with its controller in {}\n",
         checkpoint.display(),
         exts[0],
         args.out.display(),
         side.display()
-    )?;
+    );
     if let Some(note) = numbered_weights_note(&args.path, &exp, args.weights) {
-        writeln!(out, "{note}")?;
+        notice.push_str(&format!("{note}\n"));
+    }
+    if let Err(e) = out.write_all(notice.as_bytes()).and_then(|()| out.flush()) {
+        crate::stdio::eline(format!(
+            "warning: exported to {} and {}, but printing the notice failed: {e}",
+            args.out.display(),
+            side.display()
+        ));
     }
     Ok(sidecar)
 }
