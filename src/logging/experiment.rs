@@ -186,7 +186,7 @@ pub enum RunDirError {
     NotARun { flag: &'static str, dir: String },
     #[error("{flag} {dir}: {EXPERIMENT_JSON} is truncated or invalid: {reason}")]
     Invalid { flag: &'static str, dir: String, reason: String },
-    #[error("{flag} {dir}: {EXPERIMENT_JSON} holds a setting out of its range: {reason}")]
+    #[error("{flag} {dir}: its {EXPERIMENT_JSON} holds a value this gait refuses ({reason})")]
     OutOfRange { flag: &'static str, dir: String, reason: String },
 }
 
@@ -209,14 +209,20 @@ pub fn load_run_dir(dir: &Path, flag: &'static str) -> Result<Experiment, RunDir
         reason: format!("{:#}", e.root_cause()),
     })?;
     // The checks flags and config files get: a run file edited by hand (a 1e-300 Hz policy
-    // rate, a 1 s timestep, a frictionless floor) is refused by every command that reads it.
-    exp.config.validate_settings().map_err(|e| RunDirError::OutOfRange {
-        flag,
-        dir: shown,
-        reason: e.to_string(),
-    })?;
+    // rate, a 1 s timestep, a frictionless floor) is refused by every command that runs it as
+    // it is. `--previous` checks after the typed flags are layered on (a flag may fix it).
+    if flag != PREVIOUS {
+        exp.config.validate_settings().map_err(|e| RunDirError::OutOfRange {
+            flag,
+            dir: shown,
+            reason: e.to_string(),
+        })?;
+    }
     Ok(exp)
 }
+
+/// The flag of a run that training continues.
+const PREVIOUS: &str = "--previous";
 
 /// `load_run_dir` for a flag naming a run (`--previous`, `gait eval --path`): a missing path,
 /// a file, or a directory that is not a run is a usage error (exit 2); a damaged
@@ -230,7 +236,7 @@ pub fn load_run(dir: &Path, flag: &'static str) -> Result<Experiment> {
 
 /// [`load_run`] for `--previous`.
 pub fn load_previous(dir: &Path) -> Result<Experiment> {
-    load_run(dir, "--previous")
+    load_run(dir, PREVIOUS)
 }
 
 /// The reference's nameless-run folder: a short hash of the settings that define the
