@@ -40,15 +40,20 @@ fn run_names(text: &str) -> Vec<String> {
     found
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every file under `dir` whose extension is `ext`, recursively.
+fn files_with(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();
         if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+            files_with(&path, ext, out);
+        } else if path.extension().is_some_and(|e| e == ext) {
             out.push(path);
         }
     }
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    files_with(dir, "rs", out);
 }
 
 #[test]
@@ -118,14 +123,7 @@ fn every_cited_decision_has_a_record() {
 }
 
 fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            markdown_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "md") {
-            out.push(path);
-        }
-    }
+    files_with(dir, "md", out);
 }
 
 /// Every relative link `](path)` or `](path#anchor)` in README.md, `docs/` and `pretrained/`
