@@ -5,6 +5,17 @@
 /// `config.toml` can hold (TOML integers are 64-bit signed).
 pub const WHOLE_LIMIT: f64 = 9_223_372_036_854_775_808.0;
 
+/// `s` as a whole number, in plain or scientific notation (`2000`, `1e4`, `-1`), when it is one
+/// below 2^63 in size ([`WHOLE_LIMIT`]): the one reader of whole numbers for flags and the
+/// special-value settings.
+pub(crate) fn whole_number(s: &str) -> Option<i64> {
+    let t = s.trim();
+    t.parse::<i64>().ok().or_else(|| match t.parse::<f64>() {
+        Ok(v) if v.is_finite() && v.fract() == 0.0 && v.abs() < WHOLE_LIMIT => Some(v as i64),
+        _ => None,
+    })
+}
+
 /// What a numeric setting accepts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Range {
@@ -109,5 +120,11 @@ mod tests {
         // Below 2^63, what TOML can hold: the largest u64 and 9.5e18 are refused.
         assert!(Range::Natural.parse("18446744073709551615").is_err());
         assert!(Range::Count.parse("9.5e18").is_err() && Range::Count.parse("9e18").is_ok());
+        assert_eq!(whole_number(" 1e3 "), Some(1000));
+        assert_eq!(whole_number("-1"), Some(-1));
+        assert_eq!(whole_number(&i64::MAX.to_string()), Some(i64::MAX));
+        for bad in ["1.5", "9.5e18", "18446744073709551615", "nan", "inf", "x", ""] {
+            assert_eq!(whole_number(bad), None, "{bad}");
+        }
     }
 }

@@ -16,7 +16,7 @@ use clap::ValueEnum;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::checks::{Range, WHOLE_LIMIT};
+use super::checks::{whole_number, Range};
 
 /// One setting of a section: what the command line and the config checks need to know.
 #[derive(Debug, Clone, Copy)]
@@ -214,35 +214,13 @@ impl Scalar {
                 Ok(v) if v.is_finite() => Ok(Value::from(v)),
                 _ => Err(phrase("a finite number")),
             },
-            Scalar::Whole => {
-                let t = s.trim();
-                // At most i64::MAX, so that the run's own `config.toml` can hold it.
-                if let Ok(n) = t.parse::<u64>() {
-                    return match i64::try_from(n) {
-                        Ok(_) => Ok(Value::from(n)),
-                        Err(_) => Err(phrase("a whole number in [0, 9.2e18)")),
-                    };
-                }
-                // Scientific notation (`1e4`), below 2^63 as well.
-                match t.parse::<f64>() {
-                    Ok(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < WHOLE_LIMIT => {
-                        Ok(Value::from(v as u64))
-                    }
-                    _ => Err(phrase("a whole number in [0, 9.2e18)")),
-                }
-            }
+            // Below 2^63, so that the run's own `config.toml` can hold it.
+            Scalar::Whole => match whole_number(s) {
+                Some(n) if n >= 0 => Ok(Value::from(n as u64)),
+                _ => Err(phrase("a whole number in [0, 9.2e18)")),
+            },
             Scalar::Signed => {
-                let t = s.trim();
-                match t.parse::<i64>() {
-                    Ok(n) => Ok(Value::from(n)),
-                    // Scientific notation (`1e3`), as counts take it.
-                    Err(_) => match t.parse::<f64>() {
-                        Ok(v) if v.fract() == 0.0 && v.abs() < WHOLE_LIMIT => {
-                            Ok(Value::from(v as i64))
-                        }
-                        _ => Err(phrase("a whole number")),
-                    },
-                }
+                whole_number(s).map(Value::from).ok_or_else(|| phrase("a whole number"))
             }
             Scalar::Switch => match s.trim() {
                 "true" => Ok(Value::Bool(true)),

@@ -20,14 +20,7 @@ macro_rules! integer_setting {
 
             fn from_str(s: &str) -> Result<Self, String> {
                 // Plain or scientific notation (`1e3`), as counts take it.
-                let t = s.trim();
-                let n = match t.parse::<i64>() {
-                    Ok(n) => n,
-                    Err(_) => match t.parse::<f64>() {
-                        Ok(v) if v.fract() == 0.0 && v.abs() < 9.2e18 => v as i64,
-                        _ => return Err(<$ty>::refusal(s)),
-                    },
-                };
+                let n = $crate::config::checks::whole_number(s).ok_or_else(|| <$ty>::refusal(s))?;
                 Self::try_from(n).map_err(|_| <$ty>::refusal(s))
             }
         }

@@ -95,9 +95,8 @@ pub fn write_extras(
 /// the sensing latency `latency` (s) in ms.
 pub fn write_hidden(out: &mut [f32], sim: &dyn Physics, latency: f64) {
     debug_assert_eq!(out.len(), HIDDEN);
-    let v = sim.base_linvel();
-    let [forward, lateral] = reward::planar_in_heading(v, reward::yaw(sim.base_rotation()));
-    out.copy_from_slice(&[forward, lateral, v.z, (latency * 1e3) as f32]);
+    out[..3].copy_from_slice(&reward::in_own_heading(sim.base_linvel(), sim.base_rotation()));
+    out[3] = (latency * 1e3) as f32;
 }
 
 /// The critic observation's mirror list: the policy's (`policy`, `n` values) for the

@@ -151,6 +151,13 @@ pub fn planar_in_heading(v: Vec3, heading: f32) -> [f32; 2] {
     [c * v.x + s * v.y, -s * v.x + c * v.y]
 }
 
+/// `[forward, lateral, up]` components of the pelvis velocity `v` in the frame of its own
+/// heading (the yaw of `rotation`): the velocity input and the privileged critic's.
+pub fn in_own_heading(v: Vec3, rotation: Quat) -> [f32; 3] {
+    let [forward, lateral] = planar_in_heading(v, yaw(rotation));
+    [forward, lateral, v.z]
+}
+
 /// Velocity errors `|v − target|` along world x and y, the command rotated by the base yaw.
 fn velocity_errors(inp: &RewardInputs) -> [f32; 2] {
     let (s, c) = yaw(inp.base_rotation).sin_cos();

@@ -537,10 +537,8 @@ impl CassieEnv {
         self.sim.passive_positions(&mut o[27..27 + PASSIVE]);
         self.sim.passive_velocities(&mut o[31..ROBOT_STATE]);
         if self.config.obs == ObsKind::Velocity {
-            let v = self.sim.base_linvel();
-            let [forward, lateral] = reward::planar_in_heading(v, reward::yaw(q));
             let at = o.len() - 3;
-            o[at..].copy_from_slice(&[forward, lateral, v.z]);
+            o[at..].copy_from_slice(&reward::in_own_heading(self.sim.base_linvel(), q));
         }
     }
 
