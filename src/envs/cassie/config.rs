@@ -102,6 +102,13 @@ crate::settings! {
         obs: ObsKind = ObsKind::Velocity;
         /// Observe one clock per leg (46 inputs) instead of one shared clock (44).
         full_clock: bool = false;
+        /// Past policy steps appended to the observation, newest first: each the robot state as
+        /// it was observed then (35 values, its noise and latency included) and the action the
+        /// policy answered it with (10). Why: memory without a recurrent update, so a policy
+        /// without a velocity input can tell its speed from how its joints moved.
+        #[serde(default)]
+        history: usize = 0,
+            Range::Within { lo: 0.0, hi: 16.0, what: "a number of past steps in [0, 16]" };
         /// Randomize the gait (swing ratio, cycle time, period shifts) with every new command.
         full_gait: bool = false;
         /// The gait cycle's shortening per m/s of forward command past 0.5 m/s (s per m/s):

@@ -5,6 +5,7 @@
 use super::clock::GaitClock;
 use super::config::{CassieConfig, ObsKind};
 use super::description::Description;
+use super::env::{HISTORY_FRAME, ROBOT_STATE};
 use super::reference::{self, ReferenceKind};
 use crate::envs::controller::{ControllerSpec, PdTargets, ReferenceGait};
 
@@ -67,6 +68,12 @@ fn observation(config: &CassieConfig) -> Vec<String> {
             .map(String::from),
         );
     }
+    let state = names[..ROBOT_STATE].to_vec();
+    let actions = per_motor("action (the policy's output)");
+    for step in 1..=config.history {
+        let ago = |name: &String| format!("{step}_steps_ago: {name}");
+        names.extend(state.iter().chain(&actions).map(ago));
+    }
     names
 }
 
@@ -110,7 +117,7 @@ pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSp
         foot_placement: config.foot_placement as f32,
         placement_deadband: reference::PLACEMENT_DEADBAND,
         velocity: (config.foot_placement > 0.0).then(|| {
-            let n = observation(config).len();
+            let n = observation(config).len() - config.history * HISTORY_FRAME;
             [n - 3, n - 2]
         }),
     });

@@ -26,8 +26,13 @@ const ROBOT_STATE: [f64; 35] = [
 ];
 
 /// Observation mirror list: 44 entries, or 46 with the full clock; with `velocity` the pelvis
-/// velocity follows (x and z kept, y negated), 3 more.
-pub fn observation(full_clock: bool, velocity: bool) -> Result<MirrorIndices, MirrorError> {
+/// velocity follows (x and z kept, y negated), 3 more; then `history` past steps of 45, each
+/// the robot state's list and the action's, shifted to the frame.
+pub fn observation(
+    full_clock: bool,
+    velocity: bool,
+    history: usize,
+) -> Result<MirrorIndices, MirrorError> {
     let n = ROBOT_STATE.len() as f64;
     let mut list = ROBOT_STATE.to_vec();
     list.extend([n, -(n + 1.0), -(n + 2.0)]); // x, y, turn commands
@@ -43,13 +48,23 @@ pub fn observation(full_clock: bool, velocity: bool) -> Result<MirrorIndices, Mi
         let v = list.len() as f64;
         list.extend([v, -(v + 1.0), v + 2.0]);
     }
-    let expected = if full_clock { 46 } else { 44 } + if velocity { 3 } else { 0 };
+    let state = ROBOT_STATE.iter().map(|&v| (v, 0.0));
+    let frame: Vec<(f64, f64)> = state.chain(ACTION.iter().map(|&v| (v, n))).collect();
+    for _ in 0..history {
+        let at = list.len() as f64;
+        list.extend(frame.iter().map(|&(v, from)| v.signum() * (v.abs().trunc() + from + at)));
+    }
+    let expected =
+        if full_clock { 46 } else { 44 } + if velocity { 3 } else { 0 } + history * frame.len();
     MirrorIndices::with_len(&list, expected)
 }
 
+/// The action's list: swap legs, negate hip roll and yaw.
+const ACTION: [f64; 10] = [-5.0, -6.0, 7.0, 8.0, 9.0, -0.1, -1.0, 2.0, 3.0, 4.0];
+
 /// Action mirror list: swap legs, negate hip roll and yaw.
 pub fn action() -> Result<MirrorIndices, MirrorError> {
-    MirrorIndices::with_len(&[-5.0, -6.0, 7.0, 8.0, 9.0, -0.1, -1.0, 2.0, 3.0, 4.0], 10)
+    MirrorIndices::with_len(&ACTION, 10)
 }
 
 #[cfg(test)]
@@ -58,10 +73,10 @@ mod tests {
 
     #[test]
     fn lists_are_involutions_of_the_right_length() {
-        assert_eq!(observation(false, false).unwrap().len(), 44);
-        assert_eq!(observation(true, false).unwrap().len(), 46);
-        assert_eq!(observation(false, true).unwrap().len(), 47);
-        assert_eq!(observation(true, true).unwrap().len(), 49);
+        assert_eq!(observation(false, false, 0).unwrap().len(), 44);
+        assert_eq!(observation(true, false, 0).unwrap().len(), 46);
+        assert_eq!(observation(false, true, 0).unwrap().len(), 47);
+        assert_eq!(observation(true, true, 0).unwrap().len(), 49);
         assert_eq!(action().unwrap().len(), 10);
     }
 
@@ -73,23 +88,38 @@ mod tests {
         act.apply(&a, &mut m);
         // Left gets the right leg's values (roll, yaw negated) and vice versa.
         assert_eq!(m, vec![-6.0, -7.0, 8.0, 9.0, 10.0, -1.0, -2.0, 3.0, 4.0, 5.0]);
-        let vel = observation(false, true).unwrap();
+        let vel = observation(false, true, 0).unwrap();
         let s: Vec<f32> = (0..47).map(|i| i as f32 + 100.0).collect();
         let mut o = vec![0.0; 47];
         vel.apply(&s, &mut o);
         assert_eq!(&o[44..47], &[144.0, -145.0, 146.0], "pelvis velocity: y negated");
-        let obs = observation(false, false).unwrap();
+        let obs = observation(false, false, 0).unwrap();
         let s: Vec<f32> = (0..44).map(|i| i as f32 + 100.0).collect();
         let mut o = vec![0.0; 44];
         obs.apply(&s, &mut o);
         assert_eq!(&o[35..38], &[135.0, -136.0, -137.0], "x kept, y and turn negated");
         assert_eq!(&o[42..44], &[-142.0, -143.0], "2-clock negated");
         assert_eq!(&o[40..42], &[140.0, 141.0], "period shifts kept with the 2-clock");
-        let full = observation(true, false).unwrap();
+        let full = observation(true, false, 0).unwrap();
         let s: Vec<f32> = (0..46).map(|i| i as f32 + 100.0).collect();
         let mut o = vec![0.0; 46];
         full.apply(&s, &mut o);
         assert_eq!(&o[40..46], &[141.0, 140.0, 144.0, 145.0, 142.0, 143.0], "full clock: L/R swap");
         assert_eq!(&o[0..4], &[100.0, -101.0, 102.0, -103.0], "quaternion (w, -x, y, -z)");
+        // A history frame mirrors as the robot state and the action do, in its own place.
+        let state: Vec<f32> = (0..35).map(|i| i as f32 + 100.0).collect();
+        let action: Vec<f32> = (0..10).map(|i| i as f32 + 200.0).collect();
+        let now = [state.clone(), vec![0.0; 9]].concat();
+        let frame = [state.clone(), action.clone()].concat();
+        let s = [now.clone(), frame.clone(), frame].concat();
+        let mut o = vec![0.0; s.len()];
+        observation(false, false, 2).unwrap().apply(&s, &mut o);
+        let (mut mirrored_now, mut mirrored_action) = (vec![0.0; 44], vec![0.0; 10]);
+        obs.apply(&now, &mut mirrored_now);
+        act.apply(&action, &mut mirrored_action);
+        let mirrored_frame = [&mirrored_now[..35], &mirrored_action[..]].concat();
+        assert_eq!(&o[..44], &mirrored_now[..]);
+        assert_eq!(&o[44..89], &mirrored_frame[..], "the newer frame");
+        assert_eq!(&o[89..], &mirrored_frame[..], "the older frame");
     }
 }

@@ -131,7 +131,11 @@ struct Sensing {
 
 /// The number of values of the robot-state part of the observation (orientation, angular
 /// velocity, motors, passive joints), which the latency delays.
-const ROBOT_STATE: usize = 35;
+pub const ROBOT_STATE: usize = 35;
+
+/// The values of one past step in the observation's history (`--history`): the robot state as
+/// observed, then the action.
+pub const HISTORY_FRAME: usize = ROBOT_STATE + N;
 
 impl CassieEnv {
     /// The task with these settings.
@@ -193,10 +197,48 @@ impl CassieEnv {
         }
     }
 
-    /// 44 (46 with the full clock), plus 3 with `--obs velocity`.
+    /// 44 (46 with the full clock), plus 3 with `--obs velocity`, plus [`HISTORY_FRAME`] per
+    /// past step of `--history`.
     fn observation_len(config: &CassieConfig) -> usize {
+        Self::history_at(config) + config.history * HISTORY_FRAME
+    }
+
+    /// Where the history's frames begin: after the task part and the velocity input.
+    fn history_at(config: &CassieConfig) -> usize {
         let base = if config.full_clock { 46 } else { 44 };
         base + if config.obs == ObsKind::Velocity { 3 } else { 0 }
+    }
+
+    /// Where the velocity input begins (`--obs velocity`): the three values before the history.
+    fn velocity_at(&self) -> usize {
+        Self::history_at(&self.config) - 3
+    }
+
+    /// Shifts the history by one policy step and writes its newest frame: the robot state the
+    /// policy has just been shown and `action`, its answer. Allocation-free.
+    fn push_history(&mut self, action: &[f32; N]) {
+        let at = Self::history_at(&self.config);
+        let (now, history) = self.obs.split_at_mut(at);
+        if history.is_empty() {
+            return;
+        }
+        history.copy_within(..history.len() - HISTORY_FRAME, HISTORY_FRAME);
+        history[..ROBOT_STATE].copy_from_slice(&now[..ROBOT_STATE]);
+        history[ROBOT_STATE..HISTORY_FRAME].copy_from_slice(action);
+    }
+
+    /// Fills every frame of the history with the episode's first observed robot state and no
+    /// action, as a robot's controller starts; the critic's copy follows.
+    fn fill_history(&mut self) {
+        let at = Self::history_at(&self.config);
+        let (now, history) = self.obs.split_at_mut(at);
+        for frame in history.chunks_exact_mut(HISTORY_FRAME) {
+            frame[..ROBOT_STATE].copy_from_slice(&now[..ROBOT_STATE]);
+            frame[ROBOT_STATE..].fill(0.0);
+        }
+        if !self.critic_obs.is_empty() {
+            self.critic_obs[at..at + history.len()].copy_from_slice(history);
+        }
     }
 
     /// Its settings.
@@ -509,6 +551,7 @@ impl CassieEnv {
         self.last_action = None;
         self.loaded_feet = [None; 2];
         self.write_obs();
+        self.fill_history();
     }
 
     /// The observation of roadrunner §7.3: robot state 0..35 (quaternion, angular velocity,
@@ -537,8 +580,9 @@ impl CassieEnv {
         self.sim.passive_positions(&mut o[27..27 + PASSIVE]);
         self.sim.passive_velocities(&mut o[31..ROBOT_STATE]);
         if self.config.obs == ObsKind::Velocity {
-            let at = o.len() - 3;
-            o[at..].copy_from_slice(&reward::in_own_heading(self.sim.base_linvel(), q));
+            let at = self.velocity_at();
+            self.obs[at..at + 3]
+                .copy_from_slice(&reward::in_own_heading(self.sim.base_linvel(), q));
         }
     }
 
@@ -637,8 +681,8 @@ impl CassieEnv {
             o[range].iter_mut().for_each(|x| *x += n(sd));
         }
         if self.config.obs == ObsKind::Velocity {
-            let at = o.len() - 3;
-            o[at..].iter_mut().for_each(|x| *x += n(s_linvel));
+            let at = Self::history_at(&self.config) - 3;
+            o[at..at + 3].iter_mut().for_each(|x| *x += n(s_linvel));
         }
     }
 
@@ -660,7 +704,7 @@ impl CassieEnv {
         if self.config.obs != ObsKind::Velocity {
             return [0.0; 2];
         }
-        let at = self.obs.len() - 3;
+        let at = self.velocity_at();
         [self.obs[at] - self.command.x as f32, self.obs[at + 1] - self.command.y as f32]
     }
 
@@ -803,6 +847,7 @@ impl Env for CassieEnv {
                 targets[k] = a[k] + self.offset[k] + self.reference[k];
             }
         }
+        self.push_history(&a);
         let rate = if self.config.dynamics_randomization && self.training.is_some() {
             self.config.policy_rate + self.robustness() * self.rng.gen_range(0..6) as f64
         } else {
@@ -994,7 +1039,7 @@ impl Env for CassieEnv {
 
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
         let velocity = self.config.obs == ObsKind::Velocity;
-        mirror_lists::observation(self.config.full_clock, velocity).ok()
+        mirror_lists::observation(self.config.full_clock, velocity, self.config.history).ok()
     }
 
     fn action_mirror_indices(&self) -> Option<MirrorIndices> {

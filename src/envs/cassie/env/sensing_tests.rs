@@ -149,3 +149,33 @@ fn eval_noise_is_the_reference_noise_outside_training() {
     let q: Vec<f32> = noisy.iter().zip(&exact).map(|(a, b)| a.0[1] - b.0[1]).collect();
     assert!(q.iter().any(|x| x.abs() > 1e-3), "the reference's orientation noise, not the run's 0");
 }
+
+/// `--history 2` appends the last two steps, newest first: after a reset both frames hold the
+/// first observed robot state and no action; after each step the newest frame holds the robot
+/// state the policy was shown and the action it answered with, and the older frame the one
+/// before. The current part of the observation is the run without history's, value for value,
+/// and so are the rewards: the history observes, it changes nothing.
+#[test]
+fn the_history_holds_the_last_steps_observations_and_actions_newest_first() {
+    let plain = CassieConfig { obs: ObsKind::Reference, ..CassieConfig::default() };
+    let config = CassieConfig { history: 2, ..plain.clone() };
+    let (with, without) = (run(&config, 6), run(&plain, 6));
+    let at = without[0].0.len();
+    assert_eq!(with[0].0.len(), at + 2 * HISTORY_FRAME);
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let actions: Vec<Vec<f32>> =
+        (0..6).map(|_| (0..N).map(|_| rng.gen_range(-0.3..0.3)).collect()).collect();
+    for (t, ((obs, reward), (plain_obs, plain_reward))) in with.iter().zip(&without).enumerate() {
+        assert_eq!(&obs[..at], &plain_obs[..], "step {t}: the current part");
+        assert_eq!(reward, plain_reward, "step {t}: the reward");
+        for (k, frame) in obs[at..].chunks(HISTORY_FRAME).enumerate() {
+            // The frame k + 1 steps ago: its state and the action taken from it.
+            let (state, action) = match t.checked_sub(k + 1) {
+                Some(past) => (&without[past].0[..ROBOT_STATE], actions[past].as_slice()),
+                None => (&without[0].0[..ROBOT_STATE], &[0.0; N][..]),
+            };
+            assert_eq!(&frame[..ROBOT_STATE], state, "step {t} frame {k}: the state");
+            assert_eq!(&frame[ROBOT_STATE..], action, "step {t} frame {k}: the action");
+        }
+    }
+}
