@@ -241,6 +241,7 @@ pub fn resolve(flags: &TrainFlags) -> anyhow::Result<(TrainJob, Vec<String>)> {
         let mut config = layered(&TrainConfig::for_env(&env))?;
         notes.extend(presets::give_way(&mut config, set_by_user));
         config.validate()?;
+        notes.extend(config.advice());
         return Ok((TrainJob { config, start: Start::Fresh }, notes));
     };
 
@@ -285,6 +286,7 @@ pub fn resolve(flags: &TrainFlags) -> anyhow::Result<(TrainJob, Vec<String>)> {
             ));
         }
     }
+    notes.extend(config.advice());
     let weights = match (flags.previous_iteration, flags.previous_best) {
         (Some(itr), _) => Weights::Iteration(itr),
         (None, true) => Weights::Best,

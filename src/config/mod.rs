@@ -338,6 +338,23 @@ impl TrainConfig {
         self.check(true)
     }
 
+    /// Notes on settings that are valid but rarely meant: an LSTM's `batch_size` counts whole
+    /// trajectories, so a batch at least as large as an iteration's trajectories makes each
+    /// epoch one minibatch (one gradient step), whatever the number suggests.
+    pub fn advice(&self) -> Vec<String> {
+        let (p, s) = (&self.ppo, &self.sampler);
+        let trajectories = s.num_steps.div_ceil(s.traj_len.max(1));
+        if self.net.arch == Arch::Lstm && p.batch_size >= trajectories {
+            return vec![format!(
+                "note: with --arch lstm, --batch-size {} counts whole trajectories, and an \
+                 iteration of --num-steps {} at --traj-len {} holds about {trajectories}: each \
+                 epoch is one minibatch, one gradient step",
+                p.batch_size, s.num_steps, s.traj_len
+            )];
+        }
+        Vec::new()
+    }
+
     /// [`Self::validate`] without looking `run.env` up in the registry: the checks for a run
     /// of an env given as a factory ([`crate::algos::runner::Runner::start_with`]), where the
     /// name only names the run's folder.
@@ -562,6 +579,20 @@ fn collect_overrides(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An LSTM batch of at least an iteration's trajectories is noted (one minibatch an epoch);
+    /// a smaller one, or the same number for a feed-forward net (states), is not.
+    #[test]
+    fn an_lstm_batch_as_large_as_an_iteration_is_noted() {
+        let mut c = TrainConfig::for_env("cassie");
+        c.ppo.batch_size = 1000;
+        assert!(c.advice().is_empty(), "states for a feed-forward net");
+        c.net.arch = Arch::Lstm;
+        let notes = c.advice();
+        assert!(notes[0].contains("holds about 25"), "{notes:?}");
+        c.ppo.batch_size = 8;
+        assert!(c.advice().is_empty());
+    }
 
     #[test]
     fn every_leaf_is_declared_once_and_flags_are_unique() {

@@ -107,7 +107,8 @@ crate::settings! {
         clip: f64 = 0.2, Range::PositiveF32;
         /// Max gradient L2 norm, per network.
         grad_clip: f64 = 0.05, Range::PositiveF32;
-        /// Minibatch size in states (FF) or the state budget of a trajectory minibatch (LSTM).
+        /// Minibatch size: states for a feed-forward net; whole trajectories for an LSTM (an
+        /// iteration holds about `num_steps / traj_len` of them, more with early ends).
         batch_size: usize = 64, Range::Count;
         /// Passes over the buffer per iteration.
         epochs: usize = 3, Range::Count;
