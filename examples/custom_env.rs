@@ -98,7 +98,7 @@ fn main() -> Result<()> {
     config.net.std = 0.5;
     config.ppo.a_lr = 1e-3;
     config.ppo.c_lr = 1e-3;
-    config.ppo.gae_lambda = 0.95;
+    config.sampler.gae_lambda = 0.95;
     config.ppo.grad_clip = 0.5;
     config.ppo.epochs = 5;
     config.ppo.mirror = 1.0;

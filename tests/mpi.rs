@@ -156,3 +156,36 @@ fn ranks_that_differ_are_refused_by_name() {
     let all = format!("{}{}", stdout(&o), stderr(&o));
     assert!(all.contains("rank 2") && all.contains("seeded reference rollout"), "{all}");
 }
+
+/// Each rank reads its own command line: its `--workers` is its node's count (recorded in
+/// `experiment.json`), a bad one ends the job naming the rank, and any other difference from
+/// rank 0's command (here another `--seed`) is refused by name instead of being ignored.
+#[test]
+fn each_rank_takes_its_own_workers_and_must_otherwise_run_rank_0s_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let logdir = dir.path().to_str().unwrap();
+    let run = |name: &str, second: &[&str]| {
+        let args = train_args("cartpole", logdir, name, &["--timesteps", "4000"]);
+        let mut cmd = std::process::Command::new("mpirun");
+        cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        cmd.args(["--oversubscribe", "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include"]);
+        cmd.args(["lo", "-np", "1", env!("CARGO_BIN_EXE_gait")]).args(&args);
+        cmd.args([":", "-np", "1", env!("CARGO_BIN_EXE_gait")]).args(&args).args(second);
+        cmd.output().expect("mpirun")
+    };
+    let o = run("three", &["--workers", "3"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let exp =
+        gait::logging::Experiment::load(&only_run(&dir.path().join("cartpole/three"))).unwrap();
+    assert_eq!(exp.ranks, Some(vec![2, 3]), "rank 1 runs its own --workers");
+    let o = run("zero", &["--workers", "0"]);
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        !o.status.success() && all.contains("MPI rank 1") && all.contains("--workers"),
+        "{all}"
+    );
+    let o = run("seed", &["--seed", "9"]);
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(!o.status.success(), "{all}");
+    assert!(all.contains("rank 1") && all.contains("command line (--workers aside)"), "{all}");
+}

@@ -12,9 +12,10 @@ use anyhow::Result;
 use rand_chacha::ChaCha8Rng;
 use tch::{Device, Tensor};
 
+use super::a2c::A2c;
 use super::symmetry::Symmetry;
 use super::{Buffer, PpoOptim};
-use crate::config::TrainConfig;
+use crate::config::{AlgoKind, TrainConfig};
 use crate::logging::metrics::UpdateMetrics;
 use crate::policies::{Actor, Critic, NetSpec, RunningStats};
 
@@ -47,8 +48,9 @@ pub trait Algorithm {
     /// Restores what [`Algorithm::optimizer_state`] saved.
     fn load_optimizer_state(&mut self, state: &HashMap<String, Tensor>) -> Result<()>;
 
-    /// Scales the learning rates to `scale` times their configured values (`--lr-decay`).
-    fn set_lr_scale(&mut self, scale: f64);
+    /// Sets what follows the run's progress (the learning rates' decay) for the iteration
+    /// after `steps` of a run of `timesteps`.
+    fn set_progress(&mut self, steps: u64, timesteps: u64);
 
     /// Where a diverged update dumps its batch (the run directory).
     fn set_dump_dir(&mut self, dir: PathBuf);
@@ -65,7 +67,18 @@ pub fn build(
     device: Device,
     symmetry: Option<&Symmetry>,
 ) -> Result<Box<dyn Algorithm>> {
-    Ok(Box::new(PpoOptim::new(spec, config.ppo.clone(), device, symmetry)?))
+    Ok(match config.run.algo {
+        AlgoKind::Ppo => Box::new(PpoOptim::new(spec, config.ppo.clone(), device, symmetry)?),
+        AlgoKind::A2c => Box::new(A2c::new(spec, config.algo.a2c.clone(), device)),
+    })
+}
+
+/// The factor of the learning rates (`--lr-decay`) and of a fixed std (`--std-decay`) after
+/// `steps` of a run of `timesteps`: 1 at the start, falling linearly to `1 − decay` at the end,
+/// and no lower past it.
+pub fn decay_scale(decay: f64, steps: u64, timesteps: u64) -> f64 {
+    let progress = if timesteps == 0 { 1.0 } else { (steps as f64 / timesteps as f64).min(1.0) };
+    1.0 - decay * progress
 }
 
 impl Algorithm for PpoOptim {
@@ -101,7 +114,8 @@ impl Algorithm for PpoOptim {
         PpoOptim::load_optimizer_state(self, state)
     }
 
-    fn set_lr_scale(&mut self, scale: f64) {
+    fn set_progress(&mut self, steps: u64, timesteps: u64) {
+        let scale = decay_scale(self.hp().lr_decay, steps, timesteps);
         PpoOptim::set_lr_scale(self, scale)
     }
 

@@ -182,6 +182,11 @@ impl Buffer {
         self.ep_lens.extend_from_slice(&other.ep_lens);
     }
 
+    /// `return − value` of every finished step (GAE's advantage: the returns are GAE-λ's).
+    pub fn advantages(&self) -> Vec<f32> {
+        self.returns.iter().zip(&self.values).map(|(&r, &v)| r - v).collect()
+    }
+
     /// `(return − value − mean) / (unbiased std + 1e-4)` over every finished step.
     pub fn normalized_advantages(&self) -> Vec<f32> {
         let n = self.returns.len();

@@ -1,14 +1,18 @@
 //! PPO: trajectory buffer, sampler actors, the optimizer, the runner and the training loop.
 
+mod a2c;
 mod adam;
 pub mod algorithm;
 mod autotune;
+mod batch;
 mod buffer;
 pub(crate) mod checkpoint;
+mod flat_params;
 pub mod interrupt;
 mod ppo;
 pub(crate) mod prenorm;
 pub(crate) mod resources;
+mod rmsprop;
 pub(crate) mod rollout;
 pub mod runner;
 pub(crate) mod sampler;

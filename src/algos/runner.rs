@@ -19,7 +19,7 @@ use anyhow::{Context, Result};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::algorithm::{self, Algorithm};
+use super::algorithm::{self, decay_scale, Algorithm};
 use super::autotune::fastest_backprop_threads;
 use super::checkpoint::{self, BestSoFar, SelectionScore, TrainState};
 use super::resources;
@@ -117,7 +117,7 @@ impl Runner {
         let mut spec =
             config.net.spec(&config.run.env, probe.observation_size(), probe.action_size())?;
         spec.critic_obs_dim = Some(probe.critic_observation_size()).filter(|&n| n > 0);
-        let symmetry = Symmetry::for_env(probe.as_ref(), &config.ppo, &config.run.env)?;
+        let symmetry = Symmetry::for_env(probe.as_ref(), config.mirroring(), &config.run.env)?;
         let by = config.eval.best_by;
         let selection = if by.selects() {
             tracking::selection_commands(probe.as_ref(), config.eval.selection_commands)?
@@ -197,9 +197,9 @@ impl Runner {
                 (state, continuation_dir(config, dir, &logdir)?, best_so_far)
             }
             Start::Fresh => {
-                if config.ppo.prenorm {
+                if config.net.prenorm {
                     // The probe env is free again; prenormalization reseeds it per episode.
-                    let steps = config.ppo.prenormalize_steps;
+                    let steps = config.net.prenormalize_steps;
                     events.prenorm(0, steps);
                     let stats = super::prenorm::prenormalize(
                         probe.as_mut(),
@@ -451,16 +451,12 @@ impl Runner {
         let seed = derive(self.config.run.seed, &[stream::MINIBATCH, itr]);
         // The rate follows the steps before this iteration's collection, so it is a function of
         // the resume state and a resumed run steps as an uninterrupted one.
-        self.optim.set_lr_scale(decay_scale(
-            self.config.ppo.lr_decay,
-            self.state.total_timesteps,
-            self.config.run.timesteps,
-        ));
+        self.optim.set_progress(self.state.total_timesteps, self.config.run.timesteps);
         let update = self
             .optim
             .update(&collected.train, &mut ChaCha8Rng::seed_from_u64(seed))
             .with_context(|| format!("iteration {itr}"))?;
-        if self.config.ppo.update_norm {
+        if self.config.net.update_norm {
             let symmetry = self.symmetry.as_ref();
             let mut norm = self.optim.actor().normalizer().stats();
             norm.update(&collected.train.states);
@@ -547,7 +543,7 @@ impl Runner {
     ) -> Result<Collected> {
         // The std follows the steps before this collection (as the learning rate does), so a
         // resumed run samples with the std of an uninterrupted one.
-        if self.config.ppo.std_decay > 0.0 {
+        if self.config.net.std_decay > 0.0 {
             let scale = std_scale(&self.config, self.state.total_timesteps, self.state.stage_from)?;
             anyhow::ensure!(
                 self.optim.actor_mut().scale_fixed_std(scale),
@@ -662,8 +658,8 @@ fn selection_is_better(new: SelectionScore, best: SelectionScore, by: BestBy) ->
 /// gated stage began at `stage_from`: along the run's steps, with the env's perturbations, or
 /// from the step its training distribution settles to the run's end.
 fn std_scale(config: &TrainConfig, steps: u64, stage_from: Option<u64>) -> Result<f64> {
-    let decay = config.ppo.std_decay;
-    Ok(match config.ppo.std_schedule {
+    let decay = config.net.std_decay;
+    Ok(match config.net.std_schedule {
         StdSchedule::Steps => decay_scale(decay, steps, config.run.timesteps),
         StdSchedule::Perturbations => {
             let strength = config.env.perturbation_strength(&config.run.env, steps, stage_from);
@@ -678,14 +674,6 @@ fn std_scale(config: &TrainConfig, steps: u64, stage_from: Option<u64>) -> Resul
             _ => 1.0,
         },
     })
-}
-
-/// The factor of the learning rates (`--lr-decay`) and of a fixed std (`--std-decay`) after
-/// `steps` of a run of `timesteps`: 1 at the start, falling linearly to `1 − decay` at the end,
-/// and no lower past it.
-fn decay_scale(decay: f64, steps: u64, timesteps: u64) -> f64 {
-    let progress = if timesteps == 0 { 1.0 } else { (steps as f64 / timesteps as f64).min(1.0) };
-    1.0 - decay * progress
 }
 
 #[cfg(test)]
@@ -793,8 +781,8 @@ mod tests {
     #[test]
     fn a_perturbation_schedule_holds_the_std_until_the_gate_then_follows_the_ramp() {
         let mut config = TrainConfig::for_env("cassie");
-        config.ppo.std_decay = 0.75;
-        config.ppo.std_schedule = StdSchedule::Perturbations;
+        config.net.std_decay = 0.75;
+        config.net.std_schedule = StdSchedule::Perturbations;
         let ramp = config.env.cassie.robust_ramp;
         // A gate that opens after the preset's perturbation start (7M): walking learned late.
         let gate = 7_840_000;
@@ -803,11 +791,11 @@ mod tests {
         assert_eq!(at(gate, Some(gate)), 1.0);
         assert!((at(gate + ramp / 2, Some(gate)) - (1.0 - 0.375)).abs() < 1e-12);
         assert!((at(gate + 3 * ramp, Some(gate)) - 0.25).abs() < 1e-12);
-        config.ppo.std_schedule = StdSchedule::Steps;
+        config.net.std_schedule = StdSchedule::Steps;
         let half = config.run.timesteps / 2;
         assert!((std_scale(&config, half, Some(gate)).unwrap() - 0.625).abs() < 1e-9);
         config.run.env = "cartpole".into();
-        config.ppo.std_schedule = StdSchedule::Perturbations;
+        config.net.std_schedule = StdSchedule::Perturbations;
         assert!(std_scale(&config, half, None).is_err(), "no perturbations to follow");
     }
 
@@ -818,8 +806,8 @@ mod tests {
     #[test]
     fn a_settled_schedule_holds_the_std_until_the_distribution_settles_then_falls_to_the_end() {
         let mut config = TrainConfig::for_env("cassie");
-        config.ppo.std_decay = 0.3;
-        config.ppo.std_schedule = StdSchedule::Settled;
+        config.net.std_decay = 0.3;
+        config.net.std_schedule = StdSchedule::Settled;
         let end = config.run.timesteps;
         let at = |steps, stage_from| std_scale(&config, steps, stage_from).unwrap();
         let gate = Some(2_040_000);
@@ -837,8 +825,8 @@ mod tests {
         config.run.timesteps = from;
         assert_eq!(std_scale(&config, from + 5, late).unwrap(), 1.0, "settles past the end");
         let mut cartpole = TrainConfig::for_env("cartpole");
-        cartpole.ppo.std_decay = 0.5;
-        cartpole.ppo.std_schedule = StdSchedule::Settled;
+        cartpole.net.std_decay = 0.5;
+        cartpole.net.std_schedule = StdSchedule::Settled;
         let half = cartpole.run.timesteps / 2;
         assert!((std_scale(&cartpole, half, None).unwrap() - 0.75).abs() < 1e-9);
     }

@@ -5,7 +5,7 @@
 
 use tch::{Device, Kind, Tensor};
 
-use crate::config::{PpoConfig, UsageError};
+use crate::config::{Mirroring, UsageError};
 use crate::envs::{Env, MirrorIndices};
 use crate::policies::{Actor, RunningStats};
 
@@ -32,9 +32,14 @@ impl Symmetry {
     /// The env's lists when `ppo` uses them; a mirror setting with an env that has no lists is
     /// a usage error, and so is mirror augmentation for an env whose critic observation has
     /// none.
-    pub fn for_env(env: &dyn Env, ppo: &PpoConfig, name: &str) -> Result<Option<Self>, UsageError> {
+    pub fn for_env(
+        env: &dyn Env,
+        mirroring: Mirroring,
+        name: &str,
+    ) -> Result<Option<Self>, UsageError> {
+        let ppo = mirroring;
         let symmetry = match (env.observation_mirror_indices(), env.action_mirror_indices()) {
-            (Some(obs), Some(act)) if ppo.uses_mirror() => Self::new(obs, act),
+            (Some(obs), Some(act)) if ppo.mirror > 0.0 || ppo.mirror_augment => Self::new(obs, act),
             (Some(_), Some(_)) => return Ok(None),
             _ if ppo.mirror > 0.0 => {
                 return Err(UsageError(format!(

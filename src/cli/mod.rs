@@ -15,12 +15,13 @@ pub use commands::{
     BenchEnvFlags, BenchOptimizeFlags, CheckFlags, EvalFlags, ExportFlags, PlotFlags,
 };
 pub use train::{
-    flag_of, resolve, shown, AllSettings, EnvSettings, Scope, SettingFlags, TrainFlags,
+    flag_of, resolve, shown, A2cSettings, AlgoScope, EnvSettings, PpoSettings, Scope, SettingFlags,
+    TrainFlags,
 };
 
 use crate::bench::{BenchEnvOptions, BenchOptimizeOptions};
 use crate::check::CheckOptions;
-use crate::config::{presets, TrainConfig, TrainJob};
+use crate::config::{presets, AlgoKind, TrainConfig, TrainJob};
 use crate::envs;
 use crate::eval::EvalOptions;
 use crate::export::ExportOptions;
@@ -66,7 +67,11 @@ pub enum Command {
 pub enum TrainCommand {
     /// Proximal Policy Optimization.
     #[command(allow_negative_numbers = true)]
-    Ppo(Box<TrainFlags>),
+    Ppo(Box<TrainFlags<PpoSettings>>),
+    /// Synchronous advantage actor-critic (A2C): one RMSprop step per iteration on the whole
+    /// batch, its settings under `[algo.a2c]`.
+    #[command(allow_negative_numbers = true)]
+    A2c(Box<TrainFlags<A2cSettings>>),
 }
 
 /// `gait bench`'s benchmarks.
@@ -115,7 +120,24 @@ pub struct Parsed {
 /// env's preset (the defaults it replaces).
 pub fn command() -> clap::Command {
     let names: Vec<&str> = envs::ENVS.iter().map(|e| e.name).collect();
-    let mut presets_help = String::from(
+    let help = format!(
+        "Environment to train on: {} (alias: the reference's --env-name) [default: cartpole]",
+        names.join(", ")
+    );
+    Cli::command().mut_subcommand("train", |train| {
+        [AlgoKind::Ppo, AlgoKind::A2c].into_iter().fold(train, |train, algo| {
+            train.mut_subcommand(algo.name(), |cmd| {
+                cmd.mut_arg("run.env", |a| a.help(help.clone()).long_help(help.clone()))
+                    .after_help(presets_help(algo))
+            })
+        })
+    })
+}
+
+/// The end of `gait train ALGO --help`: each env's preset, the settings of `algo`'s
+/// subcommand it replaces.
+fn presets_help(algo: AlgoKind) -> String {
+    let mut out = String::from(
         "Env presets: an env replaces these defaults for settings you do not give as a flag or \
          in a --config file (gait prints the ones it applied; a --previous run's values take \
          precedence):",
@@ -123,41 +145,36 @@ pub fn command() -> clap::Command {
     for spec in envs::ENVS {
         let flags: Vec<String> = presets::changes(spec.name)
             .iter()
+            .filter(|(k, _)| train::of_algorithm(algo, k))
             .map(|(k, v)| match v {
                 serde_json::Value::Bool(true) => format!("--{}", flag_of(k)),
                 v => format!("--{} {}", flag_of(k), shown(v)),
             })
             .collect();
-        presets_help.push_str(&format!("\n  {}: {}", spec.name, flags.join(", ")));
+        out.push_str(&format!("\n  {}: {}", spec.name, flags.join(", ")));
     }
-    Cli::command().mut_subcommand("train", |train| {
-        train.mut_subcommand("ppo", |ppo| {
-            let help = format!(
-                "Environment to train on: {} (alias: the reference's --env-name) [default: \
-                 cartpole]",
-                names.join(", ")
-            );
-            ppo.mut_arg("run.env", |a| a.help(help.clone()).long_help(help))
-                .after_help(presets_help)
-        })
-    })
+    out
 }
 
-/// Parses `argv`. For `gait train ppo`, settings are layered (see [`resolve`]).
+/// `gait train ALGO`'s action: train, or print the config.
+fn train_action<S: AlgoScope>(flags: &TrainFlags<S>) -> anyhow::Result<Parsed> {
+    let (job, notes) = resolve(flags)?;
+    let action = if flags.print_config {
+        Action::PrintConfig(Box::new(job.config))
+    } else {
+        Action::Train(Box::new(job))
+    };
+    Ok(Parsed { action, notes })
+}
+
+/// Parses `argv`. For `gait train ppo|a2c`, settings are layered (see [`resolve`]).
 /// Errors: `clap::Error` (print with `.exit()`), `UsageError`, or a runtime error.
 pub fn parse(argv: &[OsString]) -> anyhow::Result<Parsed> {
     let matches = command().try_get_matches_from(argv)?;
     let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)?;
     let action = match cli.command {
-        Command::Train(TrainCommand::Ppo(flags)) => {
-            let (job, notes) = resolve(&flags)?;
-            let action = if flags.print_config {
-                Action::PrintConfig(Box::new(job.config))
-            } else {
-                Action::Train(Box::new(job))
-            };
-            return Ok(Parsed { action, notes });
-        }
+        Command::Train(TrainCommand::Ppo(flags)) => return train_action(&flags),
+        Command::Train(TrainCommand::A2c(flags)) => return train_action(&flags),
         Command::Eval(args) => Action::Eval(args.options()),
         Command::Check(args) => Action::Check(args.options()?),
         Command::Export(args) => Action::Export(args.options()),
@@ -195,9 +212,30 @@ mod tests {
             .clone()
     }
 
+    /// Every setting is a flag of `gait train ppo` or `gait train a2c` (shared ones of both),
+    /// except `run.algo`, which the subcommand is; no algorithm's own settings are the other's.
     #[test]
     fn every_setting_has_exactly_one_flag() {
-        let flags: Vec<String> = train_ppo_command()
+        let ppo = subcommand_leaves("ppo");
+        let a2c = subcommand_leaves("a2c");
+        assert!(ppo.iter().all(|k| !k.starts_with("algo.")), "{ppo:?}");
+        assert!(a2c.iter().all(|k| !k.starts_with("ppo.")), "{a2c:?}");
+        let mut flags: Vec<String> = ppo.into_iter().chain(a2c).collect();
+        flags.push("run.algo".into());
+        flags.sort();
+        flags.dedup();
+        let mut leaves: Vec<String> =
+            TrainConfig::default().leaves().into_iter().map(|(k, _)| k).collect();
+        leaves.sort();
+        assert_eq!(flags, leaves);
+    }
+
+    /// The setting paths `gait train ALGO` takes as flags.
+    fn subcommand_leaves(algo: &str) -> Vec<String> {
+        command()
+            .find_subcommand("train")
+            .and_then(|t| t.find_subcommand(algo))
+            .expect("train subcommand")
             .get_arguments()
             .map(|a| a.get_id().to_string())
             .filter(|id| {
@@ -211,13 +249,7 @@ mod tests {
                 ]
                 .contains(&id.as_str())
             })
-            .collect();
-        let mut leaves: Vec<String> =
-            TrainConfig::default().leaves().into_iter().map(|(k, _)| k).collect();
-        let mut flags_sorted = flags.clone();
-        flags_sorted.sort();
-        leaves.sort();
-        assert_eq!(flags_sorted, leaves);
+            .collect()
     }
 
     /// Typed flags beat a config file, which beats the preset; the file's keys are not
@@ -289,7 +321,7 @@ mod tests {
     #[test]
     fn a_switch_can_turn_a_preset_off() {
         let (on, _) = ppo(&["gait", "train", "ppo", "--env", "cassie"]);
-        assert!(on.ppo.prenorm && on.env.cassie.dynamics_randomization, "the cassie preset");
+        assert!(on.net.prenorm && on.env.cassie.dynamics_randomization, "the cassie preset");
         let (off, _) = ppo(&[
             "gait",
             "train",
@@ -302,7 +334,7 @@ mod tests {
             "false",
             "--full-clock",
         ]);
-        assert!(!off.ppo.prenorm && !off.env.cassie.dynamics_randomization);
+        assert!(!off.net.prenorm && !off.env.cassie.dynamics_randomization);
         assert!(off.env.cassie.full_clock, "a bare switch is true");
     }
 

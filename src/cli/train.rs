@@ -1,4 +1,4 @@
-//! `gait train ppo` flags and how they become a [`TrainJob`].
+//! `gait train ppo|a2c` flags and how they become a [`TrainJob`].
 //!
 //! Every setting's flag is derived from its row in the config ([`crate::config::setting`]):
 //! the name, the help (the row's doc, its first sentence for `-h`), the global default, and the
@@ -18,14 +18,15 @@ use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 use serde_json::Value;
 
 use crate::config::{
-    flag_names, plain_alias, presets, Declared, Scalar, Section, Start, TrainConfig, TrainJob,
-    UsageError, Weights,
+    flag_names, plain_alias, presets, AlgoKind, Declared, Scalar, Section, Start, TrainConfig,
+    TrainJob, UsageError, Weights,
 };
 use crate::envs::cassie::CassieConfig;
 
-/// Flags of `gait train ppo`: how to start, plus one flag per declared setting.
+/// Flags of `gait train ALGO`: how to start, plus one flag per declared setting of the
+/// algorithm's scope `S` (its own section and the shared ones).
 #[derive(Debug, Clone, Default, Args)]
-pub struct TrainFlags {
+pub struct TrainFlags<S: AlgoScope> {
     /// Read settings from this TOML file (the format of `--print-config` and of a run's
     /// config.toml). Keys it names override the preset or the --previous run; typed flags
     /// override the file.
@@ -56,7 +57,7 @@ pub struct TrainFlags {
     pub previous_iteration: Option<u64>,
     /// One flag per declared setting.
     #[command(flatten)]
-    pub settings: SettingFlags<AllSettings>,
+    pub settings: SettingFlags<S>,
 }
 
 /// Which declared settings a command takes as flags.
@@ -65,14 +66,47 @@ pub trait Scope {
     fn includes(path: &str) -> bool;
 }
 
-/// Every setting (`gait train ppo`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AllSettings;
+/// The settings of one algorithm's `gait train` subcommand: the shared sections and its own
+/// (`run.algo` is the subcommand itself).
+pub trait AlgoScope: Scope + Clone + Default + Send + Sync + 'static {
+    /// The algorithm.
+    const KIND: AlgoKind;
+}
 
-impl Scope for AllSettings {
-    fn includes(_: &str) -> bool {
-        true
+/// Whether `path` is a setting of `algo`'s subcommand: not another algorithm's, not
+/// `run.algo`.
+pub(super) fn of_algorithm(algo: AlgoKind, path: &str) -> bool {
+    let own = path.starts_with(algo.section());
+    let other = [AlgoKind::Ppo, AlgoKind::A2c].iter().any(|a| path.starts_with(a.section()));
+    path != "run.algo" && (own || !other)
+}
+
+/// `gait train ppo`'s settings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PpoSettings;
+
+impl Scope for PpoSettings {
+    fn includes(path: &str) -> bool {
+        of_algorithm(AlgoKind::Ppo, path)
     }
+}
+
+impl AlgoScope for PpoSettings {
+    const KIND: AlgoKind = AlgoKind::Ppo;
+}
+
+/// `gait train a2c`'s settings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct A2cSettings;
+
+impl Scope for A2cSettings {
+    fn includes(path: &str) -> bool {
+        of_algorithm(AlgoKind::A2c, path)
+    }
+}
+
+impl AlgoScope for A2cSettings {
+    const KIND: AlgoKind = AlgoKind::A2c;
 }
 
 /// The env sections' settings (`gait bench env`).
@@ -99,9 +133,13 @@ pub struct SettingFlags<S> {
 const REFERENCE_SPELLINGS: &[(&str, &str)] =
     &[("run.env", "env-name"), ("net.learn_std", "learn-stddev")];
 
-/// The flag of the setting at `path`, without dashes (`num-steps`).
+/// The flag of the setting at `path`, without dashes (`num-steps`), as the subcommand that
+/// takes it spells it (each algorithm's settings beside the shared ones).
 pub fn flag_of(path: &str) -> String {
-    let declared = TrainConfig::settings();
+    let algo = [AlgoKind::Ppo, AlgoKind::A2c].into_iter().find(|a| path.starts_with(a.section()));
+    let scoped = |p: &str| of_algorithm(algo.unwrap_or_default(), p);
+    let declared: Vec<Declared> =
+        TrainConfig::settings().into_iter().filter(|d| scoped(&d.path)).collect();
     let at = declared.iter().position(|d| d.path == path);
     at.map_or_else(|| path.replace('_', "-"), |i| flag_names(&declared)[i].clone())
 }
@@ -146,10 +184,11 @@ fn arg(d: &Declared, flag: &str, alias: Option<String>, default: Option<&Value>)
 
 impl<S: Scope> Args for SettingFlags<S> {
     fn augment_args(mut cmd: clap::Command) -> clap::Command {
-        let declared = TrainConfig::settings();
+        let declared: Vec<Declared> =
+            TrainConfig::settings().into_iter().filter(|d| S::includes(&d.path)).collect();
         let flags = flag_names(&declared);
         let defaults = TrainConfig::default().leaves();
-        for (i, d) in declared.iter().enumerate().filter(|(_, d)| S::includes(&d.path)) {
+        for (i, d) in declared.iter().enumerate() {
             let default = defaults.iter().find(|(k, _)| *k == d.path).map(|(_, v)| v);
             cmd = cmd.arg(arg(d, &flags[i], plain_alias(&declared, i), default));
         }
@@ -211,8 +250,10 @@ pub fn shown(value: &Value) -> String {
 
 /// The job these flags ask for, plus notes for the user (applied preset, settings that
 /// differ from a `--previous` run).
-pub fn resolve(flags: &TrainFlags) -> anyhow::Result<(TrainJob, Vec<String>)> {
-    let typed = &flags.settings.typed;
+pub fn resolve<S: AlgoScope>(flags: &TrainFlags<S>) -> anyhow::Result<(TrainJob, Vec<String>)> {
+    let mut typed = flags.settings.typed.clone();
+    typed.push(("run.algo".to_string(), Value::String(S::KIND.name().to_string())));
+    let typed = &typed;
     let from_file = match &flags.config {
         Some(path) => TrainConfig::leaves_in_toml(&read_config_file(path)?)
             .map_err(|e| UsageError(format!("--config {}: {e}", path.display())))?,
@@ -232,7 +273,7 @@ pub fn resolve(flags: &TrainFlags) -> anyhow::Result<(TrainJob, Vec<String>)> {
         let env = layered(&TrainConfig::default())?.run.env;
         let applied: Vec<String> = presets::changes(&env)
             .into_iter()
-            .filter(|(k, _)| !set_by_user(k))
+            .filter(|(k, _)| !set_by_user(k) && S::includes(k))
             .map(|(k, v)| format!("{}={}", flag_of(&k), shown(&v)))
             .collect();
         if !applied.is_empty() {
@@ -246,6 +287,15 @@ pub fn resolve(flags: &TrainFlags) -> anyhow::Result<(TrainJob, Vec<String>)> {
     };
 
     let prev = crate::logging::load_previous(dir)?.config;
+    if prev.run.algo != S::KIND {
+        return Err(UsageError(format!(
+            "--previous {} trained with {}: continue it with `gait train {}`",
+            dir.display(),
+            prev.run.algo.name(),
+            prev.run.algo.name()
+        ))
+        .into());
+    }
     let typed_env = typed.iter().find(|(k, _)| k == "run.env").and_then(|(_, v)| v.as_str());
     if let Some(env) = typed_env.filter(|e| *e != prev.run.env) {
         return Err(UsageError(format!(

@@ -17,6 +17,7 @@
 
 pub(crate) mod checks;
 mod legacy;
+mod migrate;
 pub mod presets;
 mod sections;
 pub(crate) mod setting;
@@ -30,7 +31,8 @@ use thiserror::Error;
 
 pub use checks::Range;
 pub use legacy::from_legacy_args;
-pub use sections::{EvalConfig, NetConfig, PpoConfig, RunConfig, SamplerConfig};
+pub use migrate::migrate;
+pub use sections::{A2cConfig, EvalConfig, NetConfig, PpoConfig, RunConfig, SamplerConfig};
 pub use setting::{Kind, Scalar, Section, Setting, SettingType};
 // For the `settings!` and `choice_settings!` expansions.
 #[doc(hidden)]
@@ -53,6 +55,54 @@ pub enum DeviceKind {
     Cpu,
     /// The first CUDA device.
     Cuda,
+}
+
+/// The learning algorithm of a run: the `gait train` subcommand that started it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum AlgoKind {
+    /// Proximal Policy Optimization (`[ppo]`).
+    #[default]
+    Ppo,
+    /// Synchronous advantage actor-critic (`[algo.a2c]`).
+    A2c,
+}
+
+impl AlgoKind {
+    /// The subcommand's name (`gait train ppo`).
+    pub fn name(self) -> &'static str {
+        match self {
+            AlgoKind::Ppo => "ppo",
+            AlgoKind::A2c => "a2c",
+        }
+    }
+
+    /// The section that holds this algorithm's own settings.
+    pub fn section(self) -> &'static str {
+        match self {
+            AlgoKind::Ppo => "ppo.",
+            AlgoKind::A2c => "algo.a2c.",
+        }
+    }
+}
+
+/// `[algo.NAME]`: the sections of the algorithms besides PPO (whose `[ppo]` predates them).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlgoConfig {
+    /// `[algo.a2c]`.
+    #[serde(default)]
+    pub a2c: A2cConfig,
+}
+
+/// The mirror settings of a run's algorithm: the mirror loss's coefficient and whether
+/// mirrored copies augment the batch (PPO's `--mirror`, `--mirror-augment`; none for A2C).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Mirroring {
+    /// The mirror loss's coefficient (0: none).
+    pub mirror: f64,
+    /// Mirrored copies of every step join the batch.
+    pub mirror_augment: bool,
 }
 
 /// What a fixed std's decay (`--std-decay`) follows (`--std-schedule`).
@@ -131,6 +181,9 @@ pub struct TrainConfig {
     pub sampler: SamplerConfig,
     /// `[ppo]`.
     pub ppo: PpoConfig,
+    /// `[algo.NAME]`.
+    #[serde(default)]
+    pub algo: AlgoConfig,
     /// `[net]`.
     pub net: NetConfig,
     /// `[eval]`.
@@ -267,6 +320,7 @@ impl TrainConfig {
         Declared::section::<RunConfig>("run", &mut out);
         Declared::section::<SamplerConfig>("sampler", &mut out);
         Declared::section::<PpoConfig>("ppo", &mut out);
+        Declared::section::<A2cConfig>("algo.a2c", &mut out);
         Declared::section::<NetConfig>("net", &mut out);
         Declared::section::<EvalConfig>("eval", &mut out);
         EnvConfig::settings("env", &mut out);
@@ -320,7 +374,8 @@ impl TrainConfig {
         let table =
             toml::from_str::<toml::Table>(text).map_err(|e| syntax(toml_reason(&e, text)))?;
         non_finite_floats(&table, "")?;
-        let doc = serde_json::to_value(table).map_err(|e| syntax(e.to_string()))?;
+        let mut doc = serde_json::to_value(table).map_err(|e| syntax(e.to_string()))?;
+        migrate(&mut doc);
         let base = serde_json::to_value(Self::default()).expect("a config serializes");
         let mut values = Vec::new();
         collect_overrides(&base, &doc, "", &mut values)?;
@@ -330,6 +385,16 @@ impl TrainConfig {
     /// The config as a TOML document (`--print-config`, the run dir's `config.toml`).
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("a config is TOML-representable")
+    }
+
+    /// The run's algorithm's mirror settings ([`Mirroring`]).
+    pub fn mirroring(&self) -> Mirroring {
+        match self.run.algo {
+            AlgoKind::Ppo => {
+                Mirroring { mirror: self.ppo.mirror, mirror_augment: self.ppo.mirror_augment }
+            }
+            AlgoKind::A2c => Mirroring::default(),
+        }
     }
 
     /// Cross-setting and range checks (the same ranges the flags enforce), and that `run.env`
@@ -379,7 +444,7 @@ impl TrainConfig {
         if n.learn_std && n.learn_log_std {
             return Err(UsageError("--learn-std and --learn-log-std exclude each other".into()));
         }
-        if self.ppo.std_schedule == StdSchedule::Perturbations
+        if self.net.std_schedule == StdSchedule::Perturbations
             && self.env.perturbation_strength(&r.env, 0, None).is_none()
         {
             return Err(UsageError(format!(
@@ -387,7 +452,7 @@ impl TrainConfig {
                 r.env
             )));
         }
-        if self.ppo.std_decay > 0.0 && (n.learn_std || n.learn_log_std) {
+        if self.net.std_decay > 0.0 && (n.learn_std || n.learn_log_std) {
             return Err(UsageError(
                 "--std-decay schedules a fixed std; it cannot run with --learn-std or \
                  --learn-log-std, whose std the PPO loss learns"
@@ -684,7 +749,7 @@ mod tests {
     /// with a perturbation ramp (cartpole has none).
     #[test]
     fn a_std_schedule_without_a_fixed_std_or_perturbations_is_refused() {
-        let file = "[ppo]\nstd_decay = 0.5\nstd_schedule = \"perturbations\"\n";
+        let file = "[net]\nstd_decay = 0.5\nstd_schedule = \"perturbations\"\n";
         let cassie = TrainConfig::for_env("cassie").merged_with_toml(file).unwrap();
         assert!(cassie.validate().is_ok());
         let err = TrainConfig::default().merged_with_toml(file).unwrap().validate().unwrap_err();

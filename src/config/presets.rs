@@ -165,14 +165,14 @@ fn cassie(c: &mut TrainConfig) {
     c.ppo.a_lr = 3e-4;
     c.ppo.c_lr = 3e-4;
     c.ppo.grad_clip = 0.5;
-    c.ppo.discount = 0.99;
-    c.ppo.gae_lambda = 0.95;
+    c.sampler.discount = 0.99;
+    c.sampler.gae_lambda = 0.95;
     c.ppo.batch_size = 128;
     c.ppo.epochs = 3;
     c.eval.eval_freq = 10;
     c.eval.num_eval_eps = 8;
-    c.ppo.prenorm = true;
-    c.ppo.prenormalize_steps = 2000;
+    c.net.prenorm = true;
+    c.net.prenormalize_steps = 2000;
     c.ppo.mirror = 1.0;
     // Learning rates decayed to a tenth, so the last weights keep what was learned (D-018).
     c.ppo.lr_decay = 0.9;
@@ -236,7 +236,7 @@ fn classic(c: &mut TrainConfig, traj_len: usize, timesteps: u64, std: f64, lrs: 
     c.net.std = std;
     (c.ppo.a_lr, c.ppo.c_lr) = lrs;
     c.ppo.grad_clip = 0.5;
-    c.ppo.gae_lambda = 0.95;
+    c.sampler.gae_lambda = 0.95;
     c.eval.eval_freq = 10;
     c.eval.num_eval_eps = 8;
 }
@@ -249,7 +249,7 @@ fn cartpole(c: &mut TrainConfig) {
 
 fn pendulum(c: &mut TrainConfig) {
     classic(c, 200, 300_000, 0.5, (1e-3, 1e-3));
-    c.ppo.discount = 0.95;
+    c.sampler.discount = 0.95;
     c.ppo.epochs = 10;
 }
 
@@ -274,7 +274,7 @@ mod tests {
     fn the_cassie_preset_sets_what_its_comment_says() {
         let c = TrainConfig::for_env("cassie");
         assert_eq!((c.sampler.traj_len, c.sampler.num_steps), (400, 10_000));
-        assert_eq!((c.ppo.mirror, c.ppo.prenorm, c.net.std), (1.0, true, 0.2));
+        assert_eq!((c.ppo.mirror, c.net.prenorm, c.net.std), (1.0, true, 0.2));
         assert_eq!((c.ppo.lr_decay, c.env.cassie.robust_start_speed), (0.9, 0.4));
         assert_eq!(c.env.cassie.height_target, 0.76);
         assert_eq!((c.env.cassie.forward_reach, c.env.cassie.cadence), (0.6, 0.2));

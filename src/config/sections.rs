@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 
 use super::checks::Range;
-use super::{BackpropWorkers, BestBy, DeviceKind, SaveFreq, SelectionCommands, StdSchedule};
+use super::{
+    AlgoKind, BackpropWorkers, BestBy, DeviceKind, SaveFreq, SelectionCommands, StdSchedule,
+};
 use crate::policies::{Arch, Nonlinearity};
 
 /// `resume_freq`'s default, which run files from before the setting kept.
@@ -20,6 +22,9 @@ crate::settings! {
     pub struct RunConfig("Run") {
         /// Environment to train on.
         env: String = "cartpole".into();
+        /// The learning algorithm: set by `gait train ppo` or `gait train a2c`, not a flag.
+        #[serde(default)]
+        algo: AlgoKind = AlgoKind::Ppo;
         /// Seeds network init, env resets, action noise and minibatch order.
         seed: u64 = 0;
         /// Log root; runs go to LOGDIR/ENV/RUN/TIMESTAMP.
@@ -53,7 +58,8 @@ crate::settings! {
 }
 
 crate::settings! {
-    /// How experience is collected.
+    /// How experience is collected, and its returns and advantages (the samplers compute them
+    /// per trajectory).
     #[serde(deny_unknown_fields)]
     pub struct SamplerConfig("Sampler") {
         /// Maximum episode length (train and eval).
@@ -62,17 +68,17 @@ crate::settings! {
         num_steps: usize = 2000, Range::Count;
         /// Sampler actors (unset: available cores). Results do not depend on it.
         workers: Option<usize> = None, Range::Count;
-    }
-}
-
-crate::settings! {
-    /// PPO's hyperparameters, GAE's included (the samplers compute advantages per trajectory).
-    #[serde(deny_unknown_fields)]
-    pub struct PpoConfig("PPO") {
         /// Discount γ.
         discount: f64 = 0.99, Range::Unit;
         /// GAE λ.
         gae_lambda: f64 = 1.0, Range::Unit;
+    }
+}
+
+crate::settings! {
+    /// PPO's hyperparameters (`gait train ppo`).
+    #[serde(deny_unknown_fields)]
+    pub struct PpoConfig("PPO") {
         /// Actor Adam learning rate.
         a_lr: f64 = 1e-4, Range::Positive;
         /// Critic Adam learning rate.
@@ -84,19 +90,6 @@ crate::settings! {
         /// the schedule: its rate is the one of its own step count and target.
         #[serde(default)]
         lr_decay: f64 = 0.0, Range::Unit;
-        /// A fixed action std (`--std`) falls linearly with the run's steps, from `--std` at
-        /// step 0 to (1 − this) of it at `--timesteps` (0: constant), the same schedule as
-        /// `lr_decay`. Why: evaluation and deployment run the mean action, but a policy trained
-        /// at one std tunes its speed to that much noise; Cassie's policies trained at a fixed
-        /// 0.2 walked 0.1-0.45 m/s faster without it than with it, and on MuJoCo seed 2 sped up
-        /// until it fell (docs/cassie.md "The noise the policy walks with"). Needs a fixed std.
-        #[serde(default)]
-        std_decay: f64 = 0.0, Range::Unit;
-        /// What `std_decay` follows: `steps` (over `--timesteps`), `perturbations` (the env's
-        /// perturbation ramp, from its gate to full strength) or `settled` (from the step the
-        /// env's training distribution settles to `--timesteps`).
-        #[serde(default)]
-        std_schedule: StdSchedule = StdSchedule::Steps;
         /// Adam epsilon (both optimizers).
         eps: f64 = 1e-6, Range::Positive;
         /// KL(new‖old) threshold for early stopping the update.
@@ -118,15 +111,6 @@ crate::settings! {
         /// Mirror data augmentation: mirrored copies of the states/actions join every minibatch
         /// (needs the env's mirror lists; combinable with --mirror).
         mirror_augment: bool = false;
-        /// Before training, fill the observation normalizer from --prenormalize-steps steps of
-        /// the policy with N(0,1) action noise (fresh runs only; skipped with --previous).
-        prenorm: bool = false;
-        /// Steps for --prenorm.
-        prenormalize_steps: usize = 100, Range::Count;
-        /// Keep updating the normalizer from every iteration's training states. It is updated
-        /// after the update, so each update sees the statistics its data was sampled with. The
-        /// reference's flag of this name is dead code.
-        update_norm: bool = false;
     }
 }
 
@@ -134,6 +118,33 @@ impl PpoConfig {
     /// Whether the networks see mirrored states (mirror loss or augmentation).
     pub fn uses_mirror(&self) -> bool {
         self.mirror > 0.0 || self.mirror_augment
+    }
+}
+
+crate::settings! {
+    /// A2C's hyperparameters (`gait train a2c`): the synchronous advantage actor-critic of
+    /// pytorch-a2c-ppo-acktr, one RMSprop step per iteration on the whole batch, advantages as
+    /// GAE computes them. Defaults are its (and OpenAI baselines').
+    #[serde(deny_unknown_fields)]
+    pub struct A2cConfig("A2C") {
+        /// RMSprop learning rate, actor and critic.
+        lr: f64 = 7e-4, Range::Positive;
+        /// The learning rate falls linearly with the run's steps to (1 − this) of `lr` at
+        /// `--timesteps` (0: constant).
+        lr_decay: f64 = 0.0, Range::Unit;
+        /// RMSprop smoothing constant α.
+        alpha: f64 = 0.99, Range::Unit;
+        /// RMSprop ε.
+        eps: f64 = 1e-5, Range::Positive;
+        /// Entropy bonus coefficient.
+        entropy_coeff: f64 = 0.01, Range::NonNegativeF32;
+        /// Value-loss coefficient: the critic's loss is this × mean squared error.
+        value_coeff: f64 = 0.5, Range::PositiveF32;
+        /// Max gradient L2 norm, per network.
+        grad_clip: f64 = 0.5, Range::PositiveF32;
+        /// Normalize the advantages over the batch (mean 0, std 1), as PPO does; off in the
+        /// reference, as Stable-Baselines3's `normalize_advantage` is by default.
+        normalize_advantages: bool = false;
     }
 }
 
@@ -162,6 +173,28 @@ crate::settings! {
         /// (see `policies::normalizer`); runs from before the setting load without a clip.
         #[serde(default)]
         obs_clip: f64 = 5.0, Range::NonNegativeF32;
+        /// Before training, fill the observation normalizer from --prenormalize-steps steps of
+        /// the policy with N(0,1) action noise (fresh runs only; skipped with --previous).
+        prenorm: bool = false;
+        /// Steps for --prenorm.
+        prenormalize_steps: usize = 100, Range::Count;
+        /// Keep updating the normalizer from every iteration's training states. It is updated
+        /// after the update, so each update sees the statistics its data was sampled with. The
+        /// reference's flag of this name is dead code.
+        update_norm: bool = false;
+        /// A fixed action std (`--std`) falls linearly with the run's steps, from `--std` at
+        /// step 0 to (1 − this) of it at `--timesteps` (0: constant), the same schedule as
+        /// `lr_decay`. Why: evaluation and deployment run the mean action, but a policy trained
+        /// at one std tunes its speed to that much noise; Cassie's policies trained at a fixed
+        /// 0.2 walked 0.1-0.45 m/s faster without it than with it, and on MuJoCo seed 2 sped up
+        /// until it fell (docs/cassie.md "The noise the policy walks with"). Needs a fixed std.
+        #[serde(default)]
+        std_decay: f64 = 0.0, Range::Unit;
+        /// What `std_decay` follows: `steps` (over `--timesteps`), `perturbations` (the env's
+        /// perturbation ramp, from its gate to full strength) or `settled` (from the step the
+        /// env's training distribution settles to `--timesteps`).
+        #[serde(default)]
+        std_schedule: StdSchedule = StdSchedule::Steps;
     }
 }
 
@@ -228,4 +261,12 @@ fn default_selection_episodes() -> usize {
     1
 }
 
-crate::choice_settings!(DeviceKind, Arch, Nonlinearity, StdSchedule, BestBy, SelectionCommands);
+crate::choice_settings!(
+    AlgoKind,
+    DeviceKind,
+    Arch,
+    Nonlinearity,
+    StdSchedule,
+    BestBy,
+    SelectionCommands
+);

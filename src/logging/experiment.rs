@@ -21,6 +21,9 @@ pub const CONFIG_TOML: &str = "config.toml";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "ExperimentFile")]
 pub struct Experiment {
+    /// The layout of this file: [`FORMAT`] for files this gait writes; files without it are
+    /// format 1, whose settings [`crate::config::migrate`] moves to today's sections.
+    pub format: u32,
     /// The gait version that wrote it.
     pub gait_version: String,
     /// The git commit gait was built from (absent for builds outside a git checkout and in
@@ -63,10 +66,21 @@ pub enum NumberedWeights {
     Scored,
 }
 
+/// The layout of `experiment.json` this gait writes: 2 since settings moved out of `[ppo]`
+/// (`crate::config::migrate` lists them).
+pub const FORMAT: u32 = 2;
+
+/// The format of files written before the field.
+fn first_format() -> u32 {
+    1
+}
+
 /// `experiment.json` as stored: today's `config` + `start`, or the flat `args` of runs written
 /// before the sectioned config (`crate::config::from_legacy_args`).
 #[derive(Deserialize)]
 struct ExperimentFile {
+    #[serde(default = "first_format")]
+    format: u32,
     gait_version: String,
     #[serde(default)]
     git_commit: Option<String>,
@@ -74,7 +88,7 @@ struct ExperimentFile {
     git_dirty: Option<bool>,
     command: Vec<String>,
     #[serde(default)]
-    config: Option<TrainConfig>,
+    config: Option<serde_json::Value>,
     #[serde(default)]
     start: Option<Start>,
     #[serde(default)]
@@ -92,12 +106,23 @@ impl TryFrom<ExperimentFile> for Experiment {
     type Error = String;
 
     fn try_from(f: ExperimentFile) -> Result<Self, String> {
+        if f.format > FORMAT {
+            return Err(format!(
+                "format {} is newer than this gait reads ({FORMAT}): it was written by gait {}",
+                f.format, f.gait_version
+            ));
+        }
         let (config, start) = match (f.config, f.args) {
-            (Some(config), _) => (config, f.start.unwrap_or_default()),
+            (Some(mut config), _) => {
+                crate::config::migrate(&mut config);
+                let config = serde_json::from_value(config).map_err(|e| format!("config: {e}"))?;
+                (config, f.start.unwrap_or_default())
+            }
             (None, Some(args)) => from_legacy_args(&args).map_err(|e| format!("args: {e}"))?,
             (None, None) => return Err("missing field `config`".into()),
         };
         Ok(Self {
+            format: FORMAT,
             gait_version: f.gait_version,
             git_commit: f.git_commit,
             git_dirty: f.git_dirty,
@@ -116,6 +141,7 @@ impl Experiment {
     /// An experiment record for this build of gait.
     pub fn new(command: Vec<String>, config: TrainConfig, start: Start, net: NetSpec) -> Self {
         Self {
+            format: FORMAT,
             gait_version: env!("CARGO_PKG_VERSION").to_string(),
             git_commit: option_env!("GAIT_GIT_COMMIT").map(str::to_string),
             git_dirty: option_env!("GAIT_GIT_DIRTY").map(|d| d == "true"),

@@ -10,6 +10,7 @@ pub(crate) mod tensorboard;
 
 pub use experiment::{
     config_hash_name, load_previous, load_run, Experiment, NumberedWeights, EXPERIMENT_JSON,
+    FORMAT as EXPERIMENT_FORMAT,
 };
 
 /// The files gait keeps in a run directory (besides `events.out.tfevents.*`): no output of a

@@ -15,7 +15,7 @@
 //! about a third of every Cassie iteration (docs/benchmarks.md).
 
 use std::f64::consts::PI;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc;
 
 use anyhow::{bail, Context, Result};
@@ -23,6 +23,10 @@ use rand::Rng;
 use tch::{Device, Kind, Tensor};
 
 use super::adam::Adam;
+pub use super::batch::Batch;
+use super::batch::{
+    critic_loss, diverged, log_prob, masked_mean, non_finite, BatchOptions, CriticInputs,
+};
 use super::symmetry::{MirrorTensors, Symmetry};
 use super::Buffer;
 use crate::config::PpoConfig;
@@ -45,81 +49,6 @@ pub struct OptimStats {
     pub samples: usize,
     /// True when the KL threshold stopped the update early.
     pub early_stopped: bool,
-}
-
-/// One batch of training data: `[B, dim]` (feed-forward) or time-major `[T, B, dim]`
-/// (recurrent, zero-padded), with a `[.., 1]` mask that is 1 on real steps.
-pub struct Batch {
-    /// Observations.
-    pub states: Tensor,
-    /// The critic's own observations (None: it reads `states`).
-    pub critic_states: Option<Tensor>,
-    /// Actions taken.
-    pub actions: Tensor,
-    /// Discounted returns (the critic's targets).
-    pub returns: Tensor,
-    /// Advantages (normalized per batch).
-    pub advantages: Tensor,
-    /// Log-probabilities of the actions under the sampling policy.
-    pub old_logp: Tensor,
-    /// The sampling policy's action means (for KL).
-    pub old_mean: Tensor,
-    /// The sampling policy's standard deviations (for KL).
-    pub old_std: Tensor,
-    /// The mirrored observations, when the mirror loss or augmentation is on.
-    pub mirror_states: Option<Tensor>,
-    /// 1 on real steps, 0 on padding.
-    pub mask: Tensor,
-}
-
-impl Batch {
-    /// The training inputs by name: what a non-finite check inspects and a diagnostic dump
-    /// holds.
-    fn inputs(&self) -> Vec<(&'static str, &Tensor)> {
-        let mut inputs = vec![("states", &self.states)];
-        inputs.extend(self.critic_states.as_ref().map(|c| ("critic_states", c)));
-        inputs.extend([
-            ("actions", &self.actions),
-            ("returns", &self.returns),
-            ("advantages", &self.advantages),
-            ("old_log_probs", &self.old_logp),
-            ("mask", &self.mask),
-        ]);
-        inputs
-    }
-
-    /// The critic's inputs: its own observation (or the policy's), the returns and the mask.
-    fn critic_inputs(&self) -> CriticInputs {
-        CriticInputs {
-            states: self.critic_states.as_ref().unwrap_or(&self.states).shallow_clone(),
-            returns: self.returns.shallow_clone(),
-            mask: self.mask.shallow_clone(),
-        }
-    }
-
-    /// The same selection applied to every field.
-    fn select(&self, f: impl Fn(&Tensor) -> Tensor) -> Batch {
-        Batch {
-            states: f(&self.states),
-            critic_states: self.critic_states.as_ref().map(&f),
-            actions: f(&self.actions),
-            returns: f(&self.returns),
-            advantages: f(&self.advantages),
-            old_logp: f(&self.old_logp),
-            old_mean: f(&self.old_mean),
-            old_std: f(&self.old_std),
-            mirror_states: self.mirror_states.as_ref().map(&f),
-            mask: f(&self.mask),
-        }
-    }
-}
-
-/// What the critic's update reads of a batch, as handles of its own (shallow copies), so the
-/// critic's thread holds them while the actor's reads the full [`Batch`].
-struct CriticInputs {
-    states: Tensor,
-    returns: Tensor,
-    mask: Tensor,
 }
 
 /// One minibatch's rows of the full batch: `ids` along the batch dimension, and for recurrent
@@ -155,18 +84,6 @@ enum ToCritic {
 enum FromCritic {
     Loss(f64, Tensor),
     Stepped(Option<String>),
-}
-
-/// `mean(x)` over real (mask = 1) steps.
-fn masked_mean(x: &Tensor, mask: &Tensor, denom: &Tensor) -> Tensor {
-    (x * mask).sum(Kind::Float) / denom
-}
-
-/// The critic loss `0.5·mean((returns − V)²)` over real steps.
-fn critic_loss(critic: &Critic, b: &CriticInputs) -> Tensor {
-    let denom = b.mask.sum(Kind::Float);
-    let values = critic.value(&b.states);
-    0.5 * masked_mean(&(&b.returns - values).square(), &b.mask, &denom)
 }
 
 /// The critic's half of [`PpoOptim::optimize`], run on its own thread by [`CriticHalf::serve`].
@@ -250,12 +167,6 @@ pub struct PpoOptim {
     dump_dir: Option<PathBuf>,
 }
 
-fn log_prob(actions: &Tensor, mean: &Tensor, std: &Tensor) -> Tensor {
-    let var = std * std;
-    let lp = -(actions - mean).square() / (&var * 2.0) - std.log() - 0.5 * (2.0 * PI).ln();
-    lp.sum_dim_intlist(-1, true, Kind::Float)
-}
-
 impl PpoOptim {
     /// `mirror` is required when `hp.mirror > 0` or `hp.mirror_augment`; augmentation with a
     /// critic observation of its own (`spec.critic_obs_dim`) needs that one's list too.
@@ -290,6 +201,11 @@ impl PpoOptim {
     pub fn set_lr_scale(&mut self, scale: f64) {
         self.actor_opt.set_lr(self.hp.a_lr * scale);
         self.critic_opt.set_lr(self.hp.c_lr * scale);
+    }
+
+    /// Its hyperparameters.
+    pub fn hp(&self) -> &PpoConfig {
+        &self.hp
     }
 
     /// Where a diverged update dumps its batch (`training_error.safetensors`).
@@ -360,7 +276,7 @@ impl PpoOptim {
         let full = self.full_batch(buffer);
         let inputs = full.inputs();
         if inputs.iter().any(|(_, t)| !all_finite(t)) {
-            return Err(non_finite(self.dump_dir.as_deref(), &inputs));
+            return Err(non_finite("PPO", self.dump_dir.as_deref(), &inputs));
         }
         let threads = tch::get_num_threads();
         let critic_inputs = full.critic_inputs();
@@ -428,7 +344,7 @@ impl PpoOptim {
                             ("critic_loss", &critic_tensor),
                             ("mirror_loss", &losses.mirror),
                         ]);
-                        return Err(non_finite(dump_dir, &tensors));
+                        return Err(non_finite("PPO", dump_dir, &tensors));
                     }
                     to_critic.send(ToCritic::Step).map_err(|_| lost())?;
                     actor_opt.zero_grad();
@@ -440,13 +356,13 @@ impl PpoOptim {
                     // Finite losses can still produce a non-finite step (a huge learning rate
                     // overflows f32): caught here, before anything is saved or sampled.
                     let bad = match (actor_opt.first_non_finite_param(), critic_bad.as_deref()) {
-                        (Some(param), _) => Some(("actor", param, hp.a_lr)),
-                        (None, Some(param)) => Some(("critic", param, hp.c_lr)),
+                        (Some(param), _) => Some(("actor", param, ("--a-lr", hp.a_lr))),
+                        (None, Some(param)) => Some(("critic", param, ("--c-lr", hp.c_lr))),
                         (None, None) => None,
                     };
                     if let Some((net, param, lr)) = bad {
                         let at = (epoch, stats.minibatches);
-                        return Err(diverged(dump_dir, net, param, lr, at, &batch));
+                        return Err(diverged("PPO", dump_dir, net, param, lr, at, &batch));
                     }
 
                     stats.actor_loss += values[0];
@@ -471,71 +387,15 @@ impl PpoOptim {
         })
     }
 
-    /// The whole buffer as one batch (`[N, dim]`, or `[T, trajectories, dim]` padded when
-    /// recurrent), with the old policy's distribution computed once, before any update.
+    /// The whole buffer as one batch ([`Batch::of`]), advantages normalized.
     pub fn full_batch(&self, buffer: &Buffer) -> Batch {
-        let n = buffer.returns.len();
-        let (obs_dim, act_dim) = (buffer.obs_dim(), buffer.act_dim());
-        let dev = self.device;
-        let adv = buffer.normalized_advantages();
-        let recurrent = self.actor.is_recurrent();
-        let ids: Vec<usize> = (0..buffer.num_trajs()).collect();
-        // Leading dims: [N] steps, or [T, trajectories] padded and time-major.
-        let lead: Vec<i64> = if recurrent {
-            vec![buffer.max_len(&ids) as i64, ids.len() as i64]
-        } else {
-            vec![n as i64]
+        let options = BatchOptions {
+            mirror: self.mirror.as_ref(),
+            augment: self.hp.mirror_augment,
+            mirror_loss: self.hp.mirror > 0.0,
+            normalize_advantages: true,
         };
-        let tensor = |field: &[f32], dim: usize| {
-            let data =
-                if recurrent { buffer.pad(field, dim, &ids) } else { field[..n * dim].to_vec() };
-            let mut shape = lead.clone();
-            shape.push(dim as i64);
-            Tensor::from_slice(&data).view(shape.as_slice()).to_device(dev)
-        };
-        let states = tensor(&buffer.states, obs_dim);
-        let critic_states = buffer.has_critic_states().then(|| {
-            let (field, dim) = buffer.critic_view();
-            tensor(field, dim)
-        });
-        let actions = tensor(&buffer.actions, act_dim);
-        let returns = tensor(&buffer.returns, 1);
-        let advantages = tensor(&adv, 1);
-        let mask = if recurrent {
-            let mut shape = lead.clone();
-            shape.push(1);
-            Tensor::from_slice(&buffer.mask(&ids)).view(shape.as_slice()).to_device(dev)
-        } else {
-            Tensor::ones([n as i64, 1], (Kind::Float, dev))
-        };
-        let fields = [states, actions, returns, advantages, mask];
-        let ([states, actions, returns, advantages, mask], critic_states) = match &self.mirror {
-            Some(m) if self.hp.mirror_augment => (
-                m.augment(fields, recurrent),
-                critic_states.map(|c| m.augment_critic(c, recurrent)),
-            ),
-            _ => (fields, critic_states),
-        };
-        let (old_mean, old_std, old_logp) = tch::no_grad(|| {
-            let (m, s) = self.actor.distribution(&states);
-            let lp = log_prob(&actions, &m, &s);
-            let s = s.expand_as(&m).contiguous();
-            (m, s, lp)
-        });
-        let mirror_states =
-            self.mirror.as_ref().filter(|_| self.hp.mirror > 0.0).map(|m| m.obs(&states));
-        Batch {
-            states,
-            critic_states,
-            actions,
-            returns,
-            advantages,
-            old_logp,
-            old_mean,
-            old_std,
-            mirror_states,
-            mask,
-        }
+        Batch::of(buffer, &self.actor, self.device, options)
     }
 
     /// All loss terms of one batch; every mean runs over real (mask = 1) steps only.
@@ -599,57 +459,6 @@ fn actor_losses(
         masked_mean(&per_step(&per_dim)).double_value(&[])
     });
     ActorLosses { actor: loss, entropy_pen, mirror: mirror_loss, kl, logp }
-}
-
-/// The error for a non-finite batch, naming the tensors and where the dump went.
-fn non_finite(dump_dir: Option<&Path>, tensors: &[(&str, &Tensor)]) -> anyhow::Error {
-    let bad: Vec<&str> = tensors.iter().filter(|(_, t)| !all_finite(t)).map(|(n, _)| *n).collect();
-    let dump = match dump_non_finite(dump_dir, tensors) {
-        Ok(Some(p)) => format!("; diagnostic dump written to {}", p.display()),
-        Ok(None) => String::new(),
-        Err(e) => format!("; writing the diagnostic dump failed: {e:#}"),
-    };
-    anyhow::anyhow!("non-finite values in {} during the PPO update{dump}", bad.join(", "))
-}
-
-/// The error for an update that made a parameter non-finite, at `(epoch, minibatch)`. The dump
-/// holds the minibatch that drove the step (finite: the losses were checked before it), so
-/// the run directory never holds a non-finite value.
-fn diverged(
-    dump_dir: Option<&Path>,
-    net: &str,
-    param: &str,
-    lr: f64,
-    (epoch, minibatch): (usize, usize),
-    batch: &Batch,
-) -> anyhow::Error {
-    let flag = if net == "actor" { "--a-lr" } else { "--c-lr" };
-    let dump = match dump_non_finite(dump_dir, &batch.inputs()) {
-        Ok(Some(p)) => format!("; the minibatch is in {}", p.display()),
-        Ok(None) => String::new(),
-        Err(e) => format!("; writing the diagnostic dump failed: {e:#}"),
-    };
-    anyhow::anyhow!(
-        "the PPO update diverged: {net} parameter '{param}' became NaN or infinite \
-         (epoch {epoch}, minibatch {minibatch}; {flag} {lr:e} may be too high). Nothing \
-         from this update was saved{dump}"
-    )
-}
-
-fn dump_non_finite(
-    dump_dir: Option<&Path>,
-    tensors: &[(&str, &Tensor)],
-) -> Result<Option<PathBuf>> {
-    let Some(dir) = dump_dir else {
-        return Ok(None);
-    };
-    let path = dir.join("training_error.safetensors");
-    let named: Vec<(&str, Tensor)> =
-        tensors.iter().map(|(n, t)| (*n, t.detach().to_device(Device::Cpu))).collect();
-    crate::fsutil::write_atomic_with(&path, |tmp| {
-        Tensor::write_safetensors(&named, tmp).context("writing the dump")
-    })?;
-    Ok(Some(path))
 }
 
 #[cfg(test)]

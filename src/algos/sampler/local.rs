@@ -49,7 +49,8 @@ impl LocalSampler {
         workers: usize,
     ) -> Result<Self> {
         let envs = (0..workers).map(|_| env()).collect::<Result<Vec<_>>>()?;
-        let pool = SamplerPool::spawn(envs, spec, config.ppo.discount, config.ppo.gae_lambda)?;
+        let pool =
+            SamplerPool::spawn(envs, spec, config.sampler.discount, config.sampler.gae_lambda)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -82,6 +82,35 @@ pub struct Fingerprint {
     /// SHA-256 of a short seeded rollout of the env (observations and rewards as bits): the
     /// same binary on a CPU that computes other floats shows here.
     pub rollout_sha256: String,
+    /// The rank's own command line without the program and its per-node `--workers`: every
+    /// rank runs the same command, so one typed differently (another `--seed`, a flag only one
+    /// node has) is refused instead of silently following rank 0's.
+    pub command: String,
+}
+
+/// This process's command line (program name dropped) without its `--workers` count, and
+/// that count when given: each rank's own, a per-node number of sampler threads.
+fn own_command() -> (String, Option<Result<usize, String>>) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut kept = Vec::with_capacity(args.len());
+    let mut workers = None;
+    let mut it = args.into_iter();
+    while let Some(arg) = it.next() {
+        let value = match arg.strip_prefix("--workers") {
+            Some("") => it.next().unwrap_or_default(),
+            Some(v) if v.starts_with('=') => v[1..].to_string(),
+            _ => {
+                kept.push(arg);
+                continue;
+            }
+        };
+        let parsed = crate::config::Range::Count
+            .parse(&value)
+            .map(|n| n as usize)
+            .map_err(|e| format!("--workers: {e}"));
+        workers = Some(parsed);
+    }
+    (kept.join(" "), workers)
 }
 
 impl Fingerprint {
@@ -115,6 +144,7 @@ impl Fingerprint {
                 .collect(),
             env: config.run.env.clone(),
             rollout_sha256: rollout,
+            command: own_command().0,
         })
     }
 
@@ -126,6 +156,7 @@ impl Fingerprint {
             ("config", &self.config_sha256, &other.config_sha256),
             ("env", &self.env, &other.env),
             ("seeded reference rollout", &self.rollout_sha256, &other.rollout_sha256),
+            ("command line (--workers aside)", &self.command, &other.command),
         ];
         fields
             .iter()
@@ -324,7 +355,8 @@ impl MpiSampler {
         let envs = (0..workers)
             .map(|_| envs::make(&config.run.env, &config.env))
             .collect::<Result<Vec<_>>>()?;
-        let pool = SamplerPool::spawn(envs, spec, config.ppo.discount, config.ppo.gae_lambda)?;
+        let pool =
+            SamplerPool::spawn(envs, spec, config.sampler.discount, config.sampler.gae_lambda)?;
         let remotes = remotes.into_iter().flatten().collect();
         Ok(Self { world, pool, remotes })
     }
@@ -531,11 +563,21 @@ pub fn serve() -> Result<()> {
             None => std::thread::sleep(Duration::from_millis(1)),
         }
     };
-    let workers = config.sampler.workers.unwrap_or(1);
+    // This rank's own `--workers` (a per-node count), else rank 0's; a bad one ends the job.
+    let cores = crate::algos::available_cores();
+    let workers = match own_command().1 {
+        Some(Ok(n)) => n,
+        Some(Err(e)) => abort(&world, &format!("MPI rank {rank} ({}): {e}", host())),
+        None => config.sampler.workers.unwrap_or(1),
+    };
+    if let Err(e) = crate::algos::resources::check_resources(&net, workers, cores, 0, None) {
+        abort(&world, &format!("MPI rank {rank} ({}): {e}", host()));
+    }
     let envs = (0..workers)
         .map(|_| envs::make(&config.run.env, &config.env))
         .collect::<Result<Vec<_>>>()?;
-    let mut pool = SamplerPool::spawn(envs, &net, config.ppo.discount, config.ppo.gae_lambda)?;
+    let mut pool =
+        SamplerPool::spawn(envs, &net, config.sampler.discount, config.sampler.gae_lambda)?;
     let hello = ToLearner::Hello { workers, host: host(), fingerprint: Fingerprint::of(&config)? };
     send(&world, 0, TO_LEARNER, &hello)?;
     let mut policy: Option<Arc<PolicySnapshot>> = None;
