@@ -112,6 +112,7 @@ const CASES: &[Case] = &[
     case("H19", "$G plot $RUN --out /proc/o.png", 2, "cannot be written there"),
     // Round 3, C14-C15 and H4: libtorch's thread count is an i32, and far past the cores
     // threads only switch.
+    case_then("R3-C16", "mkdir $T/t && unshare -m sh -c \"mount -t tmpfs -o size=300k tmpfs $T/t && $G export --path $W --format torchscript --out $T/t/w.pt; r=\\$?; ls -A $T/t > $T/left; exit \\$r\"", 1, "No space left on device (os error 28)", "test ! -s $T/left"),
     case_then("R3-C14", "$G train ppo --env cartpole --timesteps 4000 --logdir $T/l --backprop-workers 2147483648", 2, "[1, 1024]", "test ! -e $T/l"),
     case_then("R3-C15", "$G train ppo --env cartpole --timesteps 4000 --logdir $T/l --backprop-workers 100000", 2, "[1, 1024]", "test ! -e $T/l"),
     case_then("R3-H4", "$G train ppo --env cartpole --timesteps 4000 --logdir $T/l --backprop-workers 4294967297", 2, "[1, 1024]", "test ! -e $T/l"),

@@ -417,8 +417,11 @@ pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result
         }
         Format::Torchscript => {
             let module = torchscript::trace(&mut actor)?;
+            let bytes = crate::fsutil::written_in_memory(|path| {
+                module.save(path).with_context(|| format!("writing {}", args.out.display()))
+            })?;
             crate::fsutil::write_atomic_as(&args.out, install, |tmp| {
-                module.save(tmp).with_context(|| format!("writing {}", args.out.display()))
+                std::fs::write(tmp, &bytes).map_err(anyhow::Error::from)
             })?;
         }
     }
