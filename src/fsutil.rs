@@ -201,6 +201,39 @@ pub fn write_atomic(target: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic_with(target, |tmp| fs::write(tmp, bytes).map_err(anyhow::Error::from))
 }
 
+/// The bytes `write` puts into the file at the path it is given, written to memory (an
+/// anonymous `memfd`, on Linux) instead of a disk. Why: libtorch's TorchScript writer aborts
+/// the process when the disk fills mid-write (a C++ exception thrown where nothing catches it:
+/// exit 134 and a half-written file); from memory the bytes go to disk through
+/// [`write_atomic_as`], whose errors are ordinary ones. Elsewhere `write` writes to a file in
+/// the system's temporary directory.
+pub fn written_in_memory(write: impl FnOnce(&Path) -> Result<()>) -> Result<Vec<u8>> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::io::{Read, Seek};
+        use std::os::fd::FromRawFd;
+        // SAFETY: a NUL-terminated name and no flags; the returned descriptor is checked, and
+        // owned by the `File` from here on.
+        let fd = unsafe { libc::memfd_create(c"gait-export".as_ptr(), 0) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error()).context("creating an in-memory file");
+        }
+        // SAFETY: `fd` is a fresh descriptor nothing else owns.
+        let mut file = unsafe { File::from_raw_fd(fd) };
+        write(Path::new(&format!("/proc/self/fd/{fd}")))?;
+        let mut bytes = Vec::new();
+        file.rewind().and_then(|()| file.read_to_end(&mut bytes)).context("reading it back")?;
+        Ok(bytes)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let path = std::env::temp_dir().join(format!("gait-export-{}", std::process::id()));
+        let result = write(&path).and_then(|()| fs::read(&path).context("reading it back"));
+        let _ = fs::remove_file(&path);
+        result
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,38 +338,5 @@ mod tests {
         }
         write_atomic(&target, b"gif").unwrap();
         assert!(!dead.exists() && other.exists() && notes.exists());
-    }
-}
-
-/// The bytes `write` puts into the file at the path it is given, written to memory (an
-/// anonymous `memfd`, on Linux) instead of a disk. Why: libtorch's TorchScript writer aborts
-/// the process when the disk fills mid-write (a C++ exception thrown where nothing catches it:
-/// exit 134 and a half-written file); from memory the bytes go to disk through
-/// [`write_atomic_as`], whose errors are ordinary ones. Elsewhere `write` writes to a file in
-/// the system's temporary directory.
-pub fn written_in_memory(write: impl FnOnce(&Path) -> Result<()>) -> Result<Vec<u8>> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::io::{Read, Seek};
-        use std::os::fd::FromRawFd;
-        // SAFETY: a NUL-terminated name and no flags; the returned descriptor is checked, and
-        // owned by the `File` from here on.
-        let fd = unsafe { libc::memfd_create(c"gait-export".as_ptr(), 0) };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error()).context("creating an in-memory file");
-        }
-        // SAFETY: `fd` is a fresh descriptor nothing else owns.
-        let mut file = unsafe { File::from_raw_fd(fd) };
-        write(Path::new(&format!("/proc/self/fd/{fd}")))?;
-        let mut bytes = Vec::new();
-        file.rewind().and_then(|()| file.read_to_end(&mut bytes)).context("reading it back")?;
-        Ok(bytes)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let path = std::env::temp_dir().join(format!("gait-export-{}", std::process::id()));
-        let result = write(&path).and_then(|()| fs::read(&path).context("reading it back"));
-        let _ = fs::remove_file(&path);
-        result
     }
 }
