@@ -350,6 +350,7 @@ fn interface(spec: &NetSpec, format: Format) -> (Vec<TensorInfo>, Vec<TensorInfo
 }
 
 /// Exports and returns the sidecar written.
+#[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
 pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result<Sidecar> {
     let exts = args.format.extensions();
     let side = sidecar_path(&args.out);

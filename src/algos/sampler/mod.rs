@@ -256,6 +256,7 @@ impl AlgoSampler {
         Ok(())
     }
 
+    #[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
     fn run(&mut self, Job { spec: job, policy, cancel_above }: &Job) -> Result<Option<Trajectory>> {
         self.sync(policy)?;
         let _no_grad = tch::no_grad_guard();

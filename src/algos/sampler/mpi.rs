@@ -371,6 +371,7 @@ impl MpiSampler {
 }
 
 impl Collect for MpiSampler {
+    #[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
     fn collect(
         &mut self,
         req: &CollectRequest,
@@ -551,6 +552,7 @@ fn injected_fault(rank: i32, version: u64) -> Option<&'static str> {
     })
 }
 
+#[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
 /// A serving rank (rank > 0): builds its pool from rank 0's setup and runs jobs until `Stop`.
 pub fn serve() -> Result<()> {
     let world = SimpleCommunicator::world();
