@@ -250,68 +250,98 @@ pub fn shown(value: &Value) -> String {
 
 /// The job these flags ask for, plus notes for the user (applied preset, settings that
 /// differ from a `--previous` run).
-#[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
 pub fn resolve<S: AlgoScope>(flags: &TrainFlags<S>) -> anyhow::Result<(TrainJob, Vec<String>)> {
     let mut typed = flags.settings.typed.clone();
     typed.push(("run.algo".to_string(), Value::String(S::KIND.name().to_string())));
-    let typed = &typed;
     let from_file = match &flags.config {
         Some(path) => TrainConfig::leaves_in_toml(&read_config_file(path)?)
             .map_err(|e| UsageError(format!("--config {}: {e}", path.display())))?,
         None => Vec::new(),
     };
-    let set_by_user = |key: &str| typed.iter().chain(&from_file).any(|(k, _)| k == key);
-    let layered = |base: &TrainConfig| -> Result<TrainConfig, UsageError> {
-        let file = base.with_leaves(&from_file).map_err(|e| {
-            let path = flags.config.as_deref().unwrap_or_else(|| std::path::Path::new(""));
+    let layers = Layers { typed, from_file, file: flags.config.as_deref() };
+    match &flags.previous {
+        None => fresh::<S>(&layers),
+        Some(dir) => {
+            let weights = match (flags.previous_iteration, flags.previous_best) {
+                (Some(itr), _) => Weights::Iteration(itr),
+                (None, true) => Weights::Best,
+                (None, false) => Weights::Latest,
+            };
+            continued::<S>(&layers, dir, weights)
+        }
+    }
+}
+
+/// The settings the user gave: a `--config` file's and the typed flags'.
+struct Layers<'a> {
+    typed: Vec<(String, Value)>,
+    from_file: Vec<(String, Value)>,
+    file: Option<&'a std::path::Path>,
+}
+
+impl Layers<'_> {
+    /// Whether the user set the setting at `key` (in the file or as a flag).
+    fn set_by_user(&self, key: &str) -> bool {
+        self.typed.iter().chain(&self.from_file).any(|(k, _)| k == key)
+    }
+
+    /// `base` with the file's settings and then the flags on top.
+    fn over(&self, base: &TrainConfig) -> Result<TrainConfig, UsageError> {
+        let file = base.with_leaves(&self.from_file).map_err(|e| {
+            let path = self.file.unwrap_or_else(|| std::path::Path::new(""));
             UsageError(format!("--config {}: {e}", path.display()))
         })?;
-        file.with_leaves(typed).map_err(|e| UsageError(e.to_string()))
-    };
+        file.with_leaves(&self.typed).map_err(|e| UsageError(e.to_string()))
+    }
+}
+
+/// A fresh run: defaults, the env's preset (noted), the file, the flags.
+fn fresh<S: AlgoScope>(layers: &Layers) -> anyhow::Result<(TrainJob, Vec<String>)> {
     let mut notes = Vec::new();
+    let env = layers.over(&TrainConfig::default())?.run.env;
+    let applied: Vec<String> = presets::changes(&env)
+        .into_iter()
+        .filter(|(k, _)| !layers.set_by_user(k) && S::includes(k))
+        .map(|(k, v)| format!("{}={}", flag_of(&k), shown(&v)))
+        .collect();
+    if !applied.is_empty() {
+        notes.push(format!("env '{env}' preset: {}", applied.join(" ")));
+    }
+    let mut config = layers.over(&TrainConfig::for_env(&env))?;
+    notes.extend(presets::give_way(&mut config, |k| layers.set_by_user(k)));
+    config.validate()?;
+    notes.extend(config.advice());
+    Ok((TrainJob { config, start: Start::Fresh }, notes))
+}
 
-    let Some(dir) = &flags.previous else {
-        let env = layered(&TrainConfig::default())?.run.env;
-        let applied: Vec<String> = presets::changes(&env)
-            .into_iter()
-            .filter(|(k, _)| !set_by_user(k) && S::includes(k))
-            .map(|(k, v)| format!("{}={}", flag_of(&k), shown(&v)))
-            .collect();
-        if !applied.is_empty() {
-            notes.push(format!("env '{env}' preset: {}", applied.join(" ")));
-        }
-        let mut config = layered(&TrainConfig::for_env(&env))?;
-        notes.extend(presets::give_way(&mut config, set_by_user));
-        config.validate()?;
-        notes.extend(config.advice());
-        return Ok((TrainJob { config, start: Start::Fresh }, notes));
-    };
-
+/// A continuation of the run in `dir`: its settings, the file, the flags; every setting that
+/// changes is a warning.
+fn continued<S: AlgoScope>(
+    layers: &Layers,
+    dir: &std::path::Path,
+    weights: Weights,
+) -> anyhow::Result<(TrainJob, Vec<String>)> {
     let prev = crate::logging::load_previous(dir)?.config;
     if prev.run.algo != S::KIND {
-        return Err(UsageError(format!(
-            "--previous {} trained with {}: continue it with `gait train {}`",
-            dir.display(),
-            prev.run.algo.name(),
-            prev.run.algo.name()
-        ))
-        .into());
+        let algo = prev.run.algo.name();
+        let why = format!(
+            "--previous {} trained with {algo}: continue it with `gait train {algo}`",
+            dir.display()
+        );
+        return Err(UsageError(why).into());
     }
-    let typed_env = typed.iter().find(|(k, _)| k == "run.env").and_then(|(_, v)| v.as_str());
+    let typed_env = layers.typed.iter().find(|(k, _)| k == "run.env").and_then(|(_, v)| v.as_str());
     if let Some(env) = typed_env.filter(|e| *e != prev.run.env) {
-        return Err(UsageError(format!(
-            "--previous {} is a run of env '{}', not '{env}'",
-            dir.display(),
-            prev.run.env
-        ))
-        .into());
+        let why =
+            format!("--previous {} is a run of env '{}', not '{env}'", dir.display(), prev.run.env);
+        return Err(UsageError(why).into());
     }
     let mut base = prev.clone();
     base.run.run_name = None;
-    let mut config = layered(&base)?;
+    let mut config = layers.over(&base)?;
     // A mixed run continued on one model: its MuJoCo timestep and share have nothing left to
     // set (and no flag can unset the timestep), so they go, with a note, unless typed.
-    notes.extend(presets::mixing_gives_way(&mut config, set_by_user));
+    let mut notes = presets::mixing_gives_way(&mut config, |k| layers.set_by_user(k));
     if let Err(e) = config.validate() {
         if prev.validate().is_err() {
             anyhow::bail!(
@@ -322,14 +352,23 @@ pub fn resolve<S: AlgoScope>(flags: &TrainFlags<S>) -> anyhow::Result<(TrainJob,
         }
         return Err(e.into());
     }
+    notes.extend(changes(&prev, &config));
+    notes.extend(config.advice());
+    Ok((TrainJob { config, start: Start::Continue { dir: dir.to_path_buf(), weights } }, notes))
+}
+
+/// A warning per setting of `config` that differs from `prev`'s (the run name and the worker
+/// count aside: neither changes the numbers).
+fn changes(prev: &TrainConfig, config: &TrainConfig) -> Vec<String> {
     let old = prev.leaves();
+    let mut out = Vec::new();
     for (key, value) in config.leaves() {
         if key == "run.run_name" || key == "sampler.workers" {
             continue;
         }
         let before = old.iter().find(|(k, _)| *k == key).map(|(_, v)| v);
         if before != Some(&value) {
-            notes.push(format!(
+            out.push(format!(
                 "warning: {}: {} -> {}",
                 flag_of(&key),
                 before.map_or("(new setting)".into(), shown),
@@ -337,13 +376,7 @@ pub fn resolve<S: AlgoScope>(flags: &TrainFlags<S>) -> anyhow::Result<(TrainJob,
             ));
         }
     }
-    notes.extend(config.advice());
-    let weights = match (flags.previous_iteration, flags.previous_best) {
-        (Some(itr), _) => Weights::Iteration(itr),
-        (None, true) => Weights::Best,
-        (None, false) => Weights::Latest,
-    };
-    Ok((TrainJob { config, start: Start::Continue { dir: dir.clone(), weights } }, notes))
+    out
 }
 
 /// The text of `--config FILE`; a missing or unreadable file is a usage error.
