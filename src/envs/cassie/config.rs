@@ -23,6 +23,24 @@ pub enum ObsKind {
     Velocity,
     /// The reference's layout only (44 or 46 values).
     Reference,
+    /// The reference's layout plus the pelvis velocity as a robot's state estimator gives it
+    /// (leg kinematics, low-passed by `velocity_lag`; `estimator.rs`), not the simulator's.
+    Estimate,
+}
+
+impl ObsKind {
+    /// Whether the observation ends with a pelvis velocity (true or estimated).
+    pub fn observes_velocity(self) -> bool {
+        matches!(self, ObsKind::Velocity | ObsKind::Estimate)
+    }
+}
+
+/// `velocity_lag`'s default (s): a filter a little slower than a policy step.
+pub const DEFAULT_VELOCITY_LAG: f64 = 0.03;
+
+/// `velocity_lag`'s default, for run files from before the setting.
+fn default_velocity_lag() -> f64 {
+    DEFAULT_VELOCITY_LAG
 }
 
 /// `forward_reach`'s default, [`reference::HIP_PITCH_PER_SPEED`], which is also what older run
@@ -100,6 +118,11 @@ crate::settings! {
         /// Observation layout.
         #[serde(default = "legacy_obs")]
         obs: ObsKind = ObsKind::Velocity;
+        /// With `--obs estimate`: the time constant (s) of the velocity estimator's low-pass
+        /// filter, its lag behind the robot (0: none).
+        #[serde(default = "default_velocity_lag")]
+        velocity_lag: f64 = DEFAULT_VELOCITY_LAG,
+            Range::Within { lo: 0.0, hi: 1.0, what: "a time constant in [0, 1] s" };
         /// Observe one clock per leg (46 inputs) instead of one shared clock (44).
         full_clock: bool = false;
         /// Past policy steps appended to the observation, newest first: each the robot state as
@@ -546,9 +569,9 @@ impl CassieConfig {
                  evaluation gate: set them equal, or set one of them"
             ));
         }
-        if self.foot_placement > 0.0 && self.obs != ObsKind::Velocity {
+        if self.foot_placement > 0.0 && !self.obs.observes_velocity() {
             return Err("--foot-placement reads the observed pelvis velocity: it needs \
-                        --obs velocity"
+                        --obs velocity or estimate"
                 .into());
         }
         if matches!(self.sim, SimKind::Mujoco | SimKind::Mixed) {

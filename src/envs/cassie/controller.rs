@@ -58,15 +58,25 @@ fn observation(config: &CassieConfig) -> Vec<String> {
     } else {
         names.extend(["clock_sin (2πφ/T)", "clock_cos"].map(String::from));
     }
-    if config.obs == ObsKind::Velocity {
-        names.extend(
+    match config.obs {
+        ObsKind::Velocity => names.extend(
             [
                 "pelvis_vel_forward (m/s, heading frame)",
                 "pelvis_vel_lateral (m/s)",
                 "pelvis_vel_up (m/s)",
             ]
             .map(String::from),
-        );
+        ),
+        ObsKind::Estimate => names.extend(
+            [
+                "pelvis_vel_forward (m/s, heading frame; the state estimator's: pelvis relative \
+                 to the stance feet, weighted by their forces, low-passed by velocity_lag s)",
+                "pelvis_vel_lateral (m/s, estimated)",
+                "pelvis_vel_up (m/s, estimated)",
+            ]
+            .map(String::from),
+        ),
+        ObsKind::Reference => {}
     }
     let state = names[..ROBOT_STATE].to_vec();
     let actions = per_motor("action (the policy's output)");

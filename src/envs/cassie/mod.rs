@@ -21,6 +21,7 @@ pub(crate) mod controller;
 pub(crate) mod critic_obs;
 pub(crate) mod description;
 pub(crate) mod env;
+pub(crate) mod estimator;
 pub(crate) mod mirror_lists;
 pub(crate) mod motor;
 pub(crate) mod mujoco;

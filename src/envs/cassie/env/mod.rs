@@ -25,6 +25,7 @@ use super::config::{
 };
 use super::critic_obs::{self, LastPush};
 use super::description::Description;
+use super::estimator::VelocityEstimator;
 use super::mirror_lists;
 use super::motor::N;
 use super::physics::{Dynamics, Physics, SimKind, PASSIVE};
@@ -115,6 +116,8 @@ pub struct CassieEnv {
     loaded_feet: [Option<Vec3>; 2],
     /// The episode's sensing: latency and IMU bias ([`Sensing`]).
     sensing: Sensing,
+    /// The pelvis velocity a robot would estimate (`--obs estimate`).
+    estimator: VelocityEstimator,
 }
 
 /// How the episode's sensors differ from the simulator's state: drawn at every reset.
@@ -149,6 +152,7 @@ impl CassieEnv {
         let dt = config.dt_of(sim.kind());
         let clock = GaitClock::new(FIXED_CYCLE, config.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
         let obs_len = Self::observation_len(&config);
+        let estimator = VelocityEstimator::new(config.velocity_lag);
         let hidden = if config.obs == ObsKind::Velocity { 0 } else { critic_obs::HIDDEN };
         let critic_len =
             if config.privileged_critic { obs_len + critic_obs::EXTRAS + hidden } else { 0 };
@@ -194,6 +198,7 @@ impl CassieEnv {
             ],
             loaded_feet: [None; 2],
             sensing: Sensing::default(),
+            estimator,
         }
     }
 
@@ -206,11 +211,11 @@ impl CassieEnv {
     /// Where the history's frames begin: after the task part and the velocity input.
     fn history_at(config: &CassieConfig) -> usize {
         let base = if config.full_clock { 46 } else { 44 };
-        base + if config.obs == ObsKind::Velocity { 3 } else { 0 }
+        base + if config.obs.observes_velocity() { 3 } else { 0 }
     }
 
     /// Where the velocity input begins (`--obs velocity`): the three values before the history.
-    fn velocity_at(&self) -> usize {
+    pub(super) fn velocity_at(&self) -> usize {
         Self::history_at(&self.config) - 3
     }
 
@@ -543,6 +548,7 @@ impl CassieEnv {
         self.sim.reset(&dynamics, heading as f32);
         self.dynamics = dynamics;
         self.sensing = self.draw_sensing();
+        self.estimator.reset(self.sim.base_linvel());
         self.steps = 0;
         self.pushing = false;
         self.last_push = None;
@@ -579,11 +585,16 @@ impl CassieEnv {
         self.sim.motor_velocities(&mut o[17..27]);
         self.sim.passive_positions(&mut o[27..27 + PASSIVE]);
         self.sim.passive_velocities(&mut o[31..ROBOT_STATE]);
-        if self.config.obs == ObsKind::Velocity {
-            let at = self.velocity_at();
-            self.obs[at..at + 3]
-                .copy_from_slice(&reward::in_own_heading(self.sim.base_linvel(), q));
-        }
+        let velocity = match self.config.obs {
+            ObsKind::Velocity => self.sim.base_linvel(),
+            ObsKind::Estimate => {
+                let elapsed = (1.0 / self.config.policy_rate) as f32;
+                self.estimator.update(self.sim.as_ref(), elapsed)
+            }
+            ObsKind::Reference => return,
+        };
+        let at = self.velocity_at();
+        self.obs[at..at + 3].copy_from_slice(&reward::in_own_heading(velocity, q));
     }
 
     /// The rest of the observation (command, gait, clock), the critic's copy, then the
@@ -680,7 +691,7 @@ impl CassieEnv {
         for (range, sd) in parts {
             o[range].iter_mut().for_each(|x| *x += n(sd));
         }
-        if self.config.obs == ObsKind::Velocity {
+        if self.config.obs.observes_velocity() {
             let at = Self::history_at(&self.config) - 3;
             o[at..at + 3].iter_mut().for_each(|x| *x += n(s_linvel));
         }
@@ -701,7 +712,7 @@ impl CassieEnv {
     /// policy sees (noise included), so a robot controller computes the same from its input.
     /// Zero without a velocity input (foot placement requires one, `CassieConfig::check`).
     fn velocity_error(&self) -> [f32; 2] {
-        if self.config.obs != ObsKind::Velocity {
+        if !self.config.obs.observes_velocity() {
             return [0.0; 2];
         }
         let at = self.velocity_at();
@@ -1038,7 +1049,7 @@ impl Env for CassieEnv {
     }
 
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
-        let velocity = self.config.obs == ObsKind::Velocity;
+        let velocity = self.config.obs.observes_velocity();
         mirror_lists::observation(self.config.full_clock, velocity, self.config.history).ok()
     }
 

@@ -68,7 +68,8 @@ fn mirrored_actions_from_a_mirrored_state_give_mirrored_observations() {
         privileged_critic: true,
         ..omni.clone()
     };
-    for config in [walk, walk_2khz, omni, roadrunner, privileged, placement, history] {
+    let estimate = CassieConfig { obs: ObsKind::Estimate, foot_placement: 0.35, ..omni.clone() };
+    for config in [walk, walk_2khz, omni, roadrunner, privileged, placement, history, estimate] {
         mirror_check(config.clone());
         mirror_check(CassieConfig { full_clock: true, ..config });
     }
