@@ -26,6 +26,8 @@ use rand_distr::{Distribution, StandardNormal};
 use tch::{Device, Tensor};
 use tokio::sync::mpsc;
 
+#[cfg(feature = "mpi")]
+mod fingerprint;
 mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi;

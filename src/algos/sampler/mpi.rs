@@ -30,8 +30,8 @@ use mpi::environment::Universe;
 use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
+use super::fingerprint::{own_command, Fingerprint};
 use super::Collect;
 use super::{
     assemble, record, CollectRequest, Collected, Job, JobKind, JobOutput, JobSpec, PolicySnapshot,
@@ -66,104 +66,6 @@ pub fn init() -> Option<Universe> {
 pub fn rank_and_size() -> (i32, i32) {
     let world = SimpleCommunicator::world();
     (world.rank(), world.size())
-}
-
-/// What must agree across ranks for their numbers to be the same.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Fingerprint {
-    /// gait's version.
-    pub gait_version: String,
-    /// The commit gait was built from.
-    pub git_commit: String,
-    /// SHA-256 of the run's config.
-    pub config_sha256: String,
-    /// The env's name.
-    pub env: String,
-    /// SHA-256 of a short seeded rollout of the env (observations and rewards as bits): the
-    /// same binary on a CPU that computes other floats shows here.
-    pub rollout_sha256: String,
-    /// The rank's own command line without the program and its per-node `--workers`: every
-    /// rank runs the same command, so one typed differently (another `--seed`, a flag only one
-    /// node has) is refused instead of silently following rank 0's.
-    pub command: String,
-}
-
-/// This process's command line (program name dropped) without its `--workers` count, and
-/// that count when given: each rank's own, a per-node number of sampler threads.
-fn own_command() -> (String, Option<Result<usize, String>>) {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut kept = Vec::with_capacity(args.len());
-    let mut workers = None;
-    let mut it = args.into_iter();
-    while let Some(arg) = it.next() {
-        let value = match arg.strip_prefix("--workers") {
-            Some("") => it.next().unwrap_or_default(),
-            Some(v) if v.starts_with('=') => v[1..].to_string(),
-            _ => {
-                kept.push(arg);
-                continue;
-            }
-        };
-        let parsed = crate::config::Range::Count
-            .parse(&value)
-            .map(|n| n as usize)
-            .map_err(|e| format!("--workers: {e}"));
-        workers = Some(parsed);
-    }
-    (kept.join(" "), workers)
-}
-
-impl Fingerprint {
-    fn of(config: &TrainConfig) -> Result<Self> {
-        let json = serde_json::to_string(config).context("serializing the config")?;
-        let mut env = envs::make(&config.run.env, &config.env)?;
-        env.seed(12_345);
-        let mut hash = Sha256::new();
-        let obs = env.reset().to_vec();
-        obs.iter().for_each(|x| hash.update(x.to_bits().to_le_bytes()));
-        let zeros = vec![0.0; env.action_size()];
-        for _ in 0..50 {
-            let s = env.step(&zeros);
-            s.obs.iter().for_each(|x| hash.update(x.to_bits().to_le_bytes()));
-            hash.update(s.reward.to_bits().to_le_bytes());
-            if s.done {
-                env.reset();
-            }
-        }
-        let mut rollout: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
-        // Test-only: a rank told to differ (the mismatch test).
-        if let Some(salt) = std::env::var_os("GAIT_TEST_FINGERPRINT_SALT") {
-            rollout.push_str(&salt.to_string_lossy());
-        }
-        Ok(Self {
-            gait_version: env!("CARGO_PKG_VERSION").to_string(),
-            git_commit: option_env!("GAIT_GIT_COMMIT").unwrap_or("unknown").to_string(),
-            config_sha256: Sha256::digest(json.as_bytes())
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect(),
-            env: config.run.env.clone(),
-            rollout_sha256: rollout,
-            command: own_command().0,
-        })
-    }
-
-    /// What differs from `other`, in words (empty when nothing does).
-    fn differences(&self, other: &Self) -> Vec<String> {
-        let fields = [
-            ("gait version", &self.gait_version, &other.gait_version),
-            ("git commit", &self.git_commit, &other.git_commit),
-            ("config", &self.config_sha256, &other.config_sha256),
-            ("env", &self.env, &other.env),
-            ("seeded reference rollout", &self.rollout_sha256, &other.rollout_sha256),
-            ("command line (--workers aside)", &self.command, &other.command),
-        ];
-        fields
-            .iter()
-            .filter(|(_, a, b)| a != b)
-            .map(|(what, a, b)| format!("{what}: {b} here, {a} on rank 0"))
-            .collect()
-    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -552,77 +454,37 @@ fn injected_fault(rank: i32, version: u64) -> Option<&'static str> {
     })
 }
 
-#[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
 /// A serving rank (rank > 0): builds its pool from rank 0's setup and runs jobs until `Stop`.
 pub fn serve() -> Result<()> {
     let world = SimpleCommunicator::world();
     let rank = world.rank();
-    let (config, net) = loop {
-        match try_receive::<ToWorker>(&world, TO_WORKER)? {
-            Some((_, ToWorker::Setup { config, net }, _)) => break (*config, net),
-            Some((_, ToWorker::Stop, _)) => return Ok(()),
-            Some(_) => bail!("rank {rank}: expected the setup first"),
-            None => std::thread::sleep(Duration::from_millis(1)),
-        }
-    };
-    // This rank's own `--workers` (a per-node count), else rank 0's; a bad one ends the job.
-    let cores = crate::algos::available_cores();
-    let workers = match own_command().1 {
-        Some(Ok(n)) => n,
-        Some(Err(e)) => abort(&world, &format!("MPI rank {rank} ({}): {e}", host())),
-        None => config.sampler.workers.unwrap_or(1),
-    };
-    if let Err(e) = crate::algos::resources::check_resources(&net, workers, cores, 0, None) {
-        abort(&world, &format!("MPI rank {rank} ({}): {e}", host()));
-    }
+    let Some((config, net)) = receive_setup(&world)? else { return Ok(()) };
+    let workers = own_workers(&world, &config, &net);
     let envs = (0..workers)
         .map(|_| envs::make(&config.run.env, &config.env))
         .collect::<Result<Vec<_>>>()?;
-    let mut pool =
-        SamplerPool::spawn(envs, &net, config.sampler.discount, config.sampler.gae_lambda)?;
+    let pool = SamplerPool::spawn(envs, &net, config.sampler.discount, config.sampler.gae_lambda)?;
     let hello = ToLearner::Hello { workers, host: host(), fingerprint: Fingerprint::of(&config)? };
     send(&world, 0, TO_LEARNER, &hello)?;
-    let mut policy: Option<Arc<PolicySnapshot>> = None;
-    let mut cancel_above = Arc::new(AtomicU64::new(u64::MAX));
-    let mut idle: Vec<usize> = (0..workers).rev().collect();
+    let mut server = Server {
+        rank,
+        pool,
+        policy: None,
+        cancel_above: Arc::new(AtomicU64::new(u64::MAX)),
+        idle: (0..workers).rev().collect(),
+    };
     let mut last_beat = Instant::now();
     loop {
         let mut heard = false;
         if let Some((_, msg, _)) = try_receive::<ToWorker>(&world, TO_WORKER)? {
             heard = true;
-            match msg {
-                ToWorker::Begin { version, actor, critic } => {
-                    match injected_fault(rank, version) {
-                        Some("exit") => std::process::exit(3),
-                        Some(_) => loop {
-                            std::thread::sleep(Duration::from_secs(3600));
-                        },
-                        None => {}
-                    }
-                    policy = Some(Arc::new(PolicySnapshot { version, actor, critic }));
-                    cancel_above = Arc::new(AtomicU64::new(u64::MAX));
-                }
-                ToWorker::Job(spec) => {
-                    let w = idle
-                        .pop()
-                        .ok_or_else(|| anyhow!("rank {rank}: a job with no idle worker"))?;
-                    let policy = policy
-                        .clone()
-                        .ok_or_else(|| anyhow!("rank {rank}: a job before the parameters"))?;
-                    pool.dispatch(
-                        w,
-                        Job { spec, policy, cancel_above: Arc::clone(&cancel_above) },
-                    )?;
-                }
-                ToWorker::Cancel { above } => cancel_above.store(above, Ordering::Relaxed),
-                ToWorker::Refused(why) => bail!("rank 0 refused this rank:\n{why}"),
-                ToWorker::Stop => return Ok(()),
-                ToWorker::Setup { .. } => bail!("rank {rank}: a second setup"),
+            if !server.handle(msg)? {
+                return Ok(());
             }
         }
-        if let Some(out) = pool.try_output()? {
+        if let Some(out) = server.pool.try_output()? {
             heard = true;
-            idle.push(out.worker);
+            server.idle.push(out.worker);
             let result = ToLearner::Result {
                 worker: out.worker,
                 id: out.id,
@@ -633,12 +495,89 @@ pub fn serve() -> Result<()> {
             send(&world, 0, TO_LEARNER, &result)?;
             last_beat = Instant::now();
         }
-        if idle.len() < workers && last_beat.elapsed() > HEARTBEAT {
+        if server.idle.len() < workers && last_beat.elapsed() > HEARTBEAT {
             send(&world, 0, TO_LEARNER, &ToLearner::Heartbeat)?;
             last_beat = Instant::now();
         }
         if !heard {
             std::thread::sleep(Duration::from_micros(500));
         }
+    }
+}
+
+/// Rank 0's setup of the run, or `None` when it stops before sending one.
+fn receive_setup(world: &SimpleCommunicator) -> Result<Option<(TrainConfig, NetSpec)>> {
+    loop {
+        match try_receive::<ToWorker>(world, TO_WORKER)? {
+            Some((_, ToWorker::Setup { config, net }, _)) => return Ok(Some((*config, net))),
+            Some((_, ToWorker::Stop, _)) => return Ok(None),
+            Some(_) => bail!("rank {}: expected the setup first", world.rank()),
+            None => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+}
+
+/// This rank's sampler threads: its own `--workers` (a per-node count), else rank 0's; a bad
+/// one, or one its memory and cores cannot hold, ends the job naming the rank.
+fn own_workers(world: &SimpleCommunicator, config: &TrainConfig, net: &NetSpec) -> usize {
+    let rank = world.rank();
+    let workers = match own_command().1 {
+        Some(Ok(n)) => n,
+        Some(Err(e)) => abort(world, &format!("MPI rank {rank} ({}): {e}", host())),
+        None => config.sampler.workers.unwrap_or(1),
+    };
+    let cores = crate::algos::available_cores();
+    if let Err(e) = crate::algos::resources::check_resources(net, workers, cores, 0, None) {
+        abort(world, &format!("MPI rank {rank} ({}): {e}", host()));
+    }
+    workers
+}
+
+/// A serving rank's pool and what rank 0 told it.
+struct Server {
+    rank: i32,
+    pool: SamplerPool,
+    /// The parameters of the iteration being sampled.
+    policy: Option<Arc<PolicySnapshot>>,
+    /// Jobs of a higher id than this are cancelled (rank 0 has enough steps).
+    cancel_above: Arc<AtomicU64>,
+    /// The workers without a job.
+    idle: Vec<usize>,
+}
+
+impl Server {
+    /// Acts on one message from rank 0; `false` when it says stop.
+    fn handle(&mut self, msg: ToWorker) -> Result<bool> {
+        let rank = self.rank;
+        match msg {
+            ToWorker::Begin { version, actor, critic } => {
+                match injected_fault(rank, version) {
+                    Some("exit") => std::process::exit(3),
+                    Some(_) => loop {
+                        std::thread::sleep(Duration::from_secs(3600));
+                    },
+                    None => {}
+                }
+                self.policy = Some(Arc::new(PolicySnapshot { version, actor, critic }));
+                self.cancel_above = Arc::new(AtomicU64::new(u64::MAX));
+            }
+            ToWorker::Job(spec) => {
+                let w = self
+                    .idle
+                    .pop()
+                    .ok_or_else(|| anyhow!("rank {rank}: a job with no idle worker"))?;
+                let policy = self
+                    .policy
+                    .clone()
+                    .ok_or_else(|| anyhow!("rank {rank}: a job before the parameters"))?;
+                let cancel_above = Arc::clone(&self.cancel_above);
+                self.pool.dispatch(w, Job { spec, policy, cancel_above })?;
+            }
+            ToWorker::Cancel { above } => self.cancel_above.store(above, Ordering::Relaxed),
+            ToWorker::Refused(why) => bail!("rank 0 refused this rank:\n{why}"),
+            ToWorker::Stop => return Ok(false),
+            ToWorker::Setup { .. } => bail!("rank {rank}: a second setup"),
+        }
+        Ok(true)
     }
 }
