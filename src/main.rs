@@ -99,7 +99,17 @@ fn run() -> ExitCode {
                 other => other.map(|_| ()),
             }
         }
-        Action::Export(args) => gait::export::run_export(&args, &mut Stdout::default()).map(|_| ()),
+        Action::Export(args) => {
+            // A signal during the export waits for its pair of files (model and controller):
+            // both are written, or neither.
+            install_signal_handler("stopping: after the export's two files", SECOND_EXPORT);
+            let result = gait::export::run_export(&args, &mut Stdout::default());
+            if result.is_ok() && gait::algos::interrupt::requested() {
+                eline("interrupted: the model and its controller were both written");
+                return ExitCode::from(EXIT_INTERRUPTED);
+            }
+            result.map(|_| ())
+        }
         Action::BenchEnv(args) => gait::bench::bench_env(&args).map(|_| ()),
         Action::BenchOptimize(args) => gait::bench::bench_optimize(&args).map(|_| ()),
         Action::Plot(args) => gait::plot::run_plot(&args).map(|out| {
@@ -145,6 +155,11 @@ const SECOND_TRAIN: &str =
 /// The second Ctrl-C's line in `eval` and `check`, which have no run dir to keep.
 const SECOND_EVAL: &str =
     "second interrupt: exiting without waiting (the episodes that ran are not reported)";
+
+/// The second Ctrl-C's line in `export`: its temp files are swept by the next write to the
+/// same output.
+const SECOND_EXPORT: &str =
+    "second interrupt: exiting without waiting (the output may hold the old model or none)";
 
 /// First Ctrl-C/SIGTERM: stop after saving (see `algos::interrupt`), saying `first`; a second
 /// one: exit now, saying `second`.

@@ -399,6 +399,11 @@ pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result
         controller,
     };
     let sidecar_json = serde_json::to_string_pretty(&sidecar).context("serializing the sidecar")?;
+    // A stop asked before the writes begin writes nothing; once they begin, both files are
+    // written before the stop is honoured (the binary's handler waits).
+    if crate::algos::interrupt::requested() {
+        return Err(crate::algos::interrupt::Interrupted.into());
+    }
     let existed = args.out.exists();
     // Without --force the model goes only where nothing is, so of two exports racing to one
     // --out exactly one writes a pair and the other fails before touching the sidecar.
