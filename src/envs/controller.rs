@@ -34,8 +34,17 @@ pub struct PdTargets {
     pub torque_limit: Vec<f32>,
     /// The PD law and torque limit as the simulator applies it, in words.
     pub pd_law: String,
+    /// Seconds between a torque's computation and its reaching the joint (the motors' and
+    /// the lab's `torque_delay_cycles`); sidecars written before the field ran with 0.003.
+    #[serde(default = "nominal_torque_delay")]
+    pub torque_delay: f32,
     /// A clock-synced reference gait added to the targets; `None`: no reference.
     pub reference: Option<ReferenceGait>,
+}
+
+/// The torque delay every sidecar written before [`PdTargets::torque_delay`] ran with (s).
+fn nominal_torque_delay() -> f32 {
+    0.003
 }
 
 /// The reference gait: per leg, `hip_roll += hip_roll_per_speed · y · s`,
@@ -189,6 +198,9 @@ impl ControllerSpec {
             if values.iter().any(|v| !v.is_finite()) {
                 return Err(format!("pd.{name} holds a value that is not finite"));
             }
+        }
+        if !(0.0..=1.0).contains(&pd.torque_delay) {
+            return Err(format!("pd.torque_delay {} is not a delay in [0, 1] s", pd.torque_delay));
         }
         match &pd.reference {
             Some(r) => r.check(obs_dim, act_dim),

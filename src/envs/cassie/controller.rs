@@ -6,6 +6,7 @@ use super::clock::GaitClock;
 use super::config::{CassieConfig, ObsKind};
 use super::description::Description;
 use super::env::{HISTORY_FRAME, ROBOT_STATE};
+use super::physics::Dynamics;
 use super::reference::{self, ReferenceKind};
 use crate::envs::controller::{ControllerSpec, PdTargets, ReferenceGait};
 
@@ -61,7 +62,7 @@ fn observation(config: &CassieConfig) -> Vec<String> {
     match config.obs {
         ObsKind::Velocity => names.extend(
             [
-                "pelvis_vel_forward (m/s, heading frame)",
+                "pelvis_vel_forward (m/s, in the pelvis's own yaw frame)",
                 "pelvis_vel_lateral (m/s)",
                 "pelvis_vel_up (m/s)",
             ]
@@ -69,7 +70,7 @@ fn observation(config: &CassieConfig) -> Vec<String> {
         ),
         ObsKind::Estimate => names.extend(
             [
-                "pelvis_vel_forward (m/s, heading frame; the state estimator's: pelvis relative \
+                "pelvis_vel_forward (m/s, in the pelvis's own yaw frame; the state estimator's: pelvis relative \
                  to the stance feet, weighted by their forces, low-passed by velocity_lag s)",
                 "pelvis_vel_lateral (m/s, estimated)",
                 "pelvis_vel_up (m/s, estimated)",
@@ -144,9 +145,11 @@ pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSp
             torque_limit: motors.iter().map(|m| m.gear * m.ctrl_limit).collect(),
             pd_law: "torque = clip(kp * (target - q), -limit(qd), limit(qd)) - kd * qd, with \
                      limit(qd) = torque_limit at joint speeds up to half the motor's no-load \
-                     speed, falling linearly to 0 at the no-load speed; targets held for one \
-                     policy step"
+                     speed, falling linearly to 0 at the no-load speed; each torque reaches the \
+                     joint torque_delay s after it is computed; targets held for one policy \
+                     step"
                 .to_string(),
+            torque_delay: Dynamics::default().delay,
             reference,
         }),
     })
