@@ -125,7 +125,7 @@ pub fn command() -> clap::Command {
         names.join(", ")
     );
     Cli::command().mut_subcommand("train", |train| {
-        [AlgoKind::Ppo, AlgoKind::A2c].into_iter().fold(train, |train, algo| {
+        AlgoKind::ALL.into_iter().fold(train, |train, algo| {
             train.mut_subcommand(algo.name(), |cmd| {
                 cmd.mut_arg("run.env", |a| a.help(help.clone()).long_help(help.clone()))
                     .after_help(presets_help(algo))

@@ -77,7 +77,7 @@ pub trait AlgoScope: Scope + Clone + Default + Send + Sync + 'static {
 /// `run.algo`.
 pub(super) fn of_algorithm(algo: AlgoKind, path: &str) -> bool {
     let own = path.starts_with(algo.section());
-    let other = [AlgoKind::Ppo, AlgoKind::A2c].iter().any(|a| path.starts_with(a.section()));
+    let other = AlgoKind::ALL.iter().any(|a| path.starts_with(a.section()));
     path != "run.algo" && (own || !other)
 }
 
@@ -136,7 +136,7 @@ const REFERENCE_SPELLINGS: &[(&str, &str)] =
 /// The flag of the setting at `path`, without dashes (`num-steps`), as the subcommand that
 /// takes it spells it (each algorithm's settings beside the shared ones).
 pub fn flag_of(path: &str) -> String {
-    let algo = [AlgoKind::Ppo, AlgoKind::A2c].into_iter().find(|a| path.starts_with(a.section()));
+    let algo = AlgoKind::ALL.into_iter().find(|a| path.starts_with(a.section()));
     let scoped = |p: &str| of_algorithm(algo.unwrap_or_default(), p);
     let declared: Vec<Declared> =
         TrainConfig::settings().into_iter().filter(|d| scoped(&d.path)).collect();

@@ -69,6 +69,9 @@ pub enum AlgoKind {
 }
 
 impl AlgoKind {
+    /// Every algorithm, in the order `gait train --help` lists them.
+    pub const ALL: [AlgoKind; 2] = [AlgoKind::Ppo, AlgoKind::A2c];
+
     /// The subcommand's name (`gait train ppo`).
     pub fn name(self) -> &'static str {
         match self {
