@@ -6,7 +6,9 @@
 //! symmetric, so it also gives mirror lists and trains with the mirror loss.
 //!
 //! The example trains it for 40k steps (about 10 s on 2 cores), evaluates the final policy,
-//! and compares it with random actions; it exits 1 unless the policy beats random clearly
+//! and compares it with random actions; then exports it to ONNX with its env's controller
+//! (`gait::export::export_with`: the actions as they are) and checks that ONNX Runtime gives
+//! gait's actions. It exits 1 unless the policy beats random clearly and the export matches
 //! (CI runs it through `make test`).
 //!
 //!     cargo run --release --example custom_env
@@ -16,6 +18,7 @@ use gait::algos::local_sampler;
 use gait::algos::runner::Runner;
 use gait::config::{Start, TrainConfig};
 use gait::envs::{Env, EnvFactory, MirrorIndices, Step};
+use gait::export::{ActorCheckpoint, ExportOptions, Format};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -120,5 +123,36 @@ fn main() -> Result<()> {
         trained > random + 25.0,
         "the trained policy ({trained:.1}) does not beat random actions ({random:.1}) by 25"
     );
+    export_and_compare(runner.run_dir())
+}
+
+/// Exports the run's best policy to ONNX beside it and checks ONNX Runtime's actions against
+/// gait's on 200 observations of the env.
+fn export_and_compare(run: &std::path::Path) -> Result<()> {
+    let out = run.join("reach.onnx");
+    let options = ExportOptions {
+        path: run.to_path_buf(),
+        weights: ActorCheckpoint::Best,
+        format: Format::Onnx,
+        out: out.clone(),
+        force: false,
+    };
+    let make = |_: &gait::logging::Experiment| Ok(Box::new(Reach::new()) as Box<dyn Env>);
+    let sidecar = gait::export::export_with(&options, make, &mut std::io::stdout())?;
+    let mut onnx = gait::export::runtime::OnnxPolicy::load(&out, &sidecar)?;
+    let (_, actor, _) = gait::export::load_actor(run, ActorCheckpoint::Best)?;
+    let mut env = Reach::new();
+    let mut obs = env.reset().to_vec();
+    let mut worst = 0.0f32;
+    for _ in 0..200 {
+        let (mean, _) = tch::no_grad(|| actor.step(&tch::Tensor::from_slice(&obs), &mut None));
+        let ours = Vec::<f32>::try_from(mean)?;
+        let mut theirs = [0.0f32];
+        onnx.act(&obs, &mut theirs)?;
+        worst = worst.max((ours[0] - theirs[0]).abs());
+        obs = env.step(&ours).obs.to_vec();
+    }
+    println!("ONNX Runtime against gait over 200 steps: largest action difference {worst:.1e}");
+    ensure!(worst < 1e-5, "the export's actions differ from gait's by {worst}");
     Ok(())
 }

@@ -193,6 +193,23 @@ impl EvalPolicy for OnnxTargets {
     }
 }
 
+/// An exported ONNX policy of an env that applies its actions as they are.
+struct OnnxActions {
+    policy: crate::export::runtime::OnnxPolicy,
+}
+
+impl EvalPolicy for OnnxActions {
+    fn reset(&mut self) {
+        self.policy.reset();
+    }
+
+    fn act(&mut self, obs: &[f32], noise: &mut ActionNoise, action: &mut [f32]) -> Result<()> {
+        self.policy.act(obs, action)?;
+        noise.perturb(action);
+        Ok(())
+    }
+}
+
 /// The policy to evaluate, with the env it ran in.
 struct Loaded {
     env: String,
@@ -237,24 +254,26 @@ fn load(source: &Source) -> Result<Loaded> {
         }
         Source::Onnx(model) => {
             let sidecar = crate::export::read_sidecar(model)?;
-            let pd = sidecar.controller.pd.clone().ok_or_else(|| {
-                UsageError(format!(
-                    "--onnx {}: its sidecar describes no PD targets (env '{}')",
-                    model.display(),
-                    sidecar.env
-                ))
-            })?;
             let policy = crate::export::runtime::OnnxPolicy::load(model, &sidecar)?;
+            // With PD targets the env takes the targets the sidecar builds; without, the
+            // actions as they are.
+            let (policy, targets): (Box<dyn EvalPolicy>, bool) = match &sidecar.controller.pd {
+                Some(pd) => {
+                    let raw = vec![0.0; sidecar.net.act_dim];
+                    (Box::new(OnnxTargets { policy, pd: pd.clone(), raw }), true)
+                }
+                None => (Box::new(OnnxActions { policy }), false),
+            };
             Ok(Loaded {
                 env: sidecar.env.clone(),
                 env_config: sidecar.env_config.clone(),
                 net: sidecar.net.clone(),
                 traj_len: sidecar.episode_length,
-                policy: Box::new(OnnxTargets { policy, pd, raw: vec![0.0; sidecar.net.act_dim] }),
+                policy,
                 file: model.clone(),
                 note: None,
                 flag: "--onnx",
-                targets: true,
+                targets,
             })
         }
     }

@@ -21,13 +21,15 @@ struct Step {
     action: Vec<f32>,
 }
 
-/// `episodes` episodes of `steps` steps (or until a fall) of run `run`'s policy at 1 m/s,
-/// stepped by gait's own code.
+/// `episodes` episodes of `steps` steps (or until a fall) of run `run`'s policy (a walking
+/// policy at 1 m/s), stepped by gait's own code.
 fn record(run: &Path, episodes: u64, steps: usize) -> Vec<Vec<Step>> {
     let (exp, actor, _) = load_actor(run, ActorCheckpoint::Best).unwrap();
     let _guard = tch::no_grad_guard();
     let mut env = envs::make(&exp.config.run.env, &exp.config.env).unwrap();
-    env.set_command(&[1.0, 0.0, 0.0]).unwrap();
+    if exp.config.run.env == "cassie" {
+        env.set_command(&[1.0, 0.0, 0.0]).unwrap();
+    }
     (0..episodes)
         .map(|e| {
             env.seed(100 + e);
@@ -122,12 +124,12 @@ fn check_with_libtorch(model: &Path, episodes: &[Vec<Step>], lstm: Option<(i64, 
 /// `gait eval --path` gives: the same lengths, returns within 1e-5 relative. (ONNX Runtime's
 /// and libtorch's matrix products differ by about 1e-6 and contacts amplify it: over 60 steps
 /// the shipped policy of 2026-11-23 drifted 1e-4 absolute, today's 2e-4, on returns of 34.)
-fn eval_onnx_matches_the_run(run: &Path, model: &Path, steps: usize, command: [f32; 3]) {
+fn eval_onnx_matches_the_run(run: &Path, model: &Path, steps: usize, command: Option<[f32; 3]>) {
     let options = |source| EvalOptions {
         source,
         episodes: 2,
         traj_len: Some(steps),
-        command: Some(command.to_vec()),
+        command: command.map(|c| c.to_vec()),
         course: None,
         seed: 4,
         gif: None,
@@ -193,7 +195,7 @@ fn a_feed_forward_cassie_policy_leaves_gait_intact() {
     let pt = dir.path().join("walk.pt");
     export(&run, "torchscript", &pt);
     check_with_libtorch(&pt, &episodes, None);
-    eval_onnx_matches_the_run(&run, &onnx, 60, [1.0, 0.0, 0.0]);
+    eval_onnx_matches_the_run(&run, &onnx, 60, Some([1.0, 0.0, 0.0]));
     check_onnx_matches_the_run(&run, &onnx);
 
     // The sidecar holds the whole controller: names for every input and output, the PD
@@ -210,6 +212,38 @@ fn a_feed_forward_cassie_policy_leaves_gait_intact() {
     let table = &controller["pd"]["reference"]["swing_table"];
     assert_eq!(table[0].as_array().unwrap().len(), 200);
     assert_eq!(side["config_sha256"].as_str().unwrap().len(), 64);
+}
+
+/// An env whose actions are applied as they are exports too: the network with its normalizer
+/// and a sidecar without PD targets; onnxruntime and libtorch reproduce gait's actions, and
+/// `gait eval --onnx` its episodes. A run of an env gait does not know (a program's own) is
+/// refused with the way to export it.
+#[test]
+fn a_cartpole_policy_exports_without_pd_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = common::trained_cartpole(dir.path(), "c", &["--timesteps", "8000"]);
+    let episodes = record(&run, 2, 100);
+    let onnx = dir.path().join("c.onnx");
+    export(&run, "onnx", &onnx);
+    check_with_onnxruntime(&onnx, &episodes);
+    let pt = dir.path().join("c.pt");
+    export(&run, "torchscript", &pt);
+    check_with_libtorch(&pt, &episodes, None);
+    eval_onnx_matches_the_run(&run, &onnx, 100, None);
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sidecar_path(&onnx)).unwrap()).unwrap();
+    assert!(side["controller"]["pd"].is_null(), "{}", side["controller"]);
+    assert_eq!(side["controller"]["observation"].as_array().unwrap().len(), 4);
+    assert_eq!(side["controller"]["policy_rate_hz"], 50.0);
+
+    let path = run.join("experiment.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("\"env\": \"cartpole\"", "\"env\": \"reach\"")).unwrap();
+    let out = dir.path().join("r.onnx");
+    let o = gait(&["export", "--path", run.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("gait::export::export_with"), "{}", stderr(&o));
+    assert!(!out.exists());
 }
 
 /// An LSTM trained on the omnidirectional reference and commands with foot placement, so the
@@ -273,7 +307,7 @@ fn an_lstm_cassie_policy_carries_its_state_through_both_formats() {
     let reference = &side["controller"]["pd"]["reference"];
     assert_eq!(reference["foot_placement"].as_f64(), Some(0.35));
     assert_eq!(reference["velocity"], serde_json::json!([44, 45]));
-    eval_onnx_matches_the_run(&run, &onnx, 60, [0.6, 0.2, 0.3]);
+    eval_onnx_matches_the_run(&run, &onnx, 60, Some([0.6, 0.2, 0.3]));
 }
 
 #[test]

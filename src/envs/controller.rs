@@ -19,6 +19,19 @@ pub struct ControllerSpec {
     pub pd: Option<PdTargets>,
 }
 
+impl ControllerSpec {
+    /// The controller of an env whose actions are applied as they are (a force, a torque):
+    /// `obs_dim` inputs and `act_dim` outputs by index, no PD targets.
+    pub fn plain(obs_dim: usize, act_dim: usize, policy_rate_hz: f64) -> Self {
+        Self {
+            policy_rate_hz,
+            observation: (0..obs_dim).map(|i| format!("obs[{i}]")).collect(),
+            actions: (0..act_dim).map(|i| format!("action[{i}] (applied as it is)")).collect(),
+            pd: None,
+        }
+    }
+}
+
 /// `target[k] = action[k] + neutral[k] + reference[k]`, tracked by a PD controller.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PdTargets {

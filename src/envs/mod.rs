@@ -254,10 +254,12 @@ pub trait Env: Send {
     fn metrics(&self) -> &[RewardTerm] {
         &[]
     }
-    /// The controller around the policy (layouts, rate, PD targets), for `gait export`;
-    /// `None` for envs that cannot describe theirs.
+    /// The controller around the policy (layouts, rate, PD targets), for `gait export`: by
+    /// default the observation and the actions as they are, at the env's policy rate, no PD
+    /// ([`ControllerSpec::plain`]); `None` for an env that has a controller it cannot describe.
     fn controller(&self) -> Option<ControllerSpec> {
-        None
+        let rate = f64::from(1.0 / self.policy_dt());
+        Some(ControllerSpec::plain(self.observation_size(), self.action_size(), rate))
     }
     /// `true`: [`Env::step`] takes the PD targets themselves instead of actions (for `gait
     /// eval --onnx`, which builds them from the exported controller description); refused by

@@ -12,7 +12,7 @@
 //! memory, then each is written atomically; an existing file is replaced only with `force`.
 
 pub(crate) mod onnx;
-pub(crate) mod runtime;
+pub mod runtime;
 pub(crate) mod torchscript;
 
 use std::path::{Path, PathBuf};
@@ -349,9 +349,34 @@ fn interface(spec: &NetSpec, format: Format) -> (Vec<TensorInfo>, Vec<TensorInfo
     }
 }
 
-/// Exports and returns the sidecar written.
-#[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
+/// Exports a run of one of gait's envs and returns the sidecar written.
 pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result<Sidecar> {
+    export_with(args, registered_env, out)
+}
+
+/// The registered env a run trained on; an env gait does not know (one a program trained
+/// through the library) is a usage error that says how to export it.
+fn registered_env(exp: &Experiment) -> Result<Box<dyn crate::envs::Env>> {
+    let name = &exp.config.run.env;
+    if crate::envs::spec(name).is_err() {
+        return Err(UsageError(format!(
+            "env '{name}' is not one of gait's (a program's own env, trained through the \
+             library): export it from that program with gait::export::export_with, giving the \
+             env"
+        ))
+        .into());
+    }
+    envs::make(name, &exp.config.env)
+}
+
+/// Exports the run `args.path` whose env `make_env` builds (it describes the controller), and
+/// returns the sidecar written: `gait export` for any env, a program's own included.
+#[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
+pub fn export_with(
+    args: &ExportOptions,
+    make_env: impl FnOnce(&Experiment) -> Result<Box<dyn crate::envs::Env>>,
+    out: &mut impl std::io::Write,
+) -> Result<Sidecar> {
     let exts = args.format.extensions();
     let side = sidecar_path(&args.out);
     crate::outputs::check(&[
@@ -369,13 +394,12 @@ pub fn run_export(args: &ExportOptions, out: &mut impl std::io::Write) -> Result
         }
     }
     let (exp, mut actor, checkpoint) = load_actor(&args.path, args.weights)?;
-    let env = envs::make(&exp.config.run.env, &exp.config.env)?;
+    let env = make_env(&exp)?;
     let controller = env.controller().ok_or_else(|| {
         UsageError(format!(
-            "--path {}: env '{}' with these settings cannot describe its controller (of the \
-             built-in envs only Cassie can, and not with --full-gait, which changes its gait \
-             with every command), so the policy would leave gait without what turns its \
-             actions into motor targets",
+            "--path {}: env '{}' with these settings cannot describe its controller (Cassie \
+             with --full-gait changes its gait with every command), so the policy would leave \
+             gait without what turns its actions into motor targets",
             args.path.display(),
             exp.config.run.env
         ))
