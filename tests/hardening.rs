@@ -252,3 +252,93 @@ fn a_bad_value_stored_in_experiment_json_is_blamed_on_the_file() {
     assert!(err.contains("its experiment.json holds a value this gait refuses"), "{err}");
     assert!(err.contains("--batch-size"), "{err}");
 }
+
+/// A random hostile value for a run file's setting: out of range, of the wrong type, huge.
+fn hostile_value(rng: &mut rand_chacha::ChaCha8Rng) -> serde_json::Value {
+    use serde_json::json;
+    match rng.gen_range(0..12) {
+        0 => json!(1e308),
+        1 => json!(-1),
+        2 => json!(0),
+        3 => json!(1e-300),
+        4 => json!(u64::MAX),
+        5 => json!(""),
+        6 => json!([]),
+        7 => json!(vec![1e9; 10_000]),
+        8 => json!({"x": 1}),
+        9 => json!(-1e308),
+        10 => json!(true),
+        _ => json!("ünïcode \u{202e} and a very long name ".repeat(200)),
+    }
+}
+
+/// Every leaf path of a JSON document.
+fn leaf_paths(v: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                leaf_paths(v, &format!("{at}/{k}"), out);
+            }
+        }
+        serde_json::Value::Array(items) if !items.is_empty() && items.len() < 20 => {
+            for (i, v) in items.iter().enumerate() {
+                leaf_paths(v, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => out.push(at.to_string()),
+    }
+}
+
+/// A property test of the run-file surface: 40 copies of a cartpole run, each with one to three
+/// settings, network fields or other leaves of its `experiment.json` replaced by a hostile
+/// value (out of range, wrong type, huge, empty), through `gait eval --path` and `gait export`.
+/// Each exits 0, 1 or 2 with at most one error line, never panics, and a refused export leaves
+/// no file behind.
+#[test]
+fn random_hostile_run_files_are_refused_in_one_line_or_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = common::trained_cartpole(dir.path(), "base", &["--timesteps", "4000"]);
+    let text = std::fs::read_to_string(run.join("experiment.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut paths = Vec::new();
+    leaf_paths(&doc, "", &mut paths);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026_12_05);
+    let mut failures = Vec::new();
+    for case in 0..40 {
+        let copy = dir.path().join(format!("case{case}"));
+        std::fs::create_dir_all(&copy).unwrap();
+        for entry in std::fs::read_dir(&run).unwrap().flatten() {
+            if entry.path().is_file() {
+                std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+            }
+        }
+        let mut bad = doc.clone();
+        let mut changed = Vec::new();
+        for _ in 0..rng.gen_range(1..=3) {
+            let path = &paths[rng.gen_range(0..paths.len())];
+            *bad.pointer_mut(path).unwrap() = hostile_value(&mut rng);
+            changed.push(path.clone());
+        }
+        let json = serde_json::to_string(&bad).unwrap();
+        std::fs::write(copy.join("experiment.json"), json).unwrap();
+        let out = dir.path().join(format!("x{case}.onnx"));
+        let copy_arg = copy.to_str().unwrap();
+        let commands = [
+            vec!["eval", "--path", copy_arg, "--episodes", "1", "--traj-len", "20"],
+            vec!["export", "--path", copy_arg, "--out", out.to_str().unwrap()],
+        ];
+        for args in commands {
+            let o = Command::new(env!("CARGO_BIN_EXE_gait")).args(&args).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            let errors = err.lines().filter(|l| l.starts_with("error")).count();
+            let code = o.status.code();
+            let ok = matches!(code, Some(0..=2)) && errors <= 1 && !err.contains("panicked");
+            let left = args[0] == "export" && code != Some(0) && out.exists();
+            if !ok || left {
+                let shown: String = err.chars().take(300).collect();
+                failures.push(format!("{changed:?} {}: exit {code:?}: {shown}", args[0]));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
