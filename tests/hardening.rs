@@ -302,7 +302,7 @@ fn random_hostile_run_files_are_refused_in_one_line_or_run() {
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mut paths = Vec::new();
     leaf_paths(&doc, "", &mut paths);
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026_12_05);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(20_261_205);
     let mut failures = Vec::new();
     for case in 0..40 {
         let copy = dir.path().join(format!("case{case}"));
