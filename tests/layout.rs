@@ -12,7 +12,7 @@ const MAX_LINES: usize = 600;
 const OVER: &[(&str, usize, &str)] = &[
     ("src/envs/cassie/config.rs", 750, "a data table: one row per Cassie setting"),
     ("src/envs/cassie/env/mod.rs", 930, "to split: robot, task, perturbations"),
-    ("src/eval.rs", 790, "to split: options, episodes, reports"),
+    ("src/eval/mod.rs", 790, "to split: options, episodes, reports"),
     ("src/algos/runner.rs", 680, "to split: start, iterate, selection"),
     ("src/algos/sampler/mod.rs", 680, "to split: jobs, pool"),
     ("src/config/mod.rs", 650, "to split: the config type, its checks, leaves and TOML"),

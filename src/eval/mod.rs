@@ -22,6 +22,10 @@ use crate::outputs::Output;
 use crate::policies::Actor;
 use crate::replay::{render_gif, write_page, Episode, Frame, GifStyle, Replay};
 
+mod onnx;
+
+use onnx::{OnnxActions, OnnxTargets};
+
 /// What `gait eval` runs (flags: `crate::cli::EvalFlags`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalOptions {
@@ -167,44 +171,6 @@ impl EvalPolicy for TchPolicy {
     fn act(&mut self, obs: &[f32], noise: &mut ActionNoise, action: &mut [f32]) -> Result<()> {
         let (mean, _) = self.actor.step(&Tensor::from_slice(obs), &mut self.hidden);
         mean.copy_data(action, action.len());
-        noise.perturb(action);
-        Ok(())
-    }
-}
-
-/// An exported ONNX policy whose actions become PD targets as its sidecar says.
-struct OnnxTargets {
-    policy: crate::export::runtime::OnnxPolicy,
-    pd: crate::envs::controller::PdTargets,
-    raw: Vec<f32>,
-}
-
-impl EvalPolicy for OnnxTargets {
-    fn reset(&mut self) {
-        self.policy.reset();
-    }
-
-    fn act(&mut self, obs: &[f32], noise: &mut ActionNoise, action: &mut [f32]) -> Result<()> {
-        // A non-finite action makes non-finite targets, which the episode loop refuses.
-        self.policy.act(obs, &mut self.raw)?;
-        noise.perturb(&mut self.raw);
-        action.copy_from_slice(&self.pd.targets(obs, &self.raw));
-        Ok(())
-    }
-}
-
-/// An exported ONNX policy of an env that applies its actions as they are.
-struct OnnxActions {
-    policy: crate::export::runtime::OnnxPolicy,
-}
-
-impl EvalPolicy for OnnxActions {
-    fn reset(&mut self) {
-        self.policy.reset();
-    }
-
-    fn act(&mut self, obs: &[f32], noise: &mut ActionNoise, action: &mut [f32]) -> Result<()> {
-        self.policy.act(obs, action)?;
         noise.perturb(action);
         Ok(())
     }
