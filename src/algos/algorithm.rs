@@ -40,7 +40,10 @@ pub trait Algorithm {
         &mut self,
         actor: &RunningStats,
         critic: Option<&RunningStats>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        self.actor_mut().normalizer_mut().set_stats(actor)?;
+        self.critic_mut().normalizer_mut().set_stats(critic.unwrap_or(actor))
+    }
 
     /// The optimizer state an exact continuation needs, as named tensors.
     fn optimizer_state(&self) -> Vec<(String, Tensor)>;
@@ -96,14 +99,6 @@ impl Algorithm for PpoOptim {
 
     fn critic_mut(&mut self) -> &mut Critic {
         PpoOptim::critic_mut(self)
-    }
-
-    fn set_normalizers(
-        &mut self,
-        actor: &RunningStats,
-        critic: Option<&RunningStats>,
-    ) -> Result<()> {
-        PpoOptim::set_normalizers(self, actor, critic)
     }
 
     fn optimizer_state(&self) -> Vec<(String, Tensor)> {

@@ -191,6 +191,20 @@ pub fn critic_loss_scaled(critic: &Critic, b: &CriticInputs, coeff: f64) -> Tens
     coeff * masked_mean(&(&b.returns - values).square(), &b.mask, &denom)
 }
 
+/// KL(new‖old) over the batch's real steps: the Gaussians' KL per action dim, averaged over
+/// the dims, then over the steps (`std` expanded to `mean`'s shape). Read only, no gradient.
+pub fn kl_from_old(b: &Batch, mean: &Tensor, std: &Tensor) -> f64 {
+    tch::no_grad(|| {
+        let (m, sd) = (mean.detach(), std.detach());
+        let per_dim = (&b.old_std / &sd).log()
+            + (sd.square() + (&m - &b.old_mean).square()) / (b.old_std.square() * 2.0)
+            - 0.5;
+        let a = per_dim.size().last().copied().unwrap_or(1) as f64;
+        let per_step = per_dim.sum_dim_intlist(-1, true, Kind::Float) / a;
+        masked_mean(&per_step, &b.mask, &b.mask.sum(Kind::Float)).double_value(&[])
+    })
+}
+
 /// The log-probability of `actions` under a diagonal Gaussian, summed over action dims.
 pub fn log_prob(actions: &Tensor, mean: &Tensor, std: &Tensor) -> Tensor {
     let var = std * std;

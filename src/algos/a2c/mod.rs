@@ -20,12 +20,14 @@ use tch::{Device, Kind, Tensor};
 
 use super::algorithm::{decay_scale, Algorithm};
 use super::batch::BatchOptions;
-use super::batch::{critic_loss_scaled, diverged, log_prob, masked_mean, non_finite, Batch};
+use super::batch::{
+    critic_loss_scaled, diverged, kl_from_old, log_prob, masked_mean, non_finite, Batch,
+};
 use super::rmsprop::RmsProp;
 use super::Buffer;
 use crate::config::A2cConfig;
 use crate::logging::metrics::UpdateMetrics;
-use crate::policies::{strip_prefix, Actor, Critic, NetSpec, RunningStats};
+use crate::policies::{strip_prefix, Actor, Critic, NetSpec};
 
 /// A2C's learner: the actor and critic with their RMSprop states.
 pub struct A2c {
@@ -65,15 +67,6 @@ impl Algorithm for A2c {
 
     fn critic_mut(&mut self) -> &mut Critic {
         &mut self.critic
-    }
-
-    fn set_normalizers(
-        &mut self,
-        actor: &RunningStats,
-        critic: Option<&RunningStats>,
-    ) -> Result<()> {
-        self.actor.normalizer_mut().set_stats(actor)?;
-        self.critic.normalizer_mut().set_stats(critic.unwrap_or(actor))
     }
 
     /// Both RMSprop states, named `actor_rmsprop/...` and `critic_rmsprop/...`.
@@ -161,18 +154,10 @@ impl Algorithm for A2c {
     }
 }
 
-/// KL(new‖old) over the batch's real steps, summed over action dims and averaged as PPO's is.
+/// KL(new‖old) over the batch after the step ([`kl_from_old`], as PPO's is measured).
 fn kl_after(actor: &Actor, b: &Batch) -> f64 {
-    tch::no_grad(|| {
-        let (m, sd) = actor.distribution(&b.states);
-        let sd = sd.expand_as(&m);
-        let per_dim = (&b.old_std / &sd).log()
-            + (sd.square() + (&m - &b.old_mean).square()) / (b.old_std.square() * 2.0)
-            - 0.5;
-        let a = per_dim.size().last().copied().unwrap_or(1) as f64;
-        let per_step = per_dim.sum_dim_intlist(-1, true, Kind::Float) / a;
-        masked_mean(&per_step, &b.mask, &b.mask.sum(Kind::Float)).double_value(&[])
-    })
+    let (mean, std) = tch::no_grad(|| actor.distribution(&b.states));
+    kl_from_old(b, &mean, &std.expand_as(&mean))
 }
 
 #[cfg(test)]

@@ -25,7 +25,8 @@ use tch::{Device, Kind, Tensor};
 use super::adam::Adam;
 pub use super::batch::Batch;
 use super::batch::{
-    critic_loss, diverged, log_prob, masked_mean, non_finite, BatchOptions, CriticInputs,
+    critic_loss, diverged, kl_from_old, log_prob, masked_mean, non_finite, BatchOptions,
+    CriticInputs,
 };
 use super::symmetry::{MirrorTensors, Symmetry};
 use super::Buffer;
@@ -221,18 +222,6 @@ impl PpoOptim {
     /// The critic being trained.
     pub fn critic(&self) -> &Critic {
         &self.critic
-    }
-
-    /// Sets the observation normalizers: the actor's to `actor`, the critic's to `critic`
-    /// (the statistics of its own observation) or, when the critic reads the policy's
-    /// observation (`None`), to `actor` too.
-    pub fn set_normalizers(
-        &mut self,
-        actor: &crate::policies::RunningStats,
-        critic: Option<&crate::policies::RunningStats>,
-    ) -> Result<()> {
-        self.actor.normalizer_mut().set_stats(actor)?;
-        self.critic.normalizer_mut().set_stats(critic.unwrap_or(actor))
     }
 
     /// Both Adam states, named `actor_adam/...` and `critic_adam/...`.
@@ -452,13 +441,7 @@ fn actor_losses(
         (Some(m), Some(ms)) => hp.mirror * 4.0 * masked_mean(&m.error(actor, &mean, ms)),
         _ => Tensor::zeros([], (Kind::Float, device)),
     };
-    let kl = tch::no_grad(|| {
-        let (m, sd) = (mean.detach(), std.detach());
-        let per_dim = (&b.old_std / &sd).log()
-            + (sd.square() + (&m - &b.old_mean).square()) / (b.old_std.square() * 2.0)
-            - 0.5;
-        masked_mean(&per_step(&per_dim)).double_value(&[])
-    });
+    let kl = kl_from_old(b, &mean, &std);
     ActorLosses { actor: loss, entropy_pen, mirror: mirror_loss, kl, logp }
 }
 
