@@ -97,15 +97,8 @@ impl Adam {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algos::flat_params::test_model as model;
     use tch::nn::{self, Module, OptimizerConfig};
-
-    fn model(vs: &VarStore) -> nn::Sequential {
-        let root = vs.root();
-        nn::seq()
-            .add(nn::linear(&root / "a", 3, 8, Default::default()))
-            .add_fn(|x| x.tanh())
-            .add(nn::linear(&root / "b", 8, 2, Default::default()))
-    }
 
     /// Matches libtorch's own Adam step for step, gradient clipping included.
     #[test]

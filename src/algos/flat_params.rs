@@ -138,3 +138,13 @@ impl FlatParams {
         Ok(Tensor::cat(&pieces, 0))
     }
 }
+
+/// A two-layer net for the optimizers' tests (Adam's and RMSprop's, against libtorch's own).
+#[cfg(test)]
+pub(super) fn test_model(vs: &VarStore) -> tch::nn::Sequential {
+    let root = vs.root();
+    tch::nn::seq()
+        .add(tch::nn::linear(&root / "a", 3, 8, Default::default()))
+        .add_fn(|x| x.tanh())
+        .add(tch::nn::linear(&root / "b", 8, 2, Default::default()))
+}

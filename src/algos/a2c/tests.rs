@@ -26,20 +26,35 @@ fn buffer() -> Buffer {
 /// updates and moves the mean action toward the rewarded sign.
 #[test]
 fn updates_fit_the_critic_and_follow_the_advantage() {
+    // The seeded weights, whatever other tests draw meanwhile.
+    let _init = crate::algos::seeding::INIT_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     tch::manual_seed(0);
     let mut a2c = A2c::new(&spec(), A2cConfig { lr: 5e-3, ..A2cConfig::default() }, Device::Cpu);
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let b = buffer();
     let obs = Tensor::from_slice(&[0.0f32, 0.0]).view([1, 2]);
-    let before = a2c.actor().distribution(&obs).0.double_value(&[0, 0]);
     let first = a2c.update(&b, &mut rng).unwrap();
     assert_eq!((first.minibatches, first.early_stopped), (1, false));
     let mut last = first.clone();
     for _ in 0..100 {
         last = a2c.update(&b, &mut rng).unwrap();
     }
-    let after = a2c.actor().distribution(&obs).0.double_value(&[0, 0]);
     assert!(last.critic_loss < 0.5 * first.critic_loss, "{first:?} -> {last:?}");
+    // From one state, +2 earns 1 and −2 loses 1 (no discounting), far on either side of any
+    // initial mean: whatever the critic's value, the advantage of +2 exceeds −2's, so a fresh
+    // policy's mean action rises.
+    let mut a2c = A2c::new(&spec(), A2cConfig { lr: 5e-3, ..A2cConfig::default() }, Device::Cpu);
+    let mut contrast = Buffer::new(2, 1, 0.0, 0.0);
+    for t in 0..64 {
+        let a = if t % 2 == 0 { 2.0 } else { -2.0 };
+        contrast.push(&[0.0, 0.0], &[a], if a > 0.0 { 1.0 } else { -1.0 }, 0.0);
+    }
+    contrast.end_trajectory(0.0);
+    let before = a2c.actor().distribution(&obs).0.double_value(&[0, 0]);
+    for _ in 0..10 {
+        a2c.update(&contrast, &mut rng).unwrap();
+    }
+    let after = a2c.actor().distribution(&obs).0.double_value(&[0, 0]);
     assert!(after > before, "mean action {before} -> {after}");
 }
 

@@ -172,6 +172,7 @@ impl CassieEnv {
         };
         let s_rot = rot as f32 * scale;
         let s_linvel = linvel as f32 * scale;
+        let velocity = self.config.obs.observes_velocity().then(|| self.velocity_at());
         let rng = &mut self.rng;
         let mut n = |sd: f32| sd * rng.sample::<f32, _>(StandardNormal);
         let o = &mut self.obs;
@@ -191,8 +192,7 @@ impl CassieEnv {
         for (range, sd) in parts {
             o[range].iter_mut().for_each(|x| *x += n(sd));
         }
-        if self.config.obs.observes_velocity() {
-            let at = Self::history_at(&self.config) - 3;
+        if let Some(at) = velocity {
             o[at..at + 3].iter_mut().for_each(|x| *x += n(s_linvel));
         }
     }
