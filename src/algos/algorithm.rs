@@ -3,21 +3,18 @@
 //! the algorithm's actor and critic, hands the finished trajectories to [`Algorithm::update`],
 //! saves what [`Algorithm::optimizer_state`] returns beside the networks, and logs the
 //! [`UpdateMetrics`] it reports. Nothing outside an algorithm's own module names its type:
-//! [`build`] is the one table of algorithms.
+//! `registry::build` is the one table of algorithms.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use anyhow::Result;
 use rand_chacha::ChaCha8Rng;
-use tch::{Device, Tensor};
+use tch::Tensor;
 
-use super::a2c::A2c;
-use super::symmetry::Symmetry;
-use super::{Buffer, PpoOptim};
-use crate::config::{AlgoKind, TrainConfig};
+use super::Buffer;
 use crate::logging::metrics::UpdateMetrics;
-use crate::policies::{Actor, Critic, NetSpec, RunningStats};
+use crate::policies::{Actor, Critic, RunningStats};
 
 /// An on-policy actor-critic learner: its networks, their optimizer state and its update.
 pub trait Algorithm {
@@ -62,71 +59,10 @@ pub trait Algorithm {
     fn update(&mut self, buffer: &Buffer, rng: &mut ChaCha8Rng) -> Result<UpdateMetrics>;
 }
 
-/// The algorithm a run trains with, its networks built for `spec` on `device` (`symmetry`:
-/// the env's mirror lists, for a mirror loss).
-pub fn build(
-    config: &TrainConfig,
-    spec: &NetSpec,
-    device: Device,
-    symmetry: Option<&Symmetry>,
-) -> Result<Box<dyn Algorithm>> {
-    Ok(match config.run.algo {
-        AlgoKind::Ppo => Box::new(PpoOptim::new(spec, config.ppo.clone(), device, symmetry)?),
-        AlgoKind::A2c => Box::new(A2c::new(spec, config.algo.a2c.clone(), device)),
-    })
-}
-
 /// The factor of the learning rates (`--lr-decay`) and of a fixed std (`--std-decay`) after
 /// `steps` of a run of `timesteps`: 1 at the start, falling linearly to `1 − decay` at the end,
 /// and no lower past it.
 pub fn decay_scale(decay: f64, steps: u64, timesteps: u64) -> f64 {
     let progress = if timesteps == 0 { 1.0 } else { (steps as f64 / timesteps as f64).min(1.0) };
     1.0 - decay * progress
-}
-
-impl Algorithm for PpoOptim {
-    fn actor(&self) -> &Actor {
-        PpoOptim::actor(self)
-    }
-
-    fn actor_mut(&mut self) -> &mut Actor {
-        PpoOptim::actor_mut(self)
-    }
-
-    fn critic(&self) -> &Critic {
-        PpoOptim::critic(self)
-    }
-
-    fn critic_mut(&mut self) -> &mut Critic {
-        PpoOptim::critic_mut(self)
-    }
-
-    fn optimizer_state(&self) -> Vec<(String, Tensor)> {
-        PpoOptim::optimizer_state(self)
-    }
-
-    fn load_optimizer_state(&mut self, state: &HashMap<String, Tensor>) -> Result<()> {
-        PpoOptim::load_optimizer_state(self, state)
-    }
-
-    fn set_progress(&mut self, steps: u64, timesteps: u64) {
-        let scale = decay_scale(self.hp().lr_decay, steps, timesteps);
-        PpoOptim::set_lr_scale(self, scale)
-    }
-
-    fn set_dump_dir(&mut self, dir: PathBuf) {
-        PpoOptim::set_dump_dir(self, dir)
-    }
-
-    fn update(&mut self, buffer: &Buffer, rng: &mut ChaCha8Rng) -> Result<UpdateMetrics> {
-        let stats = self.optimize(buffer, rng)?;
-        Ok(UpdateMetrics {
-            actor_loss: stats.actor_loss,
-            critic_loss: stats.critic_loss,
-            mirror_loss: stats.mirror_loss,
-            kl: stats.kl,
-            minibatches: stats.minibatches,
-            early_stopped: stats.early_stopped,
-        })
-    }
 }

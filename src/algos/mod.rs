@@ -11,6 +11,7 @@ mod flat_params;
 pub mod interrupt;
 mod ppo;
 pub(crate) mod prenorm;
+mod registry;
 pub(crate) mod resources;
 mod rmsprop;
 pub(crate) mod rollout;

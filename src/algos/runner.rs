@@ -19,9 +19,10 @@ use anyhow::{Context, Result};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::algorithm::{self, decay_scale, Algorithm};
+use super::algorithm::{decay_scale, Algorithm};
 use super::autotune::fastest_backprop_threads;
 use super::checkpoint::{self, BestSoFar, SelectionScore, TrainState};
+use super::registry;
 use super::resources;
 use super::resources::{available_cores, resolve_device};
 use super::sampler::{local_sampler, Collect, MakeSampler};
@@ -176,7 +177,7 @@ impl Runner {
             // trainings share a process (the integration tests run them on parallel threads).
             let _init = INIT_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             tch::manual_seed(derive(config.run.seed, &[stream::INIT]) as i64);
-            algorithm::build(config, &spec, device, symmetry.as_ref())?
+            registry::build(config, &spec, device, symmetry.as_ref())?
         };
         let (state, run_dir, best_so_far) = match start {
             Start::Continue { dir, weights } => {

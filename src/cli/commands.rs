@@ -7,13 +7,13 @@ use clap::Args;
 use super::train::{cassie_number, EnvSettings, SettingFlags};
 use crate::bench::{BenchEnvOptions, BenchOptimizeOptions, BENCH_ACT, BENCH_OBS, BENCH_STEPS};
 use crate::check::{CheckOptions, CheckSim, CheckTask, TASK_COMMANDS, TASK_COURSE};
-use crate::config::checks::{non_negative_f32, positive_usize, Range};
 use crate::config::{TrainConfig, UsageError};
 use crate::envs::cassie::SimKind;
 use crate::eval::{CourseSegment, EvalOptions, PhysicsOverride, Source};
 use crate::export::{ActorCheckpoint, ExportOptions, Format};
 use crate::plot::PlotOptions;
 use crate::policies::Arch;
+use crate::settings::{non_negative_f32, positive_usize, Range};
 
 /// `--command`'s comma-separated numbers, parsed as one value so that a leading minus
 /// (`-0.3,0,0`) is not taken for a flag; the count is checked with the env.

@@ -1,6 +1,6 @@
 //! `gait train ppo|a2c` flags and how they become a [`TrainJob`].
 //!
-//! Every setting's flag is derived from its row in the config ([`crate::config::setting`]):
+//! Every setting's flag is derived from its row in the config ([`crate::settings`]):
 //! the name, the help (the row's doc, its first sentence for `-h`), the global default, and the
 //! parser (the row's check). A flag is "typed" when clap saw it on the command line, so a
 //! preset or a `--previous` run is never overridden by a default. The effective config is
@@ -17,11 +17,9 @@ use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 use serde_json::Value;
 
-use crate::config::{
-    flag_names, plain_alias, presets, AlgoKind, Declared, Scalar, Section, Start, TrainConfig,
-    TrainJob, UsageError, Weights,
-};
+use crate::config::{presets, AlgoKind, Start, TrainConfig, TrainJob, UsageError, Weights};
 use crate::envs::cassie::CassieConfig;
+use crate::settings::{flag_names, plain_alias, Declared, Scalar, Section};
 
 /// Flags of `gait train ALGO`: how to start, plus one flag per declared setting of the
 /// algorithm's scope `S` (its own section and the shared ones).

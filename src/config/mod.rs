@@ -15,12 +15,10 @@
 //! [`TrainConfig::settings`], [`TrainConfig::leaves`] and [`TrainConfig::with_leaves`] are the
 //! walks over them.
 
-pub(crate) mod checks;
 mod legacy;
 mod migrate;
 pub mod presets;
 mod sections;
-pub(crate) mod setting;
 mod special;
 
 use std::path::{Path, PathBuf};
@@ -29,18 +27,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 
-pub use checks::Range;
 pub use legacy::from_legacy_args;
 pub use migrate::migrate;
 pub use sections::{A2cConfig, EvalConfig, NetConfig, PpoConfig, RunConfig, SamplerConfig};
-pub use setting::{Kind, Scalar, Section, Setting, SettingType};
 // For the `settings!` and `choice_settings!` expansions.
-#[doc(hidden)]
-pub use setting::{choices, deserializes};
 pub use special::{BackpropWorkers, SaveFreq};
 
 use crate::envs::EnvConfig;
 use crate::policies::{Arch, NetSpec, StdSpec};
+use crate::settings::{flag_names, Declared};
 
 /// A bad setting or combination: reported as a usage error (exit code 2).
 #[derive(Debug, Error)]
@@ -514,56 +509,6 @@ fn find_leaf<'a>(tree: &'a mut Value, path: &str) -> Option<&'a mut Value> {
     (!slot.is_object()).then_some(slot)
 }
 
-/// A setting as the config declares it: where it lives and its section's help heading.
-#[derive(Debug, Clone)]
-pub struct Declared {
-    /// Its path: `ppo.kl`, `env.cassie.sim_dt`.
-    pub path: String,
-    /// The section's heading in `--help`.
-    pub heading: &'static str,
-    /// The setting's description.
-    pub setting: &'static Setting,
-}
-
-impl Declared {
-    /// Appends section `S`'s settings under `path`.
-    pub fn section<S: Section>(path: &str, out: &mut Vec<Declared>) {
-        out.extend(S::SETTINGS.iter().map(|setting| Declared {
-            path: format!("{path}.{}", setting.name),
-            heading: S::HEADING,
-            setting,
-        }));
-    }
-}
-
-/// The flag of each setting, without the dashes: its name with dashes (`batch-size`), unless
-/// two sections declare that name; then each of those is qualified by its section
-/// (`cassie-sim-dt`, its path's second-to-last part), so no flag is ambiguous. The first one
-/// declared also keeps the plain name as an alias ([`plain_alias`]), so a command typed before
-/// the second section existed still means what it meant.
-pub fn flag_names(declared: &[Declared]) -> Vec<String> {
-    declared
-        .iter()
-        .map(|d| {
-            let name = d.setting.name.replace('_', "-");
-            if declared.iter().filter(|o| o.setting.name == d.setting.name).count() == 1 {
-                return name;
-            }
-            let section = d.path.rsplit('.').nth(1).unwrap_or_default();
-            format!("{section}-{name}")
-        })
-        .collect()
-}
-
-/// For a setting whose flag [`flag_names`] qualified: its plain name, when it is the first
-/// declared of that name.
-pub fn plain_alias(declared: &[Declared], index: usize) -> Option<String> {
-    let name = declared[index].setting.name;
-    let first = declared.iter().position(|d| d.setting.name == name)?;
-    let shared = declared.iter().filter(|d| d.setting.name == name).count() > 1;
-    (shared && first == index).then(|| name.replace('_', "-"))
-}
-
 /// The leaves a (partial) document sets, checked against the config's shape.
 /// A TOML parse error on one line: where, then why (toml's own text spans five lines with a
 /// caret snippet that echoes the offending line, 100 MB for a 50 MB line).
@@ -647,6 +592,7 @@ fn collect_overrides(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::plain_alias;
 
     /// An LSTM batch of at least an iteration's trajectories is noted (one minibatch an epoch);
     /// a smaller one, or the same number for a feed-forward net (states), is not.

@@ -5,11 +5,11 @@
 
 use std::path::PathBuf;
 
-use super::checks::Range;
 use super::{
     AlgoKind, BackpropWorkers, BestBy, DeviceKind, SaveFreq, SelectionCommands, StdSchedule,
 };
 use crate::policies::{Arch, Nonlinearity};
+use crate::settings::Range;
 
 /// `resume_freq`'s default, which run files from before the setting kept.
 fn no_resume_states() -> SaveFreq {

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 /// Implements the integer form of a special-value setting from its `TryFrom<i64>` and
-/// `From<_> for i64`: parsing a flag (`'s' is not ...` names the text as typed), display, and
+/// `From<_> for i64`: its setting type (a signed whole number), parsing a flag (`'s' is not ...` names the text as typed), display, and
 /// serde as an i64 in every format (postcard, between MPI ranks, encodes u64 and i64
 /// differently, so both directions must use one).
 macro_rules! integer_setting {
@@ -20,9 +20,17 @@ macro_rules! integer_setting {
 
             fn from_str(s: &str) -> Result<Self, String> {
                 // Plain or scientific notation (`1e3`), as counts take it.
-                let n = $crate::config::checks::whole_number(s).ok_or_else(|| <$ty>::refusal(s))?;
+                let n = $crate::settings::whole_number(s).ok_or_else(|| <$ty>::refusal(s))?;
                 Self::try_from(n).map_err(|_| <$ty>::refusal(s))
             }
+        }
+
+        impl $crate::settings::SettingType for $ty {
+            const KIND: $crate::settings::Kind = $crate::settings::Kind {
+                scalar: $crate::settings::Scalar::Signed,
+                list: false,
+                optional: false,
+            };
         }
 
         impl fmt::Display for $ty {

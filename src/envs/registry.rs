@@ -22,8 +22,8 @@ pub struct EnvConfig {
 impl EnvConfig {
     /// Every env section's settings, under `path` (`env.cassie.sim_dt`): one line per env
     /// section.
-    pub fn settings(path: &str, out: &mut Vec<crate::config::Declared>) {
-        crate::config::Declared::section::<CassieConfig>(&format!("{path}.cassie"), out);
+    pub fn settings(path: &str, out: &mut Vec<crate::settings::Declared>) {
+        crate::settings::Declared::section::<CassieConfig>(&format!("{path}.cassie"), out);
     }
 
     /// The curriculum gate of `env`'s settings, if its curriculum waits on an evaluation.

@@ -14,6 +14,8 @@
 //! 2-core machine the samplers wait while the update runs, so its second core sat idle for
 //! about a third of every Cassie iteration (docs/benchmarks.md).
 
+mod algorithm;
+
 use std::f64::consts::PI;
 use std::path::PathBuf;
 use std::sync::mpsc;

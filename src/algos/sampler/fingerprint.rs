@@ -44,7 +44,7 @@ pub(super) fn own_command() -> (String, Option<Result<usize, String>>) {
                 continue;
             }
         };
-        let parsed = crate::config::Range::Count
+        let parsed = crate::settings::Range::Count
             .parse(&value)
             .map(|n| n as usize)
             .map_err(|e| format!("--workers: {e}"));

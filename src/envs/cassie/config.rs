@@ -4,7 +4,7 @@
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
-use crate::config::Range;
+use crate::settings::Range;
 
 use super::commands::CommandKind;
 use super::physics::SimKind;

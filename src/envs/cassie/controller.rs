@@ -5,7 +5,7 @@
 use super::clock::GaitClock;
 use super::config::{CassieConfig, ObsKind};
 use super::description::Description;
-use super::env::{HISTORY_FRAME, ROBOT_STATE};
+use super::layout::{HISTORY_FRAME, ROBOT_STATE};
 use super::physics::Dynamics;
 use super::reference::{self, ReferenceKind};
 use crate::envs::controller::{ControllerSpec, PdTargets, ReferenceGait};

@@ -22,6 +22,7 @@ pub(crate) mod critic_obs;
 pub(crate) mod description;
 pub(crate) mod env;
 pub(crate) mod estimator;
+pub(crate) mod layout;
 pub(crate) mod mirror_lists;
 pub(crate) mod motor;
 pub(crate) mod mujoco;

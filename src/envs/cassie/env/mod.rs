@@ -128,14 +128,6 @@ struct Sensing {
     gyro: [f32; 3],
 }
 
-/// The number of values of the robot-state part of the observation (orientation, angular
-/// velocity, motors, passive joints), which the latency delays.
-pub const ROBOT_STATE: usize = 35;
-
-/// The values of one past step in the observation's history (`--history`): the robot state as
-/// observed, then the action.
-pub const HISTORY_FRAME: usize = ROBOT_STATE + N;
-
 impl CassieEnv {
     /// The task with these settings.
     pub fn new(config: CassieConfig) -> Self {
@@ -798,7 +790,7 @@ impl Env for CassieEnv {
             Pushes::UpTo(v) | Pushes::Exactly(v) => v,
         };
         // The range of `--push` (its row in CassieConfig), one definition for both.
-        let push = <CassieConfig as crate::config::Section>::setting("push");
+        let push = <CassieConfig as crate::settings::Section>::setting("push");
         if push.check(&serde_json::Value::from(speed as f64)).is_err() {
             return Err(CommandError::OutOfRange {
                 name: "push",

@@ -6,11 +6,12 @@ use rand::Rng;
 use rand_distr::StandardNormal;
 use rapier3d::glamx::{EulerRot, Quat};
 
-use super::{CassieEnv, HISTORY_FRAME, ROBOT_STATE};
+use super::CassieEnv;
 use crate::envs::cassie::config::{
     CassieConfig, ObsKind, NOISE_STD, REFERENCE_ORIENTATION_NOISE, REFERENCE_VELOCITY_NOISE,
 };
 use crate::envs::cassie::critic_obs;
+use crate::envs::cassie::layout::{HISTORY_FRAME, ROBOT_STATE};
 use crate::envs::cassie::motor::N;
 use crate::envs::cassie::physics::PASSIVE;
 use crate::envs::cassie::reward;

@@ -5,6 +5,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::*;
+use crate::envs::cassie::layout::{HISTORY_FRAME, ROBOT_STATE};
 
 /// `steps` policy steps of one seeded evaluation episode at a forward command, with seeded
 /// random actions: each step's observation and reward.

@@ -19,6 +19,7 @@ fn commands_outside_the_limits_are_refused_and_change_nothing() {
 
 use super::*;
 use crate::envs::cassie::commands::FORWARD_SPEEDS;
+use crate::envs::cassie::layout::HISTORY_FRAME;
 use crate::envs::cassie::{CommandKind, ReferenceKind, SimKind};
 use crate::envs::{CourseLeg, MirrorIndices, StageGate};
 

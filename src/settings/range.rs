@@ -1,5 +1,5 @@
 //! Value checks shared by the command line (clap value parsers) and config files
-//! ([`super::TrainConfig::validate`]), so a value refused as a flag is refused in a file too.
+//! ([`crate::config::TrainConfig::validate`]), so a value refused as a flag is refused in a file too.
 
 /// 2⁶³: whole-number settings stay below it, so every value a flag takes is one a run's own
 /// `config.toml` can hold (TOML integers are 64-bit signed).

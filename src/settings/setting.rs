@@ -2,7 +2,7 @@
 //! table: per setting its doc, type, default and range, in one row. From that row come the
 //! struct field (with its serde attributes), the section's `Default`, and a [`Setting`]: the
 //! description from which the command line derives the flag, its help and its parser, and from
-//! which [`super::TrainConfig::validate`] checks a config file's value with the very check the
+//! which [`crate::config::TrainConfig::validate`] checks a config file's value with the very check the
 //! flag applies.
 //!
 //! Measured by what a new setting touches: one row (the closing note of issue 28 shows the diff
@@ -16,7 +16,7 @@ use clap::ValueEnum;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::checks::{whole_number, Range};
+use super::range::{whole_number, Range};
 
 /// One setting of a section: what the command line and the config checks need to know.
 #[derive(Debug, Clone, Copy)]
@@ -86,8 +86,6 @@ setting_types! {
     bool => Scalar::Switch,
     String => Scalar::Text,
     std::path::PathBuf => Scalar::Text,
-    super::BackpropWorkers => Scalar::Signed,
-    super::SaveFreq => Scalar::Signed,
 }
 
 impl<T: SettingType> SettingType for Option<T> {
@@ -107,9 +105,9 @@ pub fn choices<E: ValueEnum>() -> Vec<PossibleValue> {
 #[macro_export]
 macro_rules! choice_settings {
     ($($ty:ty),* $(,)?) => {
-        $(impl $crate::config::SettingType for $ty {
-            const KIND: $crate::config::Kind = $crate::config::Kind {
-                scalar: $crate::config::Scalar::Choice($crate::config::choices::<$ty>),
+        $(impl $crate::settings::SettingType for $ty {
+            const KIND: $crate::settings::Kind = $crate::settings::Kind {
+                scalar: $crate::settings::Scalar::Choice($crate::settings::choices::<$ty>),
                 list: false,
                 optional: false,
             };
@@ -305,15 +303,15 @@ macro_rules! settings {
             }
         }
 
-        impl $crate::config::Section for $name {
+        impl $crate::settings::Section for $name {
             const HEADING: &'static str = $heading;
-            const SETTINGS: &'static [$crate::config::Setting] = &[$(
-                $crate::config::Setting {
+            const SETTINGS: &'static [$crate::settings::Setting] = &[$(
+                $crate::settings::Setting {
                     name: stringify!($field),
                     doc: concat!($($doc, "\n",)*),
-                    kind: <$ty as $crate::config::SettingType>::KIND,
+                    kind: <$ty as $crate::settings::SettingType>::KIND,
                     range: $crate::__setting_range!($($range)?),
-                    check_type: $crate::config::deserializes::<$ty>,
+                    check_type: $crate::settings::deserializes::<$ty>,
                 },
             )*];
         }
