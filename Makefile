@@ -15,7 +15,8 @@ train: build
 train-forward: build
 	./target/release/gait train ppo --config configs/cassie-forward.toml
 
-# Format and lint checks (the default build and the `mpi` feature's), then unit + integration
+# Format and lint checks (the default build and the `mpi` feature's, and the API docs without
+# a broken link), then unit + integration
 # tests in release mode with `--features mpi`, so the MPI tests run too (clippy reuses the
 # release build of torch-sys, and the learning tests run fast); last, the library example,
 # which fails unless its own env trains to a return clearly above random.
@@ -24,6 +25,7 @@ test: setup
 	cargo fmt --check
 	cargo clippy --release --all-targets -- -D warnings
 	cargo clippy --release --all-targets --features mpi -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --release --no-deps
 	cargo test --release --features mpi
 	cargo run --release --features mpi --example custom_env
 
@@ -31,3 +33,4 @@ lint: setup
 	cargo fmt --check
 	cargo clippy --release --all-targets -- -D warnings
 	cargo clippy --release --all-targets --features mpi -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --release --no-deps

@@ -8,7 +8,7 @@ Runs forward kinematics of the XML at the lab's reset pose, merges the MuJoCo bo
 world-frame COM and inertia (about the COM), joint anchor and axis, and collider geometry, all
 at the reset pose, for the LEFT leg and the pelvis. gait derives the right leg by mirroring, so
 the simulated robot is exactly left/right symmetric. The printed numbers were pasted into
-src/envs/cassie/description.rs; this script is kept so the derivation can be checked and redone.
+src/envs/cassie/robot/description.rs; this script is kept so the derivation can be checked and redone.
 Pure Python (no numpy) on purpose: it runs anywhere.
 """
 import math

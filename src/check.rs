@@ -2,7 +2,7 @@
 //! model is a *cell*: `gait eval --command C` for a few long episodes, judged as the task
 //! judges it: no fall, and in every episode each speed axis within 0.15 m/s of the command
 //! (0.1 m/s when standing) and the yaw rate within 0.1 rad/s
-//! ([`crate::algos::tracking::episode_error`], the same judge as training's selection).
+//! (`crate::algos::tracking::episode_error`, the same judge as training's selection).
 //!
 //! Why in the binary and not a script around `gait eval`: one definition of "within" shared
 //! with the selection, numbers judged unrounded, and the cells spread over the cores (each

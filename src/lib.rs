@@ -2,7 +2,7 @@
 //!
 //! The modules read top-down; only [`cli`] knows flags, and nothing below it imports it:
 //! * [`cli`]: the command line, resolved into typed settings and options;
-//! * [`settings`]: each setting declared once (field, default, doc, range), for any section;
+//! * [`settings`](mod@settings): each setting declared once (field, default, doc, range), for any section;
 //! * [`config`]: `TrainConfig` (sections with defaults, per-env presets, TOML files);
 //! * [`algos`]: the `Runner` and the training loop, sampler actors, the episode rollout, the
 //!   trajectory buffer, `PpoOptim`, symmetry, checkpoints;

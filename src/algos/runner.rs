@@ -5,7 +5,7 @@
 //!
 //! Per iteration: eval episodes first, then train trajectories; the evaluated (pre-update)
 //! weights are saved if they set a new best `Test/Return` (once the env's training
-//! distribution has settled, only among evaluations since: [`best_is_replaced`]); every
+//! distribution has settled, only among evaluations since: `best_is_replaced`); every
 //! `--save-freq` iterations they are also kept as `*_{itr}`, so a numbered checkpoint is what
 //! its row scored; optimize; save `*_latest`; log; and last the resume file, so a kill before
 //! it repeats the iteration on resume (same numbers).

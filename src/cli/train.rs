@@ -118,7 +118,7 @@ impl Scope for EnvSettings {
 }
 
 /// The settings typed on the command line, as `(path, value)`: one flag per declared setting
-/// ([`crate::config::Setting`]), its name, help, default and parser derived from the setting's
+/// (`crate::config::Setting`), its name, help, default and parser derived from the setting's
 /// row. A value is checked by the setting's own check, the one config files get.
 #[derive(Debug, Clone, Default)]
 pub struct SettingFlags<S> {

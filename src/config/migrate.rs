@@ -17,7 +17,7 @@ const MOVES: &[(&str, &str)] = &[
     ("ppo.std_schedule", "net.std_schedule"),
 ];
 
-/// Moves every setting of `doc` (a config as JSON: sections of settings) that [`MOVES`] names
+/// Moves every setting of `doc` (a config as JSON: sections of settings) that `MOVES` names
 /// to its new section. A document that names both places keeps the new one's value.
 pub fn migrate(doc: &mut Value) {
     for (from, to) in MOVES {

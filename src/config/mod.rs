@@ -8,7 +8,7 @@
 //! knows flags: it layers defaults, preset or `--previous` run, `--config FILE.toml`, then the
 //! typed flags.
 //!
-//! Each setting is declared once, as one row of its section's [`settings!`](crate::settings)
+//! Each setting is declared once, as one row of its section's [`settings!`](macro@crate::settings)
 //! table (`setting.rs`): its doc, type, default and range. A setting is a *leaf* named by its
 //! path (`ppo.kl`, `env.cassie.sim_dt`), so two sections may hold settings of the same name;
 //! its flag is its name with dashes (`--kl`; [`flag_names`] for names two sections share).
@@ -136,7 +136,7 @@ pub enum BestBy {
     /// Among the evaluations after the training distribution settled
     /// (`--best-after-settled`), the lowest `Test/Tracking Error`: every eval command on every
     /// physics model, pushed only with `--selection-push`, scored by how far each axis is from
-    /// the command in the task's tolerances ([`crate::algos::tracking::Selection::error`]);
+    /// the command in the task's tolerances (`crate::algos::tracking::Selection::error`);
     /// before that, `Return`.
     /// Needs an env with eval commands. Why: the highest return was no better than any other
     /// late checkpoint at tracking commands (docs/cassie.md, "Choosing the weights").

@@ -210,7 +210,7 @@ crate::settings! {
         min_eplen_ratio_eval: f64 = 0.0, Range::Unit;
         /// Training steps after the env's training distribution settles (Cassie: the
         /// perturbations at full strength) before an evaluation may replace the best-eval
-        /// checkpoint; settled evaluations replace unsettled ones ([`crate::algos::Runner`]).
+        /// checkpoint; settled evaluations replace unsettled ones (`crate::algos::Runner`).
         /// Why: the first evaluations at full strength, before the policy has trained under
         /// the perturbations, can outscore later weights that withstand them (D-019). 0: from the settling step on
         /// (runs before the setting).

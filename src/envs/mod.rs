@@ -176,7 +176,7 @@ pub trait Env: Send {
     /// The mirror image of a command, for an env whose task is mirror-symmetric (Cassie: y and
     /// turn negate under the sagittal mirror, as its mirror loss assumes); `None`: no mirror.
     /// `--selection-commands mirrored` adds the images of the eval commands to the selection
-    /// ([`crate::algos::tracking::selection_commands`]).
+    /// (`crate::algos::tracking::selection_commands`).
     fn mirror_command(&self, _command: [f32; 3]) -> Option<[f32; 3]> {
         None
     }

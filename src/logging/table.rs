@@ -54,7 +54,7 @@ impl ScalarTable {
 
 /// `selection.csv`: one row per cell of every selection (`--best-by tracking` or `cells`): the
 /// iteration and its train steps, the physics model, the command, and the cell's score
-/// ([`crate::algos::tracking::CellScore`]). Deterministic values only, so two runs with the
+/// (`crate::algos::tracking::CellScore`). Deterministic values only, so two runs with the
 /// same seed write the same bytes. Why a table of its own: `Test/Cells Within` says how many
 /// cells an evaluation met, not which; this says which, at every evaluation, without a check.
 #[derive(Debug)]

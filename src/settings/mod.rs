@@ -1,4 +1,4 @@
-//! Settings declared once, on the ground floor: the [`settings!`](crate::settings) table that
+//! Settings declared once, on the ground floor: the [`settings!`](macro@crate::settings) table that
 //! gives each setting its field, default, doc and range; the [`Range`] a flag and a file share;
 //! and the [`Declared`] list that the command line turns into flags. Any module may declare a
 //! section (the trainer's config, an env's task settings) without importing the other.

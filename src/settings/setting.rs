@@ -1,4 +1,4 @@
-//! Each setting declared once. A config section is written as one [`settings!`](crate::settings)
+//! Each setting declared once. A config section is written as one [`settings!`](macro@crate::settings)
 //! table: per setting its doc, type, default and range, in one row. From that row come the
 //! struct field (with its serde attributes), the section's `Default`, and a [`Setting`]: the
 //! description from which the command line derives the flag, its help and its parser, and from
@@ -239,7 +239,7 @@ impl Scalar {
     }
 }
 
-/// A section of the config: a struct declared with [`settings!`](crate::settings).
+/// A section of the config: a struct declared with [`settings!`](macro@crate::settings).
 pub trait Section {
     /// Its heading in `--help`.
     const HEADING: &'static str;
@@ -318,7 +318,7 @@ macro_rules! settings {
     };
 }
 
-/// A row's optional range as an `Option<Range>` (for [`settings!`](crate::settings)).
+/// A row's optional range as an `Option<Range>` (for [`settings!`](macro@crate::settings)).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __setting_range {

@@ -261,7 +261,7 @@ impl PpoOptim {
     /// Runs `epochs` passes of minibatches over the finished steps of `buffer`: shuffled
     /// states for feed-forward networks, whole trajectories (time-major, zero-padded, masked)
     /// for recurrent ones, `batch_size` states or trajectories each. The critic's half runs on
-    /// a second thread ([`CriticHalf`]; the module doc says why and why the numbers are the
+    /// a second thread (`CriticHalf`; the module doc says why and why the numbers are the
     /// sequential ones).
     #[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
     pub fn optimize(&mut self, buffer: &Buffer, rng: &mut impl Rng) -> Result<OptimStats> {

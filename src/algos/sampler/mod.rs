@@ -173,12 +173,12 @@ pub struct CollectRequest {
     pub traj_len: usize,
     /// Deterministic evaluation episodes.
     pub num_eval: usize,
-    /// Selection episodes ([`JobKind::Select`]): the env's eval commands times its physics
+    /// Selection episodes (`JobKind::Select`): the env's eval commands times its physics
     /// models, or 0.
     pub num_select: usize,
     /// Maximum length of a selection episode.
     pub select_len: usize,
-    /// The commands the selection episodes run ([`tracking::selection_commands`]).
+    /// The commands the selection episodes run (`tracking::selection_commands`).
     pub select_commands: SelectionCommands,
     /// The selection episodes' pushes: each U(0, this) m/s on the env's own interval (0: no
     /// pushes; `--selection-push`).
@@ -206,7 +206,7 @@ pub struct Collected {
     pub eval: Buffer,
     /// One entry per eval episode, in job order.
     pub eval_episodes: Vec<EvalEpisode>,
-    /// One entry per selection episode ([`JobKind::Select`]), in job order.
+    /// One entry per selection episode (`JobKind::Select`), in job order.
     pub select_episodes: Vec<EvalEpisode>,
     /// Mean per-trajectory sampling speed of one worker (steps/s), the reference's `avg_eff`.
     pub worker_steps_per_s: f64,

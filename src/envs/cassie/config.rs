@@ -200,13 +200,13 @@ crate::settings! {
         obs_noise: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 10.0, what: "a noise scale in [0, 10]" };
         /// Standard deviation (m/s) of the noise on the observed pelvis velocity at
-        /// `obs_noise = 1`; it scales with `obs_noise` as [`NOISE_STD`]'s levels do. Only
+        /// `obs_noise = 1`; it scales with `obs_noise` as `NOISE_STD`'s levels do. Only
         /// with `--obs velocity`.
         velocity_noise: f64 = REFERENCE_VELOCITY_NOISE,
             Range::Within { lo: 0.0, hi: 1.0, what: "a velocity noise in [0, 1] m/s" };
         /// Standard deviation (rad, about each body axis) of the random small rotation applied
         /// to the observed pelvis orientation at `obs_noise = 1`; it scales with `obs_noise` as
-        /// [`NOISE_STD`]'s levels do. Why a setting of its own: it is the largest level
+        /// `NOISE_STD`'s levels do. Why a setting of its own: it is the largest level
         /// relative to what a sidestep's lean shows, and it wore rapier's sidesteps down
         /// (D-006).
         orientation_noise: f64 = REFERENCE_ORIENTATION_NOISE,
@@ -484,7 +484,7 @@ impl CassieConfig {
     /// ([`Self::full_step_start`]) all begun; 0 without a
     /// curriculum, `None` while a gate it waits for is still closed. A value past the run's
     /// `--timesteps` (`robust_start = 50e6`) is never reached. The runner keeps the best-eval
-    /// weights among evaluations from here on ([`crate::algos::Runner`]): the episodes that
+    /// weights among evaluations from here on (`crate::algos::Runner`): the episodes that
     /// pick them (`--best-by tracking` or `cells`) run the nominal model, without pushes
     /// unless `--selection-push` asks for them, so before the perturbations a policy that has
     /// not yet paid for robustness scores highest (D-017). The evaluations' own `Test/*`
@@ -520,7 +520,7 @@ impl CassieConfig {
 
     /// The stepping gain's full-step speed after `timesteps` training steps (`None`: outside
     /// training): [`Self::full_step_speed`] from [`Self::full_step_start`] and the
-    /// perturbations' gate on, before that the walking stage's [`reference::FULL_STEP_SPEED`].
+    /// perturbations' gate on, before that the walking stage's `reference::FULL_STEP_SPEED`.
     pub fn full_step_speed_at(&self, timesteps: Option<u64>, stage_from: Option<u64>) -> f64 {
         let begun = |t: u64| self.full_step_from(stage_from).is_some_and(|s| t >= s);
         match timesteps.is_none_or(begun) {

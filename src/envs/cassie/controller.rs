@@ -4,10 +4,10 @@
 
 use super::clock::GaitClock;
 use super::config::{CassieConfig, ObsKind};
-use super::description::Description;
 use super::layout::{HISTORY_FRAME, ROBOT_STATE};
-use super::physics::Dynamics;
 use super::reference::{self, ReferenceKind};
+use crate::envs::cassie::robot::description::Description;
+use crate::envs::cassie::robot::Dynamics;
 use crate::envs::controller::{ControllerSpec, PdTargets, ReferenceGait};
 
 /// The five motors of a leg, in policy order.

@@ -29,8 +29,9 @@
 
 use rapier3d::glamx::Vec3;
 
-use super::physics::{Dynamics, Physics, SimKind};
+use super::physics::{Physics, SimKind};
 use super::reward;
+use crate::envs::cassie::robot::Dynamics;
 use crate::envs::mirror::{MirrorError, MirrorIndices};
 
 /// Values after the noise-free policy observation.

@@ -1,7 +1,7 @@
 //! The sizes of the observation's parts that more than one module lays out: the env writes
 //! them, the controller description names them, the mirror lists index them.
 
-use super::motor::N;
+use crate::envs::cassie::robot::N;
 
 /// The number of values of the robot-state part of the observation (orientation, angular
 /// velocity, motors, passive joints), which the latency delays.

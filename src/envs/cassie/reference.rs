@@ -48,7 +48,7 @@ use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
 use super::commands::Command;
-use super::motor::N;
+use crate::envs::cassie::robot::N;
 
 /// Which reference gait `--reference` selects.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]

@@ -20,12 +20,13 @@ use super::clock::GaitClock;
 use super::commands::{Command, CommandKind};
 use super::config::{CassieConfig, ObsKind, EVEN_MUJOCO_SHARE, FIXED_CYCLE};
 use super::critic_obs::{self, LastPush};
-use super::description::Description;
 use super::estimator::VelocityEstimator;
 use super::mirror_lists;
-use super::motor::N;
-use super::physics::{Dynamics, Physics, SimKind};
+use super::physics::{self, Physics, SimKind};
 use super::reward::{self, RewardInputs, RewardKind, TurnKind};
+use crate::envs::cassie::robot::description::Description;
+use crate::envs::cassie::robot::Dynamics;
+use crate::envs::cassie::robot::N;
 use crate::envs::{CommandError, CourseLeg, Env, MirrorIndices, Pushes, RewardTerm, Step};
 
 /// Commands `gait eval --command` accepts: `(name, |limit|, unit)` for x, y and turn. Wider
@@ -134,7 +135,7 @@ impl CassieEnv {
         let desc = Description::cassie();
         let offset = desc.neutral_stance();
         let torque_limits: Vec<f32> = desc.motors().map(|(.., m)| m.gear * m.ctrl_limit).collect();
-        let mut sims = config.sim.build(|backend| config.dt_of(backend));
+        let mut sims = physics::build(config.sim, |backend| config.dt_of(backend));
         let sim = sims.remove(0);
         let spare = sims.pop();
         let dt = config.dt_of(sim.kind());

@@ -12,9 +12,9 @@ use crate::envs::cassie::config::{
 };
 use crate::envs::cassie::critic_obs;
 use crate::envs::cassie::layout::{HISTORY_FRAME, ROBOT_STATE};
-use crate::envs::cassie::motor::N;
-use crate::envs::cassie::physics::PASSIVE;
 use crate::envs::cassie::reward;
+use crate::envs::cassie::robot::N;
+use crate::envs::cassie::robot::PASSIVE;
 
 impl CassieEnv {
     /// 44 (46 with the full clock), plus 3 with `--obs velocity`, plus [`HISTORY_FRAME`] per

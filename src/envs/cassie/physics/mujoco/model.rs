@@ -17,11 +17,12 @@
 
 use mujoco_rs::prelude::*;
 
-use super::super::motor::N;
-use super::super::physics::{LEG_LINKS, PASSIVE};
+use crate::envs::cassie::robot::N;
+use crate::envs::cassie::robot::{LEG_LINKS, PASSIVE};
 
 /// The lab's model, byte for byte.
-pub const CASSIE_FAST_XML: &str = include_str!("../../../../assets/cassie-mujoco/cassie_fast.xml");
+pub const CASSIE_FAST_XML: &str =
+    include_str!("../../../../../assets/cassie-mujoco/cassie_fast.xml");
 
 /// The load-time changes: (the text in the lab's file, what replaces it).
 const PATCHES: [(&str, &str); 4] = [
@@ -115,7 +116,7 @@ pub fn id(model: &MjModel, kind: MjtObjBase, name: &str) -> usize {
 mod tests {
     #[test]
     fn the_shipped_model_is_the_labs_file_unchanged() {
-        let shipped = include_bytes!("../../../../assets/cassie-mujoco/cassie_fast.xml");
+        let shipped = include_bytes!("../../../../../assets/cassie-mujoco/cassie_fast.xml");
         assert_eq!(shipped.len(), 17346);
         // A checksum of the lab's file (sha256 of shared/reference/cassie-mujoco/cassie_fast.xml).
         use sha2::Digest;

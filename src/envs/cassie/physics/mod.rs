@@ -3,11 +3,11 @@
 //!
 //! The task ([`super::env`]) computes the observation, the reference gait, the PD targets, the
 //! reward and the termination; a [`Physics`] runs the substeps, with the lab's PD and motor model
-//! ([`super::motor::Drive`], the same code for every backend) applied each substep. Two backends:
+//! ([`super::robot::motor::Drive`], the same code for every backend) applied each substep. Two backends:
 //!
-//! * [`SimKind::Rapier`]: gait's own lumped 13-body rapier3d model ([`super::sim`]); its shin
+//! * [`SimKind::Rapier`]: gait's own lumped 13-body rapier3d model ([`rapier`]); its shin
 //!   and heel springs are rigid, so the shins read 0.
-//! * [`SimKind::Mujoco`]: MuJoCo 3.17 on the lab's own `cassie_fast.xml` ([`super::mujoco`]),
+//! * [`SimKind::Mujoco`]: MuJoCo 3.17 on the lab's own `cassie_fast.xml` ([`mujoco`]),
 //!   with its shin and heel springs and the closed achilles and plantar-rod loops.
 //!
 //! Conventions, the same on both: the world is z-up; the pelvis origin is the lab's `qpos[0:3]`
@@ -15,17 +15,18 @@
 //! sign convention); the order of motors is the policy's (left roll, yaw, pitch, knee, foot, then
 //! right); the passive joints are `[L shin, L tarsus, R shin, R tarsus]`.
 
+mod backends;
+pub(crate) mod mujoco;
+pub(crate) mod rapier;
+
 use clap::ValueEnum;
 use rapier3d::glamx::{Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
-use super::motor::N;
+use super::robot::{Dynamics, N};
 use crate::envs::{BodyPose, BodyShape};
 
-/// Links per leg in gait's description (hip roll, hip yaw, thigh, shin, tarsus, foot).
-pub const LEG_LINKS: usize = 6;
-/// Passive joints observed: [L shin, L tarsus, R shin, R tarsus].
-pub const PASSIVE: usize = 4;
+pub(crate) use backends::build;
 
 /// Which simulator runs Cassie (`--sim`, `[env.cassie] sim`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
@@ -59,80 +60,6 @@ impl SimKind {
             SimKind::Mujoco => "mujoco",
             SimKind::Mixed => "mixed",
         }
-    }
-
-    /// The simulators of this kind, each in its reset pose (nominal dynamics, heading 0) at
-    /// its timestep from `dt_of`: one, or rapier and MuJoCo for [`SimKind::Mixed`].
-    pub fn build(self, dt_of: impl Fn(SimKind) -> f64) -> Vec<Box<dyn Physics>> {
-        let rapier = || -> Box<dyn Physics> {
-            Box::new(super::sim::CassieSim::new(
-                &super::description::Description::cassie(),
-                &Dynamics::default(),
-                dt_of(SimKind::Rapier) as f32,
-                0.0,
-            ))
-        };
-        let mujoco = || -> Box<dyn Physics> {
-            Box::new(super::mujoco::MujocoCassie::new(dt_of(SimKind::Mujoco)))
-        };
-        match self {
-            SimKind::Rapier => vec![rapier()],
-            SimKind::Mujoco => vec![mujoco()],
-            SimKind::Mixed => vec![rapier(), mujoco()],
-        }
-    }
-}
-
-/// The physical parameters of one episode. [`Dynamics::default`] is the nominal robot;
-/// dynamics randomization draws other values. Per-body entries follow gait's lumped bodies
-/// (pelvis, then each leg's [`LEG_LINKS`] links); the MuJoCo backend applies each to the lab
-/// bodies that link lumps together.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Dynamics {
-    /// Mass (and inertia) factor per body: pelvis, left links, right links.
-    pub mass_scale: [f32; 1 + 2 * LEG_LINKS],
-    /// COM offset per body (m), in the body's frame.
-    pub com_offset: [[f32; 3]; 1 + 2 * LEG_LINKS],
-    /// Damping factor per leg joint (left chain, then right), motor kd included.
-    pub damping_scale: [f32; 2 * LEG_LINKS],
-    /// Coulomb friction of every contact, as a factor of the model's own: rapier's coefficient
-    /// (nominal 1.0) itself, a factor on the sliding friction of MuJoCo's floor pairs.
-    pub friction: f32,
-    /// Ground roll and pitch (rad).
-    pub slope: [f32; 2],
-    /// Time (s) between computing a torque and applying it. The lab's 6 cycles at 2 kHz are
-    /// 3 ms; it is a time, not a substep count, so that another physics rate keeps the same
-    /// delay ([`Dynamics::delay_substeps`] converts it).
-    pub delay: f32,
-    /// Fraction of the commanded torque that reaches the joint.
-    pub efficiency: f32,
-    /// Encoder offsets: measured = true − noise, for the 10 motors then the 4 passive joints.
-    /// The PD loop runs on the measured angles, as the robot's would.
-    pub encoder_noise: [f32; N + PASSIVE],
-    /// Stiffness factor of the shin and heel springs (models that have them: MuJoCo's).
-    pub spring_scale: f32,
-}
-
-impl Default for Dynamics {
-    fn default() -> Self {
-        Self {
-            mass_scale: [1.0; 1 + 2 * LEG_LINKS],
-            com_offset: [[0.0; 3]; 1 + 2 * LEG_LINKS],
-            damping_scale: [1.0; 2 * LEG_LINKS],
-            friction: 1.0,
-            slope: [0.0; 2],
-            delay: 0.003,
-            efficiency: 1.0,
-            encoder_noise: [0.0; N + PASSIVE],
-            spring_scale: 1.0,
-        }
-    }
-}
-
-impl Dynamics {
-    /// The torque delay in whole substeps of `dt` (rounded): 6 at 2 kHz, 2 at 500 Hz.
-    pub fn delay_substeps(&self, dt: f32) -> usize {
-        (self.delay / dt).round().max(0.0) as usize
     }
 }
 
@@ -175,7 +102,7 @@ pub trait Physics: Send {
     }
 
     /// The state the last [`Physics::step`] left is no robot's: [`Physics::diverged`], or a
-    /// pelvis faster than [`MAX_PELVIS_SPEED`] or spinning faster than [`MAX_PELVIS_SPIN`]
+    /// pelvis faster than `MAX_PELVIS_SPEED` or spinning faster than `MAX_PELVIS_SPIN`
     /// (or not finite). Why: a contact can throw a model to thousands of m/s without a
     /// non-finite value, which MuJoCo's bad-state check (|qvel| > 1e10) never sees; about one
     /// training evaluation in a hundred logged a `Test/Velocity Error` of 10-145 m/s that way

@@ -29,7 +29,8 @@
 
 use std::f32::consts::PI;
 
-use super::motor::{Motor, N};
+use super::dims::N;
+use super::motor::Motor;
 
 /// `[x, y, z]` in metres (world frame at the reset pose).
 pub type Vec3 = [f32; 3];

@@ -19,8 +19,10 @@ mod model;
 use mujoco_rs::prelude::*;
 use rapier3d::glamx::{Quat, Vec3};
 
-use super::motor::{Drive, N};
-use super::physics::{Dynamics, Physics, SimKind, PASSIVE};
+use super::{Physics, SimKind};
+use crate::envs::cassie::robot::motor::Drive;
+use crate::envs::cassie::robot::N;
+use crate::envs::cassie::robot::{Dynamics, PASSIVE};
 use crate::envs::{BodyPose, BodyShape, Primitive};
 pub use model::patched_xml;
 
@@ -151,7 +153,8 @@ impl MujocoCassie {
             pair_friction: m.pair_friction().to_vec(),
             floor_quat: m.geom_quat()[floor],
         };
-        let motor_models = super::description::Description::cassie().motor_models();
+        let motor_models =
+            crate::envs::cassie::robot::description::Description::cassie().motor_models();
         let kd = motor_models.map(|mm| mm.kd as f64);
         let feet = [geom("left-foot"), geom("right-foot")];
         let foot_bodies = [body("left-foot"), body("right-foot")];

@@ -11,11 +11,12 @@ use rapier3d::prelude::*;
 
 use std::sync::Arc;
 
-use super::description::{Collider as ColliderDesc, Description, Shape};
-use super::motor::{Drive, N};
-use super::physics::{Physics, SimKind};
+use super::{Physics, SimKind};
+use crate::envs::cassie::robot::description::{Collider as ColliderDesc, Description, Shape};
+use crate::envs::cassie::robot::motor::Drive;
+use crate::envs::cassie::robot::N;
 
-pub use super::physics::{Dynamics, LEG_LINKS};
+use crate::envs::cassie::robot::{Dynamics, LEG_LINKS};
 
 const GROUND: Group = Group::GROUP_1;
 const LEFT: Group = Group::GROUP_2;

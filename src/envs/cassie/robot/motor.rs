@@ -2,10 +2,7 @@
 //! `τ = kp·(target − q_measured)`, a speed-dependent torque limit, a torque-delay ring, and an
 //! efficiency factor. kd is not here: it is the joint's implicit damping in the simulator.
 
-use super::physics::{Dynamics, PASSIVE};
-
-/// Number of actuated joints.
-pub const N: usize = 10;
+use super::dims::{Dynamics, N, PASSIVE};
 
 /// An electric motor behind a gearbox, as the lab's `set_torque` models it. The robot
 /// description holds one per actuated joint; this module knows what they mean.

@@ -1,5 +1,5 @@
 use super::*;
-use crate::envs::cassie::description::Description;
+use crate::envs::cassie::robot::description::Description;
 
 fn tilt_deg(q: Quat) -> f32 {
     let up = q * Vec3::Z;

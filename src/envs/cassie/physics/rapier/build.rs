@@ -4,11 +4,11 @@
 use rapier3d::glamx::{EulerRot, Mat3, Quat, Vec3};
 use rapier3d::prelude::*;
 
-use super::super::description::{
+use super::*;
+use crate::envs::cassie::robot::description::{
     Collider as ColliderDesc, ColliderRole, ContactGroup, Description, Drive, Shape, Side,
 };
-use super::super::motor::Drive as MotorDrive;
-use super::*;
+use crate::envs::cassie::robot::motor::Drive as MotorDrive;
 
 fn v(a: [f32; 3]) -> Vec3 {
     Vec3::from_array(a)
