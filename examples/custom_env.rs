@@ -17,7 +17,7 @@ use anyhow::{ensure, Result};
 use gait::algos::local_sampler;
 use gait::algos::runner::Runner;
 use gait::config::{Start, TrainConfig};
-use gait::envs::{Env, EnvFactory, MirrorIndices, Step};
+use gait::envs::{Env, EnvFactory, MirrorIndices, Mirrored, Step};
 use gait::export::{ActorCheckpoint, ExportOptions, Format};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -66,6 +66,13 @@ impl Env for Reach {
 
     /// Mirrored, every value changes sign (`-0.1` is index 0 negated, the reference's
     /// convention).
+    // Optional capabilities come through accessors: this env is left/right symmetric.
+    fn mirror(&self) -> Option<&dyn Mirrored> {
+        Some(self)
+    }
+}
+
+impl Mirrored for Reach {
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
         MirrorIndices::new(&[-0.1, -1.0, -2.0]).ok()
     }

@@ -101,11 +101,12 @@ impl Replay {
 impl Frame {
     /// A frame from the env's state after a step.
     pub fn capture(env: &dyn crate::envs::Env, reward: f32, terms: &[(&str, f32)]) -> Self {
-        let mut poses = Vec::new();
-        env.body_poses(&mut poses);
+        let (mut poses, mut touching) = (Vec::new(), Vec::new());
+        if let Some(bodies) = env.bodies() {
+            bodies.body_poses(&mut poses);
+            bodies.body_contacts(&mut touching);
+        }
         let metric = |name: &str| env.metrics().iter().find(|(k, _)| *k == name).map(|&(_, v)| v);
-        let mut touching = Vec::new();
-        env.body_contacts(&mut touching);
         Self {
             poses: poses
                 .iter()

@@ -28,7 +28,7 @@ fn record(run: &Path, episodes: u64, steps: usize) -> Vec<Vec<Step>> {
     let _guard = tch::no_grad_guard();
     let mut env = envs::make(&exp.config.run.env, &exp.config.env).unwrap();
     if exp.config.run.env == "cassie" {
-        env.set_command(&[1.0, 0.0, 0.0]).unwrap();
+        env.walking_mut().expect("Cassie walks").set_command(&[1.0, 0.0, 0.0]).unwrap();
     }
     (0..episodes)
         .map(|e| {

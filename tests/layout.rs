@@ -11,11 +11,10 @@ const MAX_LINES: usize = 600;
 /// redesign still splits (docs/layout.md). A ceiling only goes down.
 const OVER: &[(&str, usize, &str)] = &[
     ("src/envs/cassie/config.rs", 750, "a data table: one row per Cassie setting"),
-    ("src/envs/cassie/env/mod.rs", 930, "to split: robot, task, perturbations"),
-    ("src/eval/mod.rs", 790, "to split: options, episodes, reports"),
+    ("src/envs/cassie/env/mod.rs", 790, "to split: robot, task, perturbations"),
+    ("src/eval/mod.rs", 775, "to split: options, episodes, reports"),
     ("src/algos/runner.rs", 680, "to split: start, iterate, selection"),
-    ("src/algos/sampler/mod.rs", 680, "to split: jobs, pool"),
-    ("src/config/mod.rs", 650, "to split: the config type, its checks, leaves and TOML"),
+    ("src/algos/sampler/mod.rs", 645, "to split: jobs, pool"),
 ];
 
 /// Lines of `text` before its test module, if it has one.

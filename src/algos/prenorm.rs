@@ -39,13 +39,15 @@ pub fn prenormalize(
     seed: u64,
     on_steps: &mut dyn FnMut(usize),
 ) -> anyhow::Result<Prenormalized> {
-    env.set_prenormalizing(true);
+    if let Some(walking) = env.walking_mut() {
+        walking.set_prenormalizing(true);
+    }
     // One closure, so that every exit (an error, an interrupt) passes the reset below.
     let stats = (|| -> anyhow::Result<Prenormalized> {
         let _no_grad = tch::no_grad_guard();
         let (obs_dim, act_dim) = (env.observation_size(), env.action_size());
         let mut stats = RunningStats::new(obs_dim);
-        let critic_dim = env.critic_observation_size();
+        let critic_dim = env.critic().map_or(0, |c| c.critic_observation_size());
         let mut critic = (critic_dim > 0).then(|| RunningStats::new(critic_dim));
         let mut noise = ChaCha8Rng::seed_from_u64(derive(seed, &[stream::PRENORM]));
         let mut visited = 0usize;
@@ -88,7 +90,9 @@ pub fn prenormalize(
         }
         Ok(Prenormalized { actor: stats, critic })
     })();
-    env.set_prenormalizing(false);
+    if let Some(walking) = env.walking_mut() {
+        walking.set_prenormalizing(false);
+    }
     stats
 }
 

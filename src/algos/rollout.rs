@@ -104,10 +104,10 @@ impl Rollout {
         self.action.resize(env.action_size(), 0.0);
         self.obs.clear();
         self.obs.extend_from_slice(env.reset());
-        let own_critic = env.critic_observation_size() > 0;
+        let own_critic = env.critic().is_some();
         self.critic.clear();
-        if own_critic {
-            self.critic.extend_from_slice(env.critic_observation());
+        if let Some(critic) = env.critic() {
+            self.critic.extend_from_slice(critic.critic_observation());
         }
         let mut end = EpisodeEnd { steps: 0, done: false, stopped: false, diverged: false };
         if start(&self.obs)? == Flow::Stop {
@@ -131,8 +131,8 @@ impl Rollout {
                 return Ok(end);
             }
             self.critic_next.clear();
-            if own_critic {
-                self.critic_next.extend_from_slice(env.critic_observation());
+            if let Some(critic) = env.critic() {
+                self.critic_next.extend_from_slice(critic.critic_observation());
             }
             end.steps = t + 1;
             let transition = Transition {

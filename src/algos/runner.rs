@@ -118,7 +118,7 @@ impl Runner {
         let mut probe = env()?;
         let mut spec =
             config.net.spec(&config.run.env, probe.observation_size(), probe.action_size())?;
-        spec.critic_obs_dim = Some(probe.critic_observation_size()).filter(|&n| n > 0);
+        spec.critic_obs_dim = probe.critic().map(|c| c.critic_observation_size());
         let symmetry = Symmetry::for_env(probe.as_ref(), config.mirroring(), &config.run.env)?;
         let by = config.eval.best_by;
         let selection = if by.selects() {
@@ -126,7 +126,9 @@ impl Runner {
         } else {
             Vec::new()
         };
-        let selection_cells = match selection.len() * probe.eval_models() {
+        let walking = probe.walking().is_some();
+        let models = probe.walking().map_or(1, |w| w.eval_models());
+        let selection_cells = match selection.len() * models {
             _ if !by.selects() => 0,
             0 => {
                 let name = clap::ValueEnum::to_possible_value(&by).map(|v| v.get_name().to_owned());
@@ -140,9 +142,9 @@ impl Runner {
             n => n,
         };
         // Cell `c` runs the selection's command `c % n` on model `c / n`.
-        let selection_models: Vec<&'static str> = (0..probe.eval_models())
-            .flat_map(|m| std::iter::repeat_n(probe.eval_model_name(m), selection.len()))
-            .collect();
+        let model_name = |m| probe.walking().map_or("default", |w| w.eval_model_name(m));
+        let selection_models: Vec<&'static str> =
+            (0..models).flat_map(|m| std::iter::repeat_n(model_name(m), selection.len())).collect();
         // Before any allocation: a network too large for the machine is refused with numbers.
         let cores = available_cores();
         let memory = resources::available_memory();
@@ -252,10 +254,8 @@ impl Runner {
             experiment.save(&run_dir)?;
             let mut tb = EventWriter::create(&run_dir)?;
             tb.text(0, "Config/experiment.info", &format!("```\n{}```", experiment.info()))?;
-            let progress = ScalarTable::create(
-                &run_dir.join("progress.csv"),
-                logging::metrics::PROGRESS_COLUMNS,
-            )?;
+            let columns = logging::metrics::progress_columns(walking);
+            let progress = ScalarTable::create(&run_dir.join("progress.csv"), &columns)?;
             let timing =
                 ScalarTable::create(&run_dir.join("timing.csv"), logging::metrics::TIMING_COLUMNS)?;
             let selection_table = (selection_cells > 0)

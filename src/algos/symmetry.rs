@@ -38,7 +38,9 @@ impl Symmetry {
         name: &str,
     ) -> Result<Option<Self>, UsageError> {
         let ppo = mirroring;
-        let symmetry = match (env.observation_mirror_indices(), env.action_mirror_indices()) {
+        let lists =
+            env.mirror().map(|m| (m.observation_mirror_indices(), m.action_mirror_indices()));
+        let symmetry = match lists.unwrap_or((None, None)) {
             (Some(obs), Some(act)) if ppo.mirror > 0.0 || ppo.mirror_augment => Self::new(obs, act),
             (Some(_), Some(_)) => return Ok(None),
             _ if ppo.mirror > 0.0 => {
@@ -54,14 +56,12 @@ impl Symmetry {
             }
             _ => return Ok(None),
         };
-        match env.critic_observation_mirror_indices() {
+        match env.mirror().and_then(|m| m.critic_observation_mirror_indices()) {
             Some(critic) => Ok(Some(symmetry.with_critic(critic))),
-            None if ppo.mirror_augment && env.critic_observation_size() > 0 => {
-                Err(UsageError(format!(
-                    "--mirror-augment needs a mirror list for the critic's observation, and \
+            None if ppo.mirror_augment && env.critic().is_some() => Err(UsageError(format!(
+                "--mirror-augment needs a mirror list for the critic's observation, and \
                      env '{name}' has none"
-                )))
-            }
+            ))),
             None => Ok(Some(symmetry)),
         }
     }

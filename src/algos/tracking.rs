@@ -132,10 +132,13 @@ pub fn selection_commands(
     env: &dyn Env,
     set: SelectionCommands,
 ) -> Result<Vec<[f32; 3]>, UsageError> {
-    let mut commands = env.eval_commands().to_vec();
+    let Some(walking) = env.walking() else {
+        return Ok(Vec::new());
+    };
+    let mut commands = walking.eval_commands().to_vec();
     if set == SelectionCommands::Mirrored {
-        for &c in env.eval_commands() {
-            let image = env.mirror_command(c).ok_or_else(|| {
+        for &c in walking.eval_commands() {
+            let image = walking.mirror_command(c).ok_or_else(|| {
                 UsageError(
                     "--selection-commands mirrored: this env has no command mirror \
                      (use --selection-commands eval)"

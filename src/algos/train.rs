@@ -21,7 +21,9 @@ use crate::config::{TrainConfig, TrainJob};
 use crate::logging::summary::FinalEval;
 use crate::logging::{self, RunStatus};
 
-pub use crate::logging::metrics::{PROGRESS_COLUMNS, TIMING_COLUMNS};
+pub use crate::logging::metrics::{
+    progress_columns, PROGRESS_COLUMNS, TIMING_COLUMNS, WALKING_COLUMNS,
+};
 
 /// What a finished `train_ppo` reports.
 #[derive(Debug, Clone)]

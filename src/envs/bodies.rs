@@ -68,6 +68,18 @@ impl BodyPose {
     }
 }
 
+/// An env whose rigid bodies can be drawn: their shapes once, their poses and contacts at
+/// each step.
+pub trait Drawable {
+    /// The env's rigid bodies as drawable shapes.
+    fn body_shapes(&self) -> Vec<BodyShape>;
+    /// Each body's world pose now, in [`Drawable::body_shapes`] order (cleared first).
+    fn body_poses(&self, out: &mut Vec<BodyPose>);
+    /// Whether each body is in contact now, in [`Drawable::body_shapes`] order (cleared first; left
+    /// empty by envs that do not know).
+    fn body_contacts(&self, out: &mut Vec<bool>);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

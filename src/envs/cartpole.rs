@@ -9,7 +9,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{Env, MirrorIndices, Step};
+use super::{Env, MirrorIndices, Mirrored, Step};
 
 const GRAVITY: f32 = 9.8;
 const MASS_CART: f32 = 1.0;
@@ -80,6 +80,12 @@ impl Env for CartPole {
         Step { obs: &self.state, reward: 1.0, done, info: &[] }
     }
 
+    fn mirror(&self) -> Option<&dyn Mirrored> {
+        Some(self)
+    }
+}
+
+impl Mirrored for CartPole {
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
         MirrorIndices::new(&[-0.1, -1.0, -2.0, -3.0]).ok()
     }

@@ -126,6 +126,20 @@ impl MirrorIndices {
     }
 }
 
+/// An env's left/right symmetry as signed-permutation lists ([`MirrorIndices`]), for the mirror
+/// loss and mirror augmentation.
+pub trait Mirrored {
+    /// Signed-permutation mirror list for observations (left/right symmetry), if the env has one.
+    fn observation_mirror_indices(&self) -> Option<MirrorIndices>;
+    /// Signed-permutation mirror list for the critic's own observation, if the env has one
+    /// (mirror augmentation needs it).
+    fn critic_observation_mirror_indices(&self) -> Option<MirrorIndices> {
+        None
+    }
+    /// Signed-permutation mirror list for actions, if the env has one.
+    fn action_mirror_indices(&self) -> Option<MirrorIndices>;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

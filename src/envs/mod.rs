@@ -12,14 +12,16 @@ pub(crate) mod mirror;
 mod mountaincar;
 mod pendulum;
 mod registry;
+mod walking;
 
-pub use bodies::{BodyPose, BodyShape, Primitive};
+pub use bodies::{BodyPose, BodyShape, Drawable, Primitive};
 pub use cartpole::CartPole;
 pub use controller::ControllerSpec;
-pub use mirror::MirrorIndices;
+pub use mirror::{MirrorIndices, Mirrored};
 pub use mountaincar::MountainCar;
 pub use pendulum::Pendulum;
 pub use registry::{available, factory, make, spec, EnvConfig, EnvSpec, UnknownEnv, ENVS};
+pub use walking::{CourseLeg, Pushes, StageGate, Walking};
 
 /// Builds one fresh env. The runner calls it once to read the sizes and mirror lists, and once
 /// per sampler worker, so an env of your own trains without being registered
@@ -44,24 +46,8 @@ pub struct Step<'a> {
     pub info: &'a [RewardTerm],
 }
 
-/// Which pushes an env applies ([`Env::set_push`]); a push is a speed change of the whole
-/// robot (m/s) in a random horizontal direction, at the env's push times.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Pushes {
-    /// The env's own training pushes (its config, its schedule).
-    Own,
-    /// The env's own pushes at full strength, without a training schedule: training-time
-    /// evaluations, so that `Test/Return` measures the robustness the run trains for, the same
-    /// way at every iteration.
-    Full,
-    /// Each push U(0, v): the training distribution of `--push v` (`gait eval --push v`;
-    /// `UpTo(0)` turns pushes off, what evaluations run).
-    UpTo(f32),
-    /// Every push exactly v (`gait eval --push v --push-exact`).
-    Exactly(f32),
-}
-
-/// Why [`Env::set_command`] refused a command.
+/// Why an env refused a command or a setting ([`Walking::set_command`], [`Walking::set_push`],
+/// [`Env::set_targets_input`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CommandError {
     /// The env takes no commands.
@@ -94,16 +80,6 @@ pub enum CommandError {
     },
 }
 
-/// One leg of a scripted course ([`Env::set_course`]): a command held from policy step
-/// `start` of the episode on (the first leg's `start` is 0, later ones strictly increase).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct CourseLeg {
-    /// The policy step the leg starts at.
-    pub start: u32,
-    /// Its command `[x, y, turn]` (m/s, m/s, rad/s).
-    pub command: [f32; 3],
-}
-
 /// A continuous-control environment with `f32` observations and actions.
 ///
 /// Contract:
@@ -131,119 +107,38 @@ pub trait Env: Send {
     fn diverged(&self) -> bool {
         false
     }
-    /// Sets the task command (e.g. x velocity, y velocity, turn rate) for `gait eval --command`.
-    /// Refuses (and changes nothing) for envs without commands and for values the env cannot
-    /// mean, NaN and infinities included.
-    fn set_command(&mut self, _command: &[f32]) -> Result<(), CommandError> {
-        Err(CommandError::Unsupported)
-    }
-    /// Returns to drawing commands from the env's own distribution (undoes
-    /// [`Env::set_command`] and [`Env::set_course`]).
-    fn clear_command(&mut self) {}
-    /// Runs every following episode through `course`: each leg's command from its first step
-    /// on, the last one held after the course ends (`gait eval --course`). Refuses (and changes
-    /// nothing) as [`Env::set_command`] does, for an empty course too.
-    fn set_course(&mut self, _course: &[CourseLeg]) -> Result<(), CommandError> {
-        Err(CommandError::Unsupported)
-    }
-    /// The pushes of the episodes that follow ([`Pushes`]). Refused by envs that cannot be
-    /// pushed.
-    fn set_push(&mut self, _pushes: Pushes) -> Result<(), CommandError> {
-        Err(CommandError::Unsupported)
-    }
     /// `Some(t)`: the episodes that follow are training episodes after `t` train steps of the
     /// run (curricula and training-only perturbations such as observation noise read it);
     /// `None`: evaluation episodes (no training perturbations), the state of a new env. Called
     /// by the sampler before every episode.
     fn set_training(&mut self, _timesteps: Option<u64>) {}
-    /// `true`: the episodes that follow are prenormalization's, before a run's first training
-    /// step. They are evaluation episodes ([`Env::set_training`] `None`), except that a setting
-    /// the run stages to begin later acts as it does at the run's first step, so that a staged
-    /// change (Cassie's `--full-step-start`) leaves the run before its start exactly as it was
-    /// without the change. Command draws stay the evaluation's, so the normalizer sees every
-    /// command input vary. `false` (the state of a new env): as before.
-    fn set_prenormalizing(&mut self, _on: bool) {}
-    /// The train step at which the run's gated stage began (`None`: not yet), for envs whose
-    /// curriculum waits on an evaluation ([`StageGate`]). Called by the sampler before every
-    /// episode, with [`Env::set_training`].
-    fn set_stage(&mut self, _from: Option<u64>) {}
-    /// Fixed commands the training-time evaluation cycles through (eval episode `i` runs
-    /// command `i % n`), so that its speed metrics compare across iterations. Empty: the
-    /// env's own draws.
-    fn eval_commands(&self) -> &'static [[f32; 3]] {
-        &[]
-    }
-    /// The mirror image of a command, for an env whose task is mirror-symmetric (Cassie: y and
-    /// turn negate under the sagittal mirror, as its mirror loss assumes); `None`: no mirror.
-    /// `--selection-commands mirrored` adds the images of the eval commands to the selection
-    /// (`crate::algos::tracking::selection_commands`).
-    fn mirror_command(&self, _command: [f32; 3]) -> Option<[f32; 3]> {
-        None
-    }
-    /// How many physics models the env's episodes draw among (Cassie with `--sim mixed`: 2,
-    /// gait's rapier model and the lab's MuJoCo model), so that the selection episodes of
-    /// `--best-by tracking` and `cells` run every eval command on every model.
-    fn eval_models(&self) -> usize {
-        1
-    }
-    /// The name of physics model `model` (`< eval_models()`), for the selection's per-cell
-    /// table (`selection.csv`).
-    fn eval_model_name(&self, _model: usize) -> &'static str {
-        "default"
-    }
-    /// `Some(k)`, `k < eval_models()`: the episodes that follow run on model `k` instead of
-    /// drawing one (the draw is still made, so every other draw stays where it was); `None`:
-    /// drawn again. An env with one model accepts only `None` and `Some(0)`.
-    fn set_eval_model(&mut self, model: Option<usize>) -> Result<(), CommandError> {
-        match model {
-            None | Some(0) => Ok(()),
-            Some(_) => Err(CommandError::Unsupported),
-        }
-    }
     /// Simulated seconds per step, for pictures played in real time (Gym's classic-control
     /// envs use 0.02).
     fn policy_dt(&self) -> f32 {
         0.02
     }
-    /// The env's rigid bodies as drawable shapes, for `gait eval --gif`; `None` for envs that
-    /// cannot describe their bodies.
-    fn body_shapes(&self) -> Option<Vec<BodyShape>> {
+    /// The walking task's controls (commands, courses, pushes, physics models, a gated
+    /// curriculum), for envs that are one; `None` (the default) for any other.
+    fn walking(&self) -> Option<&dyn Walking> {
         None
     }
-    /// Each body's world pose now, in [`Env::body_shapes`] order (cleared first).
-    fn body_poses(&self, out: &mut Vec<BodyPose>) {
-        out.clear();
-    }
-    /// Whether each body is in contact now, in [`Env::body_shapes`] order (cleared first; left
-    /// empty by envs that do not know).
-    fn body_contacts(&self, out: &mut Vec<bool>) {
-        out.clear();
-    }
-    /// Signed-permutation mirror list for observations (left/right symmetry), if the env has one.
-    fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
+    /// [`Env::walking`], to change its settings.
+    fn walking_mut(&mut self) -> Option<&mut dyn Walking> {
         None
     }
-    /// Values in the critic's own observation; 0 (the default): the critic reads the policy's
-    /// observation. An env that knows more than a robot can sense (its true state, the
-    /// randomized model, the pushes) gives it to the critic alone: the critic exists only in
-    /// training, so the policy stays deployable, and a critic that knows what perturbed the
-    /// robot predicts returns better (an asymmetric actor-critic, rsl_rl's `critic`
-    /// observation group).
-    fn critic_observation_size(&self) -> usize {
-        0
-    }
-    /// The critic's observation of the state the last [`Env::reset`] or [`Env::step`]
-    /// returned (`critic_observation_size` values).
-    fn critic_observation(&self) -> &[f32] {
-        &[]
-    }
-    /// Signed-permutation mirror list for the critic's own observation, if the env has one
-    /// (mirror augmentation needs it).
-    fn critic_observation_mirror_indices(&self) -> Option<MirrorIndices> {
+    /// The env's left/right mirror lists, for the mirror loss and augmentation; `None` (the
+    /// default): no symmetry.
+    fn mirror(&self) -> Option<&dyn Mirrored> {
         None
     }
-    /// Signed-permutation mirror list for actions, if the env has one.
-    fn action_mirror_indices(&self) -> Option<MirrorIndices> {
+    /// The critic's own observation, for envs that give it more than the policy senses;
+    /// `None` (the default): the critic reads the policy's observation.
+    fn critic(&self) -> Option<&dyn PrivilegedCritic> {
+        None
+    }
+    /// The env's rigid bodies, for pictures (`gait eval --gif`, the replay page); `None` (the
+    /// default) for envs that cannot describe them.
+    fn bodies(&self) -> Option<&dyn Drawable> {
         None
     }
     /// Physical quantities of the last step that are not reward terms (e.g. Cassie's speed
@@ -274,24 +169,14 @@ pub trait Env: Send {
     }
 }
 
-/// A curriculum stage that begins at an evaluation rather than at a step count: the first
-/// training evaluation at or after `not_before` train steps whose `Test/Forward Speed` reaches
-/// `forward_speed` opens it. The runner decides (evaluations are deterministic, so the stage
-/// starts at the same step for any worker or rank count), keeps the step in the resume state
-/// and tells every env through [`Env::set_stage`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StageGate {
-    /// Train steps before which no evaluation opens it.
-    pub not_before: u64,
-    /// `Test/Forward Speed` (m/s) that opens it.
-    pub forward_speed: f64,
-    /// The flag that asked for it, for messages (`--omni-start-speed`).
-    pub setting: &'static str,
-}
-
-impl StageGate {
-    /// Whether an evaluation measuring `forward_speed` after `timesteps` train steps opens it.
-    pub fn opens(&self, timesteps: u64, forward_speed: Option<f64>) -> bool {
-        timesteps >= self.not_before && forward_speed.is_some_and(|v| v >= self.forward_speed)
-    }
+/// An env's observation for the critic alone: what it knows beyond what a robot can sense (its
+/// true state, the randomized model, the pushes). The critic exists only in training, so the
+/// policy stays deployable, and a critic that knows what perturbed the robot predicts returns
+/// better (an asymmetric actor-critic, rsl_rl's `critic` observation group).
+pub trait PrivilegedCritic {
+    /// Values in the critic's observation (at least 1).
+    fn critic_observation_size(&self) -> usize;
+    /// The critic's observation of the state the last [`Env::reset`] or [`Env::step`]
+    /// returned (`critic_observation_size` values).
+    fn critic_observation(&self) -> &[f32];
 }

@@ -10,7 +10,7 @@ use std::f32::consts::PI;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{Env, MirrorIndices, Step};
+use super::{Env, MirrorIndices, Mirrored, Step};
 
 const MAX_SPEED: f32 = 8.0;
 const MAX_TORQUE: f32 = 2.0;
@@ -80,6 +80,12 @@ impl Env for Pendulum {
         Step { obs: &self.obs, reward: -cost, done: false, info: &[] }
     }
 
+    fn mirror(&self) -> Option<&dyn Mirrored> {
+        Some(self)
+    }
+}
+
+impl Mirrored for Pendulum {
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
         MirrorIndices::new(&[0.0, -1.0, -2.0]).ok()
     }

@@ -158,10 +158,11 @@ mod tests {
     fn every_env_has_consistent_mirror_lists() {
         for spec in ENVS {
             let env = (spec.make)(&EnvConfig::default()).unwrap();
-            if let Some(m) = env.observation_mirror_indices() {
+            let Some(mirror) = env.mirror() else { continue };
+            if let Some(m) = mirror.observation_mirror_indices() {
                 assert_eq!(m.len(), env.observation_size(), "{}", spec.name);
             }
-            if let Some(m) = env.action_mirror_indices() {
+            if let Some(m) = mirror.action_mirror_indices() {
                 assert_eq!(m.len(), env.action_size(), "{}", spec.name);
             }
         }

@@ -408,7 +408,8 @@ fn set_command(env: &mut dyn envs::Env, env_name: &str, command: &[f32]) -> Resu
             command.len()
         )));
     }
-    env.set_command(command).map_err(|e| match e {
+    let walking = env.walking_mut().ok_or(CommandError::Unsupported);
+    walking.and_then(|w| w.set_command(command)).map_err(|e| match e {
         CommandError::Unsupported => {
             UsageError(format!("--command: env '{env_name}' takes no commands"))
         }
@@ -481,7 +482,8 @@ fn prepare_eval(args: &EvalOptions) -> Result<PreparedEval> {
     let course = match &args.course {
         Some(segments) => {
             let (legs, steps) = course_legs(segments, env.policy_dt())?;
-            env.set_course(&legs).map_err(|e| match e {
+            let walking = env.walking_mut().ok_or(CommandError::Unsupported);
+            walking.and_then(|w| w.set_course(&legs)).map_err(|e| match e {
                 CommandError::Unsupported => {
                     UsageError(format!("--course: env '{}' takes no commands", env_name))
                 }
@@ -495,7 +497,8 @@ fn prepare_eval(args: &EvalOptions) -> Result<PreparedEval> {
     match args.push {
         Some(speed) => {
             let pushes = if args.push_exact { Pushes::Exactly(speed) } else { Pushes::UpTo(speed) };
-            env.set_push(pushes).map_err(|e| match e {
+            let walking = env.walking_mut().ok_or(CommandError::Unsupported);
+            walking.and_then(|w| w.set_push(pushes)).map_err(|e| match e {
                 CommandError::Unsupported => {
                     UsageError(format!("--push: env '{}' cannot be pushed", env_name))
                 }
@@ -503,7 +506,9 @@ fn prepare_eval(args: &EvalOptions) -> Result<PreparedEval> {
             })?
         }
         None => {
-            let _ = env.set_push(Pushes::UpTo(0.0));
+            if let Some(walking) = env.walking_mut() {
+                let _ = walking.set_push(Pushes::UpTo(0.0));
+            }
         }
     }
     // Pictures: checked before anything runs.
@@ -520,7 +525,7 @@ fn prepare_eval(args: &EvalOptions) -> Result<PreparedEval> {
     }
     let replay = match outputs.first() {
         Some(&Output { flag, .. }) => {
-            let bodies = env.body_shapes().ok_or_else(|| {
+            let bodies = env.bodies().map(|b| b.body_shapes()).ok_or_else(|| {
                 UsageError(format!(
                     "{flag}: env '{}' cannot describe its bodies (only Cassie can so far)",
                     env_name

@@ -71,6 +71,26 @@ pub const PROGRESS_COLUMNS: &[&str] = &[
     CLIPPED_INPUTS,
 ];
 
+/// The walking task's columns of `progress.csv` (the training evaluation's speeds, the
+/// selection's scores): written by runs of envs that are walking tasks
+/// ([`crate::envs::Env::walking`]) only.
+pub const WALKING_COLUMNS: &[&str] = &[
+    FORWARD_SPEED,
+    LATERAL_SPEED,
+    VELOCITY_ERROR,
+    YAW_RATE,
+    YAW_RATE_ERROR,
+    TRACKING_ERROR,
+    CELLS_WITHIN,
+];
+
+/// The columns of a run's `progress.csv`: [`PROGRESS_COLUMNS`], without
+/// [`WALKING_COLUMNS`] unless the env is a walking task.
+pub fn progress_columns(walking: bool) -> Vec<&'static str> {
+    let keep = |c: &&str| walking || !WALKING_COLUMNS.contains(c);
+    PROGRESS_COLUMNS.iter().copied().filter(keep).collect()
+}
+
 /// Columns of `timing.csv` (wall-clock measurements).
 pub const TIMING_COLUMNS: &[&str] = &[
     ITERATION,

@@ -12,7 +12,6 @@
 //! prefix of jobs `0, 1, 2, ...` whose steps reach `num_steps`; jobs past the prefix are
 //! cancelled mid-trajectory (the reference never cancels its stragglers) and discarded.
 
-use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -26,6 +25,7 @@ use rand_distr::{Distribution, StandardNormal};
 use tch::{Device, Tensor};
 use tokio::sync::mpsc;
 
+mod episode;
 #[cfg(feature = "mpi")]
 mod fingerprint;
 mod local;
@@ -39,9 +39,9 @@ use schedule::Schedule;
 
 use super::rollout::{Flow, Rollout};
 use super::seeding::{derive, stream};
-use super::{tracking, Buffer, EvalEpisode};
+use super::{Buffer, EvalEpisode};
 use crate::config::SelectionCommands;
-use crate::envs::{Env, Pushes};
+use crate::envs::Env;
 use crate::policies::{Actor, Critic, FastActor, Hidden, NetSpec, ParamSnapshot};
 
 /// Parameters broadcast to the workers once per iteration.
@@ -266,50 +266,13 @@ impl AlgoSampler {
         let (obs_dim, act_dim) = (self.env.observation_size(), self.env.action_size());
         let train = job.kind == JobKind::Train;
         let mut noise = ChaCha8Rng::seed_from_u64(derive(job.seed, &[stream::ACTION_NOISE]));
-        let critic_dim = self.env.critic_observation_size();
+        let critic_dim = self.env.critic().map_or(0, |c| c.critic_observation_size());
         let own_critic = critic_dim > 0;
         let mut buffer = Buffer::new(obs_dim, act_dim, self.discount, self.gae_lambda)
             .with_critic_dim(critic_dim);
         self.env.seed(job.seed);
-        // Eval episode `i` runs the env's eval command `i % n`; selection episode `k` the
-        // selection's command `k % n` on physics model `(k / n) % models` (so each repetition
-        // covers every cell in order); every other job (train jobs, and eval jobs of an env
-        // without eval commands) the env's own draws, whatever the previous job on this worker
-        // set, even if it was cancelled or failed.
-        let commands: Cow<[[f32; 3]]> = match job.kind {
-            JobKind::Select => {
-                Cow::Owned(tracking::selection_commands(self.env.as_ref(), job.select_commands)?)
-            }
-            JobKind::Train | JobKind::Eval => Cow::Borrowed(self.env.eval_commands()),
-        };
-        let n = commands.len() as u64;
-        let command = (!train && n > 0).then(|| commands[(job.id % n) as usize]);
-        let model = match job.kind {
-            JobKind::Select if n > 0 => Some((job.id / n) as usize % self.env.eval_models()),
-            JobKind::Select => bail!("selection episodes need an env with eval commands"),
-            JobKind::Train | JobKind::Eval => None,
-        };
-        self.env.set_eval_model(model).context("the env refused a selection episode's model")?;
-        match &command {
-            Some(c) => {
-                self.env
-                    .set_command(c)
-                    .with_context(|| format!("the env refused its own eval command {c:?}"))?;
-            }
-            None => self.env.clear_command(),
-        }
-        // Evaluations push at the run's full strength, never on a schedule, so that Test/Return
-        // (and the best-eval checkpoint) measures the robustness trained for, alike at every
-        // iteration (envs that cannot be pushed refuse, which changes nothing).
-        // Selection episodes push as `gait check --push V` does, V = `--selection-push` (0:
-        // tracking alone).
-        let _ = self.env.set_push(match job.kind {
-            JobKind::Train => Pushes::Own,
-            JobKind::Eval => Pushes::Full,
-            JobKind::Select => Pushes::UpTo(job.select_push),
-        });
+        let command = episode::begin(self.env.as_mut(), job)?;
         self.env.set_training(train.then_some(job.timesteps));
-        self.env.set_stage(job.stage_from);
         let mut metric_sums: Vec<(&'static str, f64)> = Vec::new();
         // Recurrent state starts at zero with every episode and is carried step by step.
         let mut actor_h: Hidden = None;

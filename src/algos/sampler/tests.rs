@@ -1,4 +1,5 @@
 use super::*;
+use crate::algos::tracking;
 use crate::envs::{CartPole, Step};
 use crate::policies::{Nonlinearity, StdSpec};
 
@@ -192,6 +193,12 @@ impl Env for WithCriticObs {
         Self::write(&mut self.critic, step.obs, self.t);
         step
     }
+    fn critic(&self) -> Option<&dyn crate::envs::PrivilegedCritic> {
+        Some(self)
+    }
+}
+
+impl crate::envs::PrivilegedCritic for WithCriticObs {
     fn critic_observation_size(&self) -> usize {
         5
     }
@@ -284,6 +291,18 @@ impl Env for Models {
         self.metrics = [("forward_speed", model + self.command), ("lateral_speed", self.push)];
         self.inner.step(action)
     }
+    fn metrics(&self) -> &[crate::envs::RewardTerm] {
+        &self.metrics
+    }
+    fn walking(&self) -> Option<&dyn crate::envs::Walking> {
+        Some(self)
+    }
+    fn walking_mut(&mut self) -> Option<&mut dyn crate::envs::Walking> {
+        Some(self)
+    }
+}
+
+impl crate::envs::Walking for Models {
     fn set_command(&mut self, command: &[f32]) -> Result<(), crate::envs::CommandError> {
         self.command = command[0];
         Ok(())
@@ -305,9 +324,7 @@ impl Env for Models {
         self.model = model;
         Ok(())
     }
-    fn metrics(&self) -> &[crate::envs::RewardTerm] {
-        &self.metrics
-    }
+    fn clear_command(&mut self) {}
 }
 
 /// Selection episodes (`--best-by tracking`) run eval command `k % n` on model

@@ -21,13 +21,14 @@ use super::commands::{Command, CommandKind};
 use super::config::{CassieConfig, ObsKind, EVEN_MUJOCO_SHARE, FIXED_CYCLE};
 use super::critic_obs::{self, LastPush};
 use super::estimator::VelocityEstimator;
-use super::mirror_lists;
 use super::physics::{self, Physics, SimKind};
 use super::reward::{self, RewardInputs, RewardKind, TurnKind};
 use crate::envs::cassie::robot::description::Description;
 use crate::envs::cassie::robot::Dynamics;
 use crate::envs::cassie::robot::N;
-use crate::envs::{CommandError, CourseLeg, Env, MirrorIndices, Pushes, RewardTerm, Step};
+use crate::envs::{
+    CommandError, Drawable, Env, Mirrored, PrivilegedCritic, Pushes, RewardTerm, Step, Walking,
+};
 
 /// Commands `gait eval --command` accepts: `(name, |limit|, unit)` for x, y and turn. Wider
 /// than either training distribution (so out-of-distribution speeds can be probed) but within
@@ -609,19 +610,6 @@ pub(crate) fn substeps(dt: f64, rate: f64) -> usize {
     ((1.0 / dt) / rate).round().max(1.0) as usize
 }
 
-/// A command `gait eval` may give, checked against [`COMMAND_LIMITS`].
-fn checked_command(command: &[f32]) -> Result<Command, CommandError> {
-    let [x, y, turn] = command else {
-        return Err(CommandError::Arity { expected: 3, got: command.len() });
-    };
-    for (&(name, limit, unit), &value) in COMMAND_LIMITS.iter().zip([x, y, turn]) {
-        if !value.is_finite() || value.abs() > limit {
-            return Err(CommandError::OutOfRange { name, value, min: -limit, max: limit, unit });
-        }
-    }
-    Ok(Command { x: *x as f64, y: *y as f64, turn: *turn as f64 })
-}
-
 impl Env for CassieEnv {
     fn observation_size(&self) -> usize {
         self.obs.len()
@@ -723,151 +711,12 @@ impl Env for CassieEnv {
         self.sim.blew_up()
     }
 
-    fn set_command(&mut self, command: &[f32]) -> Result<(), CommandError> {
-        self.fixed_command = Some(checked_command(command)?);
-        self.course.clear();
-        Ok(())
-    }
-
-    fn set_course(&mut self, course: &[CourseLeg]) -> Result<(), CommandError> {
-        let legs = course
-            .iter()
-            .map(|leg| Ok((leg.start, checked_command(&leg.command)?)))
-            .collect::<Result<Vec<_>, CommandError>>()?;
-        let ordered = legs.windows(2).all(|w| w[0].0 < w[1].0);
-        let first = match legs.first() {
-            Some(&(0, first)) if ordered => first,
-            _ => return Err(CommandError::CourseSteps),
-        };
-        self.fixed_command = Some(first);
-        self.course = legs;
-        Ok(())
-    }
-
-    fn clear_command(&mut self) {
-        self.fixed_command = None;
-        self.course.clear();
-    }
-
-    fn set_stage(&mut self, from: Option<u64>) {
-        self.stage_from = from;
-    }
-
-    /// 2 with `--sim mixed` (model 0 rapier, 1 MuJoCo), else 1.
-    fn eval_models(&self) -> usize {
-        1 + usize::from(self.spare.is_some())
-    }
-
-    fn eval_model_name(&self, model: usize) -> &'static str {
-        match (model, self.spare.is_some()) {
-            (0, true) => SimKind::Rapier.name(),
-            (_, true) => SimKind::Mujoco.name(),
-            (_, false) => self.sim.kind().name(),
-        }
-    }
-
-    fn set_eval_model(&mut self, model: Option<usize>) -> Result<(), CommandError> {
-        self.forced_model = match (model, self.spare.is_some()) {
-            (None, _) => None,
-            (Some(0), true) => Some(SimKind::Rapier),
-            (Some(1), true) => Some(SimKind::Mujoco),
-            (Some(0), false) => None,
-            _ => return Err(CommandError::Unsupported),
-        };
-        Ok(())
-    }
-
     fn set_training(&mut self, timesteps: Option<u64>) {
         self.training = timesteps;
     }
 
-    fn set_prenormalizing(&mut self, on: bool) {
-        self.prenormalizing = on;
-    }
-
-    fn set_push(&mut self, pushes: Pushes) -> Result<(), CommandError> {
-        let speed = match pushes {
-            Pushes::Own | Pushes::Full => 0.0,
-            Pushes::UpTo(v) | Pushes::Exactly(v) => v,
-        };
-        // The range of `--push` (its row in CassieConfig), one definition for both.
-        let push = <CassieConfig as crate::settings::Section>::setting("push");
-        if push.check(&serde_json::Value::from(speed as f64)).is_err() {
-            return Err(CommandError::OutOfRange {
-                name: "push",
-                value: speed,
-                min: 0.0,
-                max: 5.0,
-                unit: "m/s",
-            });
-        }
-        self.pushes = pushes;
-        Ok(())
-    }
-
-    /// 1.0 and 0.5 m/s straight ahead and standing: the speeds `gait eval` is judged at.
-    /// Forward commands: 1.0, 0.5 and 0 m/s. Omnidirectional ones add backward, a sidestep, a
-    /// turn in place and a walking turn (one side each: the mirror loss makes the policy
-    /// symmetric, and the training evaluation's few episodes go further on more commands).
-    fn eval_commands(&self) -> &'static [[f32; 3]] {
-        match self.config.commands {
-            CommandKind::Forward => &[[1.0, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.0]],
-            CommandKind::Omni | CommandKind::OmniWalk => &[
-                [1.0, 0.0, 0.0],
-                [0.5, 0.0, 0.0],
-                [0.0, 0.0, 0.0],
-                [-0.3, 0.0, 0.0],
-                [0.0, 0.2, 0.0],
-                [0.0, 0.0, 0.4],
-                [0.6, 0.0, 0.3],
-            ],
-        }
-    }
-
-    fn mirror_command(&self, [x, y, turn]: [f32; 3]) -> Option<[f32; 3]> {
-        // `0.0 - v`, not `-v`: the image of 0 is +0, so images compare and print as typed.
-        Some([x, 0.0 - y, 0.0 - turn])
-    }
-
     fn policy_dt(&self) -> f32 {
         (1.0 / self.config.policy_rate) as f32
-    }
-
-    fn body_shapes(&self) -> Option<Vec<crate::envs::BodyShape>> {
-        Some(self.sim.body_shapes())
-    }
-
-    fn body_poses(&self, out: &mut Vec<crate::envs::BodyPose>) {
-        self.sim.body_poses(out);
-    }
-
-    fn body_contacts(&self, out: &mut Vec<bool>) {
-        self.sim.body_contacts(out);
-    }
-
-    fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
-        let velocity = self.config.obs.observes_velocity();
-        mirror_lists::observation(self.config.full_clock, velocity, self.config.history).ok()
-    }
-
-    fn action_mirror_indices(&self) -> Option<MirrorIndices> {
-        mirror_lists::action().ok()
-    }
-
-    fn critic_observation_size(&self) -> usize {
-        self.critic_obs.len()
-    }
-
-    fn critic_observation(&self) -> &[f32] {
-        &self.critic_obs
-    }
-
-    fn critic_observation_mirror_indices(&self) -> Option<MirrorIndices> {
-        if self.critic_obs.is_empty() {
-            return None;
-        }
-        let hidden = self.config.obs != ObsKind::Velocity;
-        critic_obs::mirror(&self.observation_mirror_indices()?, hidden).ok()
     }
 
     fn metrics(&self) -> &[RewardTerm] {
@@ -885,6 +734,27 @@ impl Env for CassieEnv {
 
     fn termination(&self) -> Option<&'static str> {
         self.fell.map(Fall::describe)
+    }
+
+    fn walking(&self) -> Option<&dyn Walking> {
+        Some(self)
+    }
+
+    fn walking_mut(&mut self) -> Option<&mut dyn Walking> {
+        Some(self)
+    }
+
+    fn mirror(&self) -> Option<&dyn Mirrored> {
+        Some(self)
+    }
+
+    /// With `--privileged-critic` only.
+    fn critic(&self) -> Option<&dyn PrivilegedCritic> {
+        (!self.critic_obs.is_empty()).then_some(self as &dyn PrivilegedCritic)
+    }
+
+    fn bodies(&self) -> Option<&dyn Drawable> {
+        Some(self)
     }
 }
 
@@ -910,6 +780,7 @@ impl Fall {
     }
 }
 
+mod capabilities;
 mod observation;
 
 #[cfg(test)]

@@ -1,0 +1,120 @@
+//! The walking task's controls, a capability an env offers through [`Env::walking`](super::Env::walking): the
+//! commands it is judged on, scripted courses, pushes, the physics models its episodes draw
+//! among, and a curriculum stage an evaluation opens. The sampler, the training evaluation,
+//! the selection, `gait eval` and `gait check` reach them there; an env that is no walking task
+//! (cartpole) has none of them and is not asked.
+
+use super::CommandError;
+
+/// Which pushes an env applies ([`Walking::set_push`]); a push is a speed change of the whole
+/// robot (m/s) in a random horizontal direction, at the env's push times.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pushes {
+    /// The env's own training pushes (its config, its schedule).
+    Own,
+    /// The env's own pushes at full strength, without a training schedule: training-time
+    /// evaluations, so that `Test/Return` measures the robustness the run trains for, the same
+    /// way at every iteration.
+    Full,
+    /// Each push U(0, v): the training distribution of `--push v` (`gait eval --push v`;
+    /// `UpTo(0)` turns pushes off, what evaluations run).
+    UpTo(f32),
+    /// Every push exactly v (`gait eval --push v --push-exact`).
+    Exactly(f32),
+}
+
+/// One leg of a scripted course ([`Walking::set_course`]): a command held from policy step
+/// `start` of the episode on (the first leg's `start` is 0, later ones strictly increase).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CourseLeg {
+    /// The policy step the leg starts at.
+    pub start: u32,
+    /// Its command `[x, y, turn]` (m/s, m/s, rad/s).
+    pub command: [f32; 3],
+}
+
+/// A commanded locomotion task. Commands are `[x, y, turn]` (m/s, m/s, rad/s) in the commanded
+/// heading's frame.
+pub trait Walking {
+    /// Sets the task command (e.g. x velocity, y velocity, turn rate) for `gait eval --command`.
+    /// Refuses (and changes nothing) values the env cannot mean, NaN and infinities included.
+    fn set_command(&mut self, command: &[f32]) -> Result<(), CommandError>;
+    /// Returns to drawing commands from the env's own distribution (undoes
+    /// [`Walking::set_command`] and [`Walking::set_course`]).
+    fn clear_command(&mut self) {}
+    /// Runs every following episode through `course`: each leg's command from its first step
+    /// on, the last one held after the course ends (`gait eval --course`). Refuses (and changes
+    /// nothing) as [`Walking::set_command`] does, for an empty course too.
+    fn set_course(&mut self, _course: &[CourseLeg]) -> Result<(), CommandError> {
+        Err(CommandError::Unsupported)
+    }
+    /// The pushes of the episodes that follow ([`Pushes`]). Refused by envs that cannot be
+    /// pushed.
+    fn set_push(&mut self, _pushes: Pushes) -> Result<(), CommandError> {
+        Err(CommandError::Unsupported)
+    }
+    /// `true`: the episodes that follow are prenormalization's, before a run's first training
+    /// step. They are evaluation episodes ([`Env::set_training`](super::Env::set_training) `None`), except that a setting
+    /// the run stages to begin later acts as it does at the run's first step, so that a staged
+    /// change (Cassie's `--full-step-start`) leaves the run before its start exactly as it was
+    /// without the change. Command draws stay the evaluation's, so the normalizer sees every
+    /// command input vary. `false` (the state of a new env): as before.
+    fn set_prenormalizing(&mut self, _on: bool) {}
+    /// The train step at which the run's gated stage began (`None`: not yet), for envs whose
+    /// curriculum waits on an evaluation ([`StageGate`]). Called by the sampler before every
+    /// episode, with [`Env::set_training`](super::Env::set_training).
+    fn set_stage(&mut self, _from: Option<u64>) {}
+    /// Fixed commands the training-time evaluation cycles through (eval episode `i` runs
+    /// command `i % n`), so that its speed metrics compare across iterations. Empty: the
+    /// env's own draws.
+    fn eval_commands(&self) -> &'static [[f32; 3]];
+    /// The mirror image of a command, for an env whose task is mirror-symmetric (Cassie: y and
+    /// turn negate under the sagittal mirror, as its mirror loss assumes); `None`: no mirror.
+    /// `--selection-commands mirrored` adds the images of the eval commands to the selection
+    /// (`crate::algos::tracking::selection_commands`).
+    fn mirror_command(&self, _command: [f32; 3]) -> Option<[f32; 3]> {
+        None
+    }
+    /// How many physics models the env's episodes draw among (Cassie with `--sim mixed`: 2,
+    /// gait's rapier model and the lab's MuJoCo model), so that the selection episodes of
+    /// `--best-by tracking` and `cells` run every eval command on every model.
+    fn eval_models(&self) -> usize {
+        1
+    }
+    /// The name of physics model `model` (`< eval_models()`), for the selection's per-cell
+    /// table (`selection.csv`).
+    fn eval_model_name(&self, _model: usize) -> &'static str {
+        "default"
+    }
+    /// `Some(k)`, `k < eval_models()`: the episodes that follow run on model `k` instead of
+    /// drawing one (the draw is still made, so every other draw stays where it was); `None`:
+    /// drawn again. An env with one model accepts only `None` and `Some(0)`.
+    fn set_eval_model(&mut self, model: Option<usize>) -> Result<(), CommandError> {
+        match model {
+            None | Some(0) => Ok(()),
+            Some(_) => Err(CommandError::Unsupported),
+        }
+    }
+}
+
+/// A curriculum stage that begins at an evaluation rather than at a step count: the first
+/// training evaluation at or after `not_before` train steps whose `Test/Forward Speed` reaches
+/// `forward_speed` opens it. The runner decides (evaluations are deterministic, so the stage
+/// starts at the same step for any worker or rank count), keeps the step in the resume state
+/// and tells every env through [`Walking::set_stage`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StageGate {
+    /// Train steps before which no evaluation opens it.
+    pub not_before: u64,
+    /// `Test/Forward Speed` (m/s) that opens it.
+    pub forward_speed: f64,
+    /// The flag that asked for it, for messages (`--omni-start-speed`).
+    pub setting: &'static str,
+}
+
+impl StageGate {
+    /// Whether an evaluation measuring `forward_speed` after `timesteps` train steps opens it.
+    pub fn opens(&self, timesteps: u64, forward_speed: Option<f64>) -> bool {
+        timesteps >= self.not_before && forward_speed.is_some_and(|v| v >= self.forward_speed)
+    }
+}
