@@ -20,7 +20,9 @@ pub use controller::ControllerSpec;
 pub use mirror::{MirrorIndices, Mirrored};
 pub use mountaincar::MountainCar;
 pub use pendulum::Pendulum;
-pub use registry::{available, factory, make, spec, EnvConfig, EnvSpec, UnknownEnv, ENVS};
+pub use registry::{
+    available, factory, make, spec, EnvConfig, EnvSchedule, EnvSection, EnvSpec, UnknownEnv, ENVS,
+};
 pub use walking::{CourseLeg, Pushes, StageGate, Walking};
 
 /// Builds one fresh env. The runner calls it once to read the sizes and mirror lists, and once

@@ -1,5 +1,6 @@
-//! `--env NAME` → constructor, and the env-specific settings. (Training presets are typed
-//! functions in `crate::config::presets`.)
+//! The env catalog: `--env NAME` → constructor and settings section ([`ENVS`], one row per
+//! env), and the env-specific settings the trainer asks about through [`EnvSchedule`].
+//! (Training presets are typed functions in `crate::config::presets`.)
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -9,8 +10,8 @@ use super::{CartPole, Env, EnvFactory, MountainCar, Pendulum};
 
 /// Env-specific settings (the reference's "Env arguments" group), one section per env that has
 /// any. Recorded in `experiment.json` so `gait eval` and `--previous` rebuild the same env.
-/// Only Cassie has settings so far; changing them for another env is refused
-/// ([`EnvConfig::check_for`]).
+/// An env with settings has a field here and an [`EnvSection`] in its catalog row; changing
+/// one env's settings for another env is refused ([`EnvConfig::check_for`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EnvConfig {
@@ -20,57 +21,106 @@ pub struct EnvConfig {
 }
 
 impl EnvConfig {
-    /// Every env section's settings, under `path` (`env.cassie.sim_dt`): one line per env
-    /// section.
+    /// Every env section's settings, under `path` (`env.cassie.sim_dt`), from the catalog.
     pub fn settings(path: &str, out: &mut Vec<crate::settings::Declared>) {
-        crate::settings::Declared::section::<CassieConfig>(&format!("{path}.cassie"), out);
+        for section in ENVS.iter().filter_map(|spec| spec.section.as_ref()) {
+            (section.declare)(&format!("{path}.{}", section.key), out);
+        }
+    }
+
+    /// `env`'s settings as the trainer asks of them, if it has a section.
+    fn schedule(&self, env: &str) -> Option<&dyn EnvSchedule> {
+        spec(env).ok()?.section.as_ref().map(|section| (section.schedule)(self))
     }
 
     /// The curriculum gate of `env`'s settings, if its curriculum waits on an evaluation.
     pub fn stage_gate_for(&self, env: &str) -> Option<super::StageGate> {
-        (env == "cassie").then(|| self.cassie.stage_gate()).flatten()
+        self.schedule(env)?.stage_gate()
     }
 
     /// The training step from which `env`'s training distribution stops changing (0 for an
-    /// env without a curriculum; `None` while a gate it waits for is closed): see
-    /// [`CassieConfig::settled_from`].
+    /// env without a curriculum; `None` while a gate it waits for is closed).
     pub fn settled_from(&self, env: &str, stage_from: Option<u64>) -> Option<u64> {
-        match env {
-            "cassie" => self.cassie.settled_from(stage_from),
-            _ => Some(0),
-        }
+        self.schedule(env).map_or(Some(0), |s| s.settled_from(stage_from))
     }
 
     /// The strength of `env`'s training perturbations after `timesteps` of a run whose gated
-    /// stage began at `stage_from`, in [0, 1] (Cassie's [`CassieConfig::robustness_at`]);
-    /// `None` for an env without a perturbation schedule.
+    /// stage began at `stage_from`, in [0, 1]; `None` for an env without a perturbation
+    /// schedule.
     pub fn perturbation_strength(
         &self,
         env: &str,
         timesteps: u64,
         stage_from: Option<u64>,
     ) -> Option<f64> {
-        (env == "cassie").then(|| self.cassie.robustness_at(timesteps, stage_from))
+        self.schedule(env)?.perturbation_strength(timesteps, stage_from)
     }
 
-    /// A section of another env that differs from its defaults is refused, naming its first
-    /// changed setting as a flag (each setting's range is checked with the others',
-    /// [`crate::config::TrainConfig::validate`]).
+    /// `env`'s own section is checked as a whole; another env's section that differs from its
+    /// defaults is refused, naming its first changed setting as a flag (each setting's range
+    /// is checked with the others', [`crate::config::TrainConfig::validate`]).
     pub fn check_for(&self, env: &str) -> Result<(), String> {
-        if env == "cassie" {
-            return self.cassie.check();
+        for spec in ENVS {
+            let Some(section) = &spec.section else { continue };
+            if spec.name == env {
+                (section.schedule)(self).check()?;
+            } else if let Some(changed) = (section.changed)(self) {
+                return Err(format!(
+                    "--{changed} only applies to --env {}, not '{env}'",
+                    spec.name
+                ));
+            }
         }
-        if self.cassie == CassieConfig::default() {
-            return Ok(());
-        }
-        let ours = serde_json::to_value(&self.cassie).unwrap_or_default();
-        let defaults = serde_json::to_value(CassieConfig::default()).unwrap_or_default();
-        let changed = ours
-            .as_object()
-            .and_then(|m| m.iter().find(|(k, v)| defaults.get(k.as_str()) != Some(*v)))
-            .map_or_else(String::new, |(k, _)| k.replace('_', "-"));
-        Err(format!("--{changed} only applies to --env cassie, not '{env}'"))
+        Ok(())
     }
+}
+
+/// What the trainer asks of an env's settings section: whether its values go together, and
+/// the shape of its curriculum (an env's own managers decide what a stage does; the runner
+/// only needs when it opens and when the training distribution stops changing).
+pub trait EnvSchedule {
+    /// Refuses combinations of the section's values that cannot run (one message).
+    fn check(&self) -> Result<(), String>;
+    /// The curriculum stage an evaluation opens, if any.
+    fn stage_gate(&self) -> Option<super::StageGate> {
+        None
+    }
+    /// The training step from which the training distribution stops changing, given when the
+    /// gated stage began (`None`: a gate it waits for is still closed).
+    fn settled_from(&self, _stage_from: Option<u64>) -> Option<u64> {
+        Some(0)
+    }
+    /// The strength of the training perturbations after `timesteps`, in [0, 1]; `None`
+    /// without a perturbation schedule.
+    fn perturbation_strength(&self, _timesteps: u64, _stage_from: Option<u64>) -> Option<f64> {
+        None
+    }
+}
+
+/// An env's settings section: its key under `[env]` and how the config reaches it.
+pub struct EnvSection {
+    /// `[env.KEY]`, and the middle of its settings' paths (`env.cassie.sim_dt`).
+    pub key: &'static str,
+    /// Declares the section's settings under a path.
+    pub declare: fn(&str, &mut Vec<crate::settings::Declared>),
+    /// The section in a config, as the trainer asks of it.
+    pub schedule: fn(&EnvConfig) -> &dyn EnvSchedule,
+    /// The section's first setting that differs from its default, as a flag name.
+    pub changed: fn(&EnvConfig) -> Option<String>,
+}
+
+/// The first setting of `section` that differs from its default, with dashes (`sim-dt`).
+fn first_change<S: Serialize + Default + PartialEq>(section: &S) -> Option<String> {
+    if *section == S::default() {
+        return None;
+    }
+    let ours = serde_json::to_value(section).unwrap_or_default();
+    let defaults = serde_json::to_value(S::default()).unwrap_or_default();
+    let changed = ours
+        .as_object()
+        .and_then(|m| m.iter().find(|(k, v)| defaults.get(k.as_str()) != Some(*v)))
+        .map_or_else(String::new, |(k, _)| k.replace('_', "-"));
+    Some(changed)
 }
 
 /// One registered environment.
@@ -81,6 +131,8 @@ pub struct EnvSpec {
     pub about: &'static str,
     /// Builds the env from the config's env sections.
     pub make: fn(&EnvConfig) -> anyhow::Result<Box<dyn Env>>,
+    /// Its settings section, if it has one.
+    pub section: Option<EnvSection>,
 }
 
 impl std::fmt::Debug for EnvSpec {
@@ -95,21 +147,30 @@ pub static ENVS: &[EnvSpec] = &[
         name: "cassie",
         about: "Cassie biped (rapier3d, 500 Hz PD): walk straight on command, a gait clock",
         make: |config| Ok(Box::new(CassieEnv::new(config.cassie.clone()))),
+        section: Some(EnvSection {
+            key: "cassie",
+            declare: crate::settings::Declared::section::<CassieConfig>,
+            schedule: |config| &config.cassie,
+            changed: |config| first_change(&config.cassie),
+        }),
     },
     EnvSpec {
         name: "cartpole",
         about: "continuous cart-pole balancing; learns in seconds (test/demo env)",
         make: |_| Ok(Box::new(CartPole::new())),
+        section: None,
     },
     EnvSpec {
         name: "pendulum",
         about: "pendulum swing-up (Gym Pendulum-v1 dynamics), no termination",
         make: |_| Ok(Box::new(Pendulum::new())),
+        section: None,
     },
     EnvSpec {
         name: "mountaincar",
         about: "continuous mountain car; sparse goal reward, no mirror lists",
         make: |_| Ok(Box::new(MountainCar::new())),
+        section: None,
     },
 ];
 
