@@ -20,23 +20,21 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::algorithm::{decay_scale, Algorithm};
-use super::autotune::fastest_backprop_threads;
-use super::checkpoint::{self, BestSoFar, SelectionScore, TrainState};
+use super::checkpoint::{self, SelectionScore, TrainState};
 use super::registry;
 use super::resources;
 use super::resources::{available_cores, resolve_device};
 use super::sampler::{local_sampler, Collect, MakeSampler};
 use super::seeding::INIT_LOCK;
 use super::seeding::{derive, stream};
+use super::setup::{self, RunFiles};
 use super::symmetry::Symmetry;
 use super::{tracking, CollectRequest, Collected, PolicySnapshot};
-use crate::config::{BackpropWorkers, BestBy, Start, StdSchedule, TrainConfig, UsageError};
+use crate::config::{BestBy, Start, StdSchedule, TrainConfig};
 use crate::envs::{self, EnvFactory};
 use crate::logging::metrics::{IterationReport, RankTiming, TestMetrics, Timing, UpdateMetrics};
 use crate::logging::summary::FinalEval;
-use crate::logging::{
-    self, EventWriter, Experiment, RunStatus, ScalarTable, SelectionRow, SelectionTable,
-};
+use crate::logging::{EventWriter, Experiment, ScalarTable, SelectionRow, SelectionTable};
 
 /// One training run: its config, algorithm (networks and optimizer), sampler, run dir and logs.
 pub struct Runner {
@@ -100,7 +98,6 @@ impl Runner {
     /// only names the run's folder) and with experience from the sampler
     /// `make_sampler(config, env, spec, workers)` builds: [`local_sampler`], the MPI
     /// transport, a recording wrapper in tests.
-    #[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
     pub fn start_with(
         config: &TrainConfig,
         env: EnvFactory,
@@ -120,31 +117,7 @@ impl Runner {
             config.net.spec(&config.run.env, probe.observation_size(), probe.action_size())?;
         spec.critic_obs_dim = probe.critic().map(|c| c.critic_observation_size());
         let symmetry = Symmetry::for_env(probe.as_ref(), config.mirroring(), &config.run.env)?;
-        let by = config.eval.best_by;
-        let selection = if by.selects() {
-            tracking::selection_commands(probe.as_ref(), config.eval.selection_commands)?
-        } else {
-            Vec::new()
-        };
-        let walking = probe.walking().is_some();
-        let models = probe.walking().map_or(1, |w| w.eval_models());
-        let selection_cells = match selection.len() * models {
-            _ if !by.selects() => 0,
-            0 => {
-                let name = clap::ValueEnum::to_possible_value(&by).map(|v| v.get_name().to_owned());
-                return Err(UsageError(format!(
-                    "--best-by {}: env '{}' has no eval commands to track (use --best-by return)",
-                    name.unwrap_or_default(),
-                    config.run.env
-                ))
-                .into());
-            }
-            n => n,
-        };
-        // Cell `c` runs the selection's command `c % n` on model `c / n`.
-        let model_name = |m| probe.walking().map_or("default", |w| w.eval_model_name(m));
-        let selection_models: Vec<&'static str> =
-            (0..models).flat_map(|m| std::iter::repeat_n(model_name(m), selection.len())).collect();
+        let selection = setup::selection_plan(probe.as_ref(), config)?;
         // Before any allocation: a network too large for the machine is refused with numbers.
         let cores = available_cores();
         let memory = resources::available_memory();
@@ -153,26 +126,7 @@ impl Runner {
         {
             events.warning(&warning);
         }
-
-        // Network init and minibatch order are seeded; the optimizer uses backprop_workers
-        // threads (measured first with -1).
-        let backprop_threads = match config.run.backprop_workers {
-            BackpropWorkers::Threads(n) => {
-                tch::set_num_threads(n.get() as i32);
-                None
-            }
-            BackpropWorkers::Auto => {
-                let (threads, timings) =
-                    fastest_backprop_threads(&spec, &config.ppo, device, cores)?;
-                let times: Vec<String> =
-                    timings.iter().map(|(t, s)| format!("{t}: {:.0} ms", s * 1e3)).collect();
-                events.note(&format!(
-                    "--backprop-workers -1: one PPO epoch took {} (threads: time); using {threads}",
-                    times.join(", ")
-                ));
-                Some(threads)
-            }
-        };
+        let backprop_threads = setup::backprop_threads(config, &spec, device, cores, events)?;
         let mut optim = {
             // libtorch's generator is process-global: seeding it and drawing the initial weights
             // happen under one lock, so the weights depend on the seed only, even when several
@@ -181,117 +135,50 @@ impl Runner {
             tch::manual_seed(derive(config.run.seed, &[stream::INIT]) as i64);
             registry::build(config, &spec, device, symmetry.as_ref())?
         };
-        let (state, run_dir, best_so_far) = match start {
-            Start::Continue { dir, weights } => {
-                let (state, logdir) =
-                    checkpoint::restore(config, dir, *weights, &spec, optim.as_mut())?;
-                let best_so_far = checkpoint::best_so_far(dir, *weights, &state)?;
-                // Nothing to do is said before anything is written (no "completed" run dir
-                // without a checkpoint).
-                if state.total_timesteps >= config.run.timesteps {
-                    return Err(UsageError(format!(
-                        "--previous {}: the run has {} steps already, and --timesteps {} is not \
-                         above that: nothing to do (give a larger --timesteps)",
-                        dir.display(),
-                        state.total_timesteps,
-                        config.run.timesteps
-                    ))
-                    .into());
-                }
-                (state, continuation_dir(config, dir, &logdir)?, best_so_far)
-            }
-            Start::Fresh => {
-                if config.net.prenorm {
-                    // The probe env is free again; prenormalization reseeds it per episode.
-                    let steps = config.net.prenormalize_steps;
-                    events.prenorm(0, steps);
-                    let stats = super::prenorm::prenormalize(
-                        probe.as_mut(),
-                        optim.actor(),
-                        steps,
-                        config.sampler.traj_len,
-                        config.run.seed,
-                        &mut |n| events.prenorm(n, steps),
-                    )?;
-                    let actor = Symmetry::symmetrize(symmetry.as_ref(), stats.actor);
-                    let critic =
-                        stats.critic.map(|c| Symmetry::symmetrize_critic(symmetry.as_ref(), c));
-                    optim.set_normalizers(&actor, critic.as_ref()).context("prenormalization")?;
-                }
-                let run = config
-                    .run
-                    .run_name
-                    .clone()
-                    .unwrap_or_else(|| logging::config_hash_name(config));
-                let dir = logging::create_run_dir(&config.run.logdir, &config.run.env, &run)?;
-                (TrainState::default(), dir, BestSoFar::None)
-            }
-        };
+        let (state, run_dir, best_so_far) = setup::begin(
+            config,
+            start,
+            probe.as_mut(),
+            &spec,
+            optim.as_mut(),
+            symmetry.as_ref(),
+            events,
+        )?;
         optim.set_dump_dir(run_dir.clone());
         let started = Instant::now();
         // From here on the run dir exists: a failure still leaves `summary.json` saying how.
         let files = (|| -> Result<_> {
-            match &best_so_far {
-                BestSoFar::In(prev) => {
-                    checkpoint::copy_best_pair(prev, &run_dir)
-                        .context("carrying the best-eval weights so far")?;
-                    events
-                        .note(&format!("best-eval weights so far: copied from {}", prev.display()));
-                }
-                BestSoFar::NotKept(prev) => events.note(&format!(
-                    "note: the best-eval weights of the state continued from are not in {} \
-                     (a branch whose best the run replaced later, or files removed); this run \
-                     saves its own at its first evaluation that beats them",
-                    prev.display()
-                )),
-                BestSoFar::None => {}
-            }
+            setup::carry_best(&best_so_far, &run_dir, events)?;
             let sampler = make_sampler(config, &env, &spec, workers)?;
             let mut experiment =
                 Experiment::new(command, config.clone(), start.clone(), spec.clone());
-            experiment.ranks = sampler.ranks();
             experiment.backprop_threads = backprop_threads;
-            experiment.save(&run_dir)?;
-            let mut tb = EventWriter::create(&run_dir)?;
-            tb.text(0, "Config/experiment.info", &format!("```\n{}```", experiment.info()))?;
-            let columns = logging::metrics::progress_columns(walking);
-            let progress = ScalarTable::create(&run_dir.join("progress.csv"), &columns)?;
-            let timing =
-                ScalarTable::create(&run_dir.join("timing.csv"), logging::metrics::TIMING_COLUMNS)?;
-            let selection_table = (selection_cells > 0)
-                .then(|| SelectionTable::create(&run_dir.join(logging::SELECTION_CSV)))
-                .transpose()?;
-            Ok((tb, progress, timing, selection_table, sampler))
+            let walking = probe.walking().is_some();
+            let files = RunFiles::open(
+                &run_dir,
+                experiment,
+                sampler.as_ref(),
+                walking,
+                selection.cells > 0,
+            )?;
+            Ok((files, sampler))
         })();
-        let (tb, progress, timing, selection_table, sampler) = match files {
-            Ok(files) => files,
-            Err(e) => {
-                let elapsed_s = started.elapsed().as_secs_f64();
-                let summary =
-                    state.summary(RunStatus::Failed, elapsed_s, None, Some(format!("{e:#}")));
-                if let Err(write) = summary.save(&run_dir) {
-                    crate::stdio::eline(format!(
-                        "warning: cannot write the run's summary.json: {write:#}"
-                    ));
-                }
-                return Err(e);
-            }
-        };
+        let (files, sampler) = files.map_err(|e| setup::failed(&state, &run_dir, started, e))?;
         Ok(Self {
             config: config.clone(),
             run_dir,
             optim,
             sampler,
             symmetry,
-            progress,
-            timing,
-            tb,
+            progress: files.progress,
+            timing: files.timing,
+            tb: files.tb,
             state,
             start: started,
             workers,
-            selection_cells,
-            selection_models,
-            selection_table,
+            selection_cells: selection.cells,
+            selection_models: selection.models,
+            selection_table: files.selection,
         })
     }
 
@@ -590,20 +477,6 @@ fn test_metrics(
         scalars.push((CELLS_WITHIN, selection.cells_within() as f64));
     }
     Some(TestMetrics { mean_return, mean_length, tracking: scalars })
-}
-
-/// Where a continuation of `prev` goes: beside it, or under a `logdir` that differs from the
-/// previous run's (`prev_logdir`), keeping the run's folder name.
-fn continuation_dir(config: &TrainConfig, prev: &Path, prev_logdir: &Path) -> Result<PathBuf> {
-    if let Some(name) = &config.run.run_name {
-        return logging::create_run_dir(&config.run.logdir, &config.run.env, name);
-    }
-    let under = (prev_logdir != config.run.logdir)
-        .then(|| prev.canonicalize().ok())
-        .flatten()
-        .and_then(|p| p.parent().and_then(|r| r.file_name()).map(|r| r.to_owned()))
-        .map(|run| config.run.logdir.join(&config.run.env).join(run));
-    logging::create_continuation_dir(prev, under.as_deref())
 }
 
 /// Whether weights trained on `timesteps` steps, in a run whose gated stage began at

@@ -732,22 +732,3 @@ impl CassieConfig {
         }
     }
 }
-
-impl crate::envs::EnvSchedule for CassieConfig {
-    fn check(&self) -> Result<(), String> {
-        CassieConfig::check(self)
-    }
-
-    fn stage_gate(&self) -> Option<StageGate> {
-        CassieConfig::stage_gate(self)
-    }
-
-    fn settled_from(&self, stage_from: Option<u64>) -> Option<u64> {
-        CassieConfig::settled_from(self, stage_from)
-    }
-
-    /// [`CassieConfig::robustness_at`].
-    fn perturbation_strength(&self, timesteps: u64, stage_from: Option<u64>) -> Option<f64> {
-        Some(self.robustness_at(timesteps, stage_from))
-    }
-}
