@@ -12,7 +12,6 @@ const MAX_LINES: usize = 600;
 const OVER: &[(&str, usize, &str)] = &[
     ("src/envs/cassie/config.rs", 750, "a data table: one row per Cassie setting"),
     ("src/envs/cassie/env/mod.rs", 790, "to split: robot, task, perturbations"),
-    ("src/eval/mod.rs", 775, "to split: options, episodes, reports"),
     ("src/algos/sampler/mod.rs", 645, "to split: jobs, pool"),
 ];
 

@@ -11,17 +11,16 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
 use tch::Tensor;
 
-use crate::algos::rollout::{Flow, Rollout};
-use crate::algos::seeding::{derive, stream};
 use crate::algos::tracking::EvalEpisode;
 use crate::config::UsageError;
-use crate::course::{LegOutcome, LegTally};
+use crate::course::LegOutcome;
 use crate::envs::cassie::SimKind;
 use crate::envs::{self, CommandError, CourseLeg, EnvConfig, Pushes};
 use crate::outputs::Output;
 use crate::policies::Actor;
-use crate::replay::{render_gif, write_page, Episode, Frame, GifStyle, Replay};
+use crate::replay::Replay;
 
+mod episodes;
 mod onnx;
 
 use onnx::{OnnxActions, OnnxTargets};
@@ -452,8 +451,73 @@ struct PreparedEval {
     traj_len: usize,
 }
 
+/// Gives a walking env the `--command`, `--course` and `--push` of `args` (no pushes unless
+/// asked for: a run's training pushes are not part of its evaluation); the course's legs and
+/// length in steps. Each refusal is a usage error naming its flag.
+fn walking_controls(
+    env: &mut dyn envs::Env,
+    env_name: &str,
+    args: &EvalOptions,
+) -> Result<Option<(Vec<CourseLeg>, usize)>> {
+    if let Some(command) = &args.command {
+        set_command(env, env_name, command)?;
+    }
+    let refusal = |flag: &str, what: &str, e: CommandError| match e {
+        CommandError::Unsupported => UsageError(format!("{flag}: env '{env_name}' {what}")),
+        e => UsageError(format!("{flag}: {e}")),
+    };
+    let course = match &args.course {
+        Some(segments) => {
+            let (legs, steps) = course_legs(segments, env.policy_dt())?;
+            let walking = env.walking_mut().ok_or(CommandError::Unsupported);
+            walking
+                .and_then(|w| w.set_course(&legs))
+                .map_err(|e| refusal("--course", "takes no commands", e))?;
+            Some((legs, steps))
+        }
+        None => None,
+    };
+    match args.push {
+        Some(speed) => {
+            let pushes = if args.push_exact { Pushes::Exactly(speed) } else { Pushes::UpTo(speed) };
+            let walking = env.walking_mut().ok_or(CommandError::Unsupported);
+            walking
+                .and_then(|w| w.set_push(pushes))
+                .map_err(|e| refusal("--push", "cannot be pushed", e))?;
+        }
+        None => {
+            if let Some(walking) = env.walking_mut() {
+                let _ = walking.set_push(Pushes::UpTo(0.0));
+            }
+        }
+    }
+    Ok(course)
+}
+
+/// The recording `--gif` or `--record` asks for, its outputs checked before anything runs;
+/// refused for an env that cannot describe its bodies.
+fn picture(env: &dyn envs::Env, env_name: &str, args: &EvalOptions) -> Result<Option<Replay>> {
+    let mut outputs = Vec::new();
+    if let Some(path) = &args.gif {
+        outputs.push(Output { flag: "--gif", path, extensions: &["gif"] });
+    }
+    if let Some(path) = &args.record {
+        outputs.push(Output { flag: "--record", path, extensions: &["html", "htm"] });
+    }
+    crate::outputs::check(&outputs)?;
+    if args.record.is_some() {
+        crate::replay::ensure_pages_supported()?;
+    }
+    let Some(&Output { flag, .. }) = outputs.first() else { return Ok(None) };
+    let bodies = env.bodies().map(|b| b.body_shapes()).ok_or_else(|| {
+        UsageError(format!(
+            "{flag}: env '{env_name}' cannot describe its bodies (only Cassie can so far)"
+        ))
+    })?;
+    Ok(Some(Replay::new(env_name, env.policy_dt(), bodies)))
+}
+
 /// Checks `args` against the policy and its env, as [`run_eval`] does before its first step.
-#[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
 fn prepare_eval(args: &EvalOptions) -> Result<PreparedEval> {
     let loaded = load(&args.source)?;
     let env_owned = loaded.env.clone();
@@ -476,65 +540,8 @@ fn prepare_eval(args: &EvalOptions) -> Result<PreparedEval> {
         env.set_targets_input(true)
             .map_err(|_| UsageError(format!("--onnx: env '{env_name}' cannot take PD targets")))?;
     }
-    if let Some(command) = &args.command {
-        set_command(env.as_mut(), env_name, command)?;
-    }
-    let course = match &args.course {
-        Some(segments) => {
-            let (legs, steps) = course_legs(segments, env.policy_dt())?;
-            let walking = env.walking_mut().ok_or(CommandError::Unsupported);
-            walking.and_then(|w| w.set_course(&legs)).map_err(|e| match e {
-                CommandError::Unsupported => {
-                    UsageError(format!("--course: env '{}' takes no commands", env_name))
-                }
-                e => UsageError(format!("--course: {e}")),
-            })?;
-            Some((legs, steps))
-        }
-        None => None,
-    };
-    // Pushes only when asked for (a run's training pushes are not part of its evaluation).
-    match args.push {
-        Some(speed) => {
-            let pushes = if args.push_exact { Pushes::Exactly(speed) } else { Pushes::UpTo(speed) };
-            let walking = env.walking_mut().ok_or(CommandError::Unsupported);
-            walking.and_then(|w| w.set_push(pushes)).map_err(|e| match e {
-                CommandError::Unsupported => {
-                    UsageError(format!("--push: env '{}' cannot be pushed", env_name))
-                }
-                e => UsageError(format!("--push: {e}")),
-            })?
-        }
-        None => {
-            if let Some(walking) = env.walking_mut() {
-                let _ = walking.set_push(Pushes::UpTo(0.0));
-            }
-        }
-    }
-    // Pictures: checked before anything runs.
-    let mut outputs = Vec::new();
-    if let Some(path) = &args.gif {
-        outputs.push(Output { flag: "--gif", path, extensions: &["gif"] });
-    }
-    if let Some(path) = &args.record {
-        outputs.push(Output { flag: "--record", path, extensions: &["html", "htm"] });
-    }
-    crate::outputs::check(&outputs)?;
-    if args.record.is_some() {
-        crate::replay::ensure_pages_supported()?;
-    }
-    let replay = match outputs.first() {
-        Some(&Output { flag, .. }) => {
-            let bodies = env.bodies().map(|b| b.body_shapes()).ok_or_else(|| {
-                UsageError(format!(
-                    "{flag}: env '{}' cannot describe its bodies (only Cassie can so far)",
-                    env_name
-                ))
-            })?;
-            Some(Replay::new(env_name, env.policy_dt(), bodies))
-        }
-        None => None,
-    };
+    let course = walking_controls(env.as_mut(), env_name, args)?;
+    let replay = picture(env.as_ref(), env_name, args)?;
     // A course runs to its end unless --traj-len says otherwise.
     let traj_len =
         args.traj_len.or(course.as_ref().map(|(_, steps)| *steps)).unwrap_or(loaded.traj_len);
@@ -553,223 +560,4 @@ fn prepare_eval(args: &EvalOptions) -> Result<PreparedEval> {
         replay,
         traj_len,
     })
-}
-
-impl PreparedEval {
-    #[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
-    /// Runs the episodes and prints one line per episode plus a summary.
-    fn run(self, out: &mut impl Write) -> Result<EvalSummary> {
-        let Self {
-            args,
-            env_name,
-            mut env,
-            policy: mut eval_policy,
-            checkpoint,
-            note,
-            physics,
-            course,
-            mut replay,
-            traj_len,
-        } = self;
-        let (args, env_name) = (&args, env_name.as_str());
-        // --gif draws the first episode; --record keeps them all.
-        let recorded_episodes = if args.record.is_some() { args.episodes } else { 1 };
-        tch::set_num_threads(1);
-        let _no_grad = tch::no_grad_guard();
-        writeln!(
-            out,
-            "evaluating {} on '{}' ({} episodes)",
-            checkpoint.display(),
-            env_name,
-            args.episodes
-        )?;
-        if let Some(line) = note {
-            writeln!(out, "{line}")?;
-        }
-        if let Some(line) = physics {
-            writeln!(out, "{line}")?;
-        }
-        if let Some(speed) = args.push.filter(|&v| v > 0.0) {
-            let size = if args.push_exact { "exactly" } else { "up to" };
-            writeln!(
-                out,
-                "pushes: {size} {speed} m/s every 2-5 s, in a random horizontal direction"
-            )?;
-        }
-        let mut summary = EvalSummary {
-            checkpoint,
-            returns: vec![],
-            lengths: vec![],
-            terms: BTreeMap::new(),
-            metrics: BTreeMap::new(),
-            episodes: Vec::new(),
-            course_episodes: Vec::new(),
-            interrupted: false,
-        };
-        let mut steps_total = 0usize;
-        let mut rollout = Rollout::new();
-        for episode in 0..args.episodes {
-            if crate::algos::interrupt::requested() {
-                summary.interrupted = true;
-                break;
-            }
-            env.seed(derive(args.seed, &[stream::EVAL_JOB, u64::MAX, episode as u64]));
-            let mut ret = 0.0f64;
-            eval_policy.reset();
-            let mut noise = ActionNoise::new(
-                args.action_noise,
-                derive(args.seed, &[stream::ACTION_NOISE, u64::MAX, episode as u64]),
-            );
-            let mut episode_metrics: Vec<(&'static str, f64)> = Vec::new();
-            let mut legs =
-                course.as_ref().map(|(legs, steps)| LegTally::new(legs, *steps, env.policy_dt()));
-            let recording = replay.is_some() && episode < recorded_episodes;
-            let end = rollout.episode(
-                env.as_mut(),
-                traj_len,
-                &mut |_| Ok(Flow::Continue),
-                &mut |t, obs, action| {
-                    eval_policy.act(obs, &mut noise, action)?;
-                    // A non-finite value is a failure of whoever produced it, never a scored episode.
-                    if let Some(i) = action.iter().position(|a| !a.is_finite()) {
-                        bail!(
-                            "episode {episode}, step {t}: the policy produced a non-finite action \
-                         (entry {i} = {}) from a finite observation",
-                            action[i]
-                        );
-                    }
-                    Ok(Flow::Continue)
-                },
-                &mut |tr, env| {
-                    if !tr.reward.is_finite() || tr.next_obs.iter().any(|o| !o.is_finite()) {
-                        bail!(
-                        "episode {episode}, step {}: env '{}' returned a non-finite observation \
-                         or reward (reward {})",
-                        tr.t,
-                        env_name,
-                        tr.reward
-                    );
-                    }
-                    ret += tr.reward as f64;
-                    for (name, value) in tr.info {
-                        *summary.terms.entry(name.to_string()).or_default() += *value as f64;
-                    }
-                    for (name, value) in env.metrics() {
-                        *summary.metrics.entry(name.to_string()).or_default() += *value as f64;
-                    }
-                    crate::algos::tracking::add_metrics(&mut episode_metrics, env.metrics());
-                    if let Some(legs) = legs.as_mut() {
-                        legs.add(tr.t, env.metrics());
-                    }
-                    if let Some(replay) = replay.as_mut().filter(|_| recording) {
-                        if replay.episodes.len() == episode {
-                            let legs =
-                                course.as_ref().map(|(legs, _)| legs.clone()).unwrap_or_default();
-                            replay.episodes.push(Episode {
-                                command: match legs.first() {
-                                    Some(leg) => Some(leg.command),
-                                    None => args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
-                                },
-                                course: legs,
-                                frames: Vec::new(),
-                            });
-                        }
-                        let frame = Frame::capture(env, tr.reward, tr.info);
-                        replay.episodes[episode].frames.push(frame);
-                    }
-                    // A stop request ends the episode here; what ran is still written.
-                    if crate::algos::interrupt::requested() {
-                        return Ok(Flow::Stop);
-                    }
-                    Ok(Flow::Continue)
-                },
-            )?;
-            let len = end.steps;
-            steps_total += len;
-            // Each metric's mean over this episode (Cassie: its forward and lateral speed, so a
-            // drift shows per episode and cannot cancel between episodes).
-            let episode_means = EvalEpisode {
-                command: args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
-                metrics: episode_metrics
-                    .iter()
-                    .map(|&(name, sum)| (name.to_string(), sum / len.max(1) as f64))
-                    .collect(),
-                steps: len,
-            };
-            let means: String =
-                episode_means.metrics.iter().map(|(name, v)| format!(", {name} {v:.3}")).collect();
-            let fell = env.termination().filter(|_| end.done);
-            let cut = if crate::algos::interrupt::requested() {
-                " (interrupted)".to_string()
-            } else {
-                match &fell {
-                    Some(why) => format!(", fell: {why}"),
-                    // Not a fall: the simulator reset a non-finite state, and the step is dropped.
-                    None if end.diverged => {
-                        ", cut: the simulation blew up (non-finite state, reset by the simulator)"
-                            .to_string()
-                    }
-                    None => String::new(),
-                }
-            };
-            writeln!(out, "episode {episode:3}: return {ret:10.3}, length {len}{means}{cut}")?;
-            if let Some(tally) = &legs {
-                tally.write(fell.map(|_| len), out)?;
-                summary.course_episodes.push(tally.outcomes(len, fell.is_some()));
-            }
-            summary.returns.push(ret);
-            summary.lengths.push(len);
-            summary.episodes.push(episode_means);
-        }
-        // Nothing recorded (a stop before the first step): no picture to write.
-        let replay = replay.filter(|r| r.episodes.iter().any(|e| !e.frames.is_empty()));
-        if let (Some(replay), Some(path)) = (&replay, &args.gif) {
-            let frames = render_gif(replay, path, GifStyle::default())?;
-            writeln!(out, "wrote {} ({frames} frames of episode 0)", path.display())?;
-        }
-        if let (Some(replay), Some(path)) = (&replay, &args.record) {
-            write_page(replay, path)?;
-            let frames: usize = replay.episodes.iter().map(|e| e.frames.len()).sum();
-            writeln!(
-                out,
-                "wrote {} ({} episodes, {frames} frames; open it in a browser)",
-                path.display(),
-                replay.episodes.len()
-            )?;
-        }
-        for value in summary.terms.values_mut().chain(summary.metrics.values_mut()) {
-            *value /= steps_total.max(1) as f64;
-        }
-        let (min, max) = summary
-            .returns
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &r| (a.min(r), b.max(r)));
-        writeln!(
-            out,
-            "mean return {:.3} (min {min:.3}, max {max:.3}), mean length {:.1}",
-            summary.mean_return(),
-            summary.mean_length()
-        )?;
-        if summary.terms.is_empty() {
-            writeln!(out, "reward terms: none (env '{}' reports a single reward)", env_name)?;
-        }
-        for (name, value) in &summary.terms {
-            writeln!(out, "  {name}: {value:.4} per step")?;
-        }
-        if !summary.metrics.is_empty() {
-            writeln!(out, "metrics (mean per step):")?;
-        }
-        for (name, value) in &summary.metrics {
-            writeln!(out, "  {name}: {value:.4}")?;
-        }
-        summary.interrupted |= crate::algos::interrupt::requested();
-        if summary.interrupted {
-            writeln!(
-                out,
-                "interrupted after {} episode(s): the numbers and files above hold what ran",
-                summary.returns.len()
-            )?;
-        }
-        Ok(summary)
-    }
 }
