@@ -258,7 +258,6 @@ impl AlgoSampler {
         Ok(())
     }
 
-    #[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
     fn run(&mut self, Job { spec: job, policy, cancel_above }: &Job) -> Result<Option<Trajectory>> {
         self.sync(policy)?;
         let _no_grad = tch::no_grad_guard();
@@ -297,26 +296,9 @@ impl AlgoSampler {
                 {
                     return Ok(Flow::Stop);
                 }
-                match fast.as_deref_mut() {
-                    Some(fast) => fast.mean(obs, action),
-                    None => {
-                        let (mean, sd) = actor.step(&Tensor::from_slice(obs), &mut actor_h);
-                        mean.copy_data(action, act_dim);
-                        if train {
-                            sd.expand([act_dim as i64], false).copy_data(std, act_dim);
-                        }
-                    }
-                }
-                check_policy_output(action, "action mean")
+                let noise = train.then_some(&mut noise);
+                act(fast.as_deref_mut(), actor, &mut actor_h, obs, action, std, noise)
                     .with_context(|| format!("at step {t}"))?;
-                if train {
-                    check_policy_output(std, "action std")
-                        .with_context(|| format!("at step {t}"))?;
-                    for (a, s) in action.iter_mut().zip(std.iter()) {
-                        let z: f32 = StandardNormal.sample(&mut noise);
-                        *a += s * z;
-                    }
-                }
                 Ok(Flow::Continue)
             },
             &mut |tr, env| {
@@ -358,6 +340,42 @@ impl AlgoSampler {
         let steps_per_s = buffer.len() as f64 / start.elapsed().as_secs_f64().max(1e-9);
         Ok(Some(Trajectory { buffer, steps_per_s, diverged: end.diverged, episode }))
     }
+}
+
+/// The action for `obs` into `action`: the mean from the plain-Rust copy of the actor (train
+/// jobs, where there is one) or from the torch actor (carrying its recurrent state `hidden`),
+/// then, in training (`noise`), Gaussian exploration of the actor's std, which is written to
+/// `std` (the copy's was set once per episode). A non-finite mean or std is the policy's
+/// failure.
+fn act(
+    fast: Option<&mut FastActor>,
+    actor: &Actor,
+    hidden: &mut Hidden,
+    obs: &[f32],
+    action: &mut [f32],
+    std: &mut [f32],
+    noise: Option<&mut ChaCha8Rng>,
+) -> Result<()> {
+    let act_dim = action.len();
+    match fast {
+        Some(fast) => fast.mean(obs, action),
+        None => {
+            let (mean, sd) = actor.step(&Tensor::from_slice(obs), hidden);
+            mean.copy_data(action, act_dim);
+            if noise.is_some() {
+                sd.expand([act_dim as i64], false).copy_data(std, act_dim);
+            }
+        }
+    }
+    check_policy_output(action, "action mean")?;
+    if let Some(noise) = noise {
+        check_policy_output(std, "action std")?;
+        for (a, s) in action.iter_mut().zip(std.iter()) {
+            let z: f32 = StandardNormal.sample(noise);
+            *a += s * z;
+        }
+    }
+    Ok(())
 }
 
 /// The critic's values of the states of `buffer`'s one open trajectory and of `last`, the
