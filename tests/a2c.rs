@@ -75,6 +75,16 @@ fn a2c_continues_exactly_and_only_as_a2c() {
     assert!(o.status.success(), "{}", stderr(&o));
     let config = stdout(&o);
     assert!(config.contains("algo = \"a2c\"") && config.contains("lr = 0.001"), "{config}");
+    // A stopped A2C run names its own subcommand to continue with.
+    let logs_arg = logs.to_str().unwrap();
+    let limited = ["--time-limit", "1e-5", "--timesteps", "2000", "--num-steps", "500"];
+    let mut args = vec!["train", "a2c", "--env", "cartpole", "--logdir", logs_arg];
+    args.extend(["--run-name", "limited"].iter().chain(&limited));
+    let o = gait(&args);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let run = only_run(&logs.join("cartpole").join("limited"));
+    let again = format!("gait train a2c --previous {}", run.display());
+    assert!(stdout(&o).contains(&again), "{}", stdout(&o));
 }
 
 /// A run file written before the settings moved out of `[ppo]` (format 1: no `format`, the

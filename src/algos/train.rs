@@ -154,15 +154,13 @@ fn mpi_ranks() -> i32 {
 }
 
 /// Iterations until the configured timesteps (or a stop request), then the final evaluation.
-#[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
 fn drive(
     runner: &mut Runner,
     report: &mut dyn TrainReport,
     previous: Option<&std::path::Path>,
 ) -> Result<TrainOutcome> {
     let run_dir = runner.run_dir().to_path_buf();
-    let timesteps = runner.config().run.timesteps;
-    report.progress(runner.state().total_timesteps.min(timesteps));
+    report.progress(runner.state().total_timesteps.min(runner.config().run.timesteps));
     report.say(&format!("run dir: {}", run_dir.display()));
     if let Some(prev) = previous {
         let state = runner.state();
@@ -173,30 +171,8 @@ fn drive(
             state.total_timesteps
         ));
     }
-    let limit_s = runner.config().run.time_limit * 60.0;
     let first_iteration = runner.state().iteration;
-    let mut stopped = None;
-    while !runner.is_done() {
-        match runner.iterate(&mut |total| report.progress(total.min(timesteps))) {
-            Ok(iteration) => {
-                report.progress(iteration.total_timesteps.min(timesteps));
-                report.say(&iteration.terminal_line());
-            }
-            Err(e) if e.is::<Interrupted>() => {
-                stopped = Some(Stop::Interrupted);
-                break;
-            }
-            Err(e) => return Err(e),
-        }
-        if interrupt::requested() {
-            stopped = Some(Stop::Interrupted);
-            break;
-        }
-        if limit_s > 0.0 && runner.elapsed_s() >= limit_s && !runner.is_done() {
-            stopped = Some(Stop::TimeLimit);
-            break;
-        }
-    }
+    let stopped = iterate(runner, report)?;
     let state = runner.state().clone();
     let outcome = TrainOutcome {
         run_dir: run_dir.clone(),
@@ -208,26 +184,9 @@ fn drive(
         final_eval: None,
         stopped,
     };
+    let again = format!("gait train {} --previous", runner.config().run.algo.name());
     if stopped == Some(Stop::Interrupted) && state.iteration == first_iteration {
-        // Nothing to continue from: a run dir without a resume state would only be refused by
-        // --previous and eval later. It is ours, made moments ago, and holds no result of its
-        // own (a continuation's holds the best weights copied from the run it continues).
-        report.finish();
-        let removed = std::fs::remove_dir_all(&run_dir).is_ok();
-        let left = if removed {
-            format!(" (the run dir {} was removed)", run_dir.display())
-        } else {
-            format!("; {} holds no checkpoint", run_dir.display())
-        };
-        let again = previous.map_or(String::new(), |prev| {
-            format!(
-                "; continue from the run before with:\n  gait train ppo --previous {}",
-                prev.display()
-            )
-        });
-        report.say(&format!(
-            "interrupted before the first iteration completed: nothing was saved{left}{again}"
-        ));
+        stopped_before_first(&run_dir, previous, &again, report);
         return Ok(outcome);
     }
     if let Some(stop) = stopped {
@@ -241,7 +200,7 @@ fn drive(
             ),
         };
         report.say(&format!(
-            "{why}: {} holds iteration {} complete; continue with:\n  gait train ppo --previous {}",
+            "{why}: {} holds iteration {} complete; continue with:\n  {again} {}",
             run_dir.display(),
             state.iteration as i64 - 1,
             run_dir.display()
@@ -263,7 +222,67 @@ fn drive(
         }
         other => other?,
     };
-    if let Some(eval) = &final_eval {
+    report_done(runner, final_eval.as_ref(), report);
+    Ok(TrainOutcome {
+        final_test_return: final_eval.as_ref().map(|e| e.mean_return),
+        final_test_len: final_eval.as_ref().map(|e| e.mean_length),
+        final_eval,
+        ..outcome
+    })
+}
+
+/// Runs iterations until the run is done; why it stopped before, if it did (a stop request,
+/// or `--time-limit`).
+fn iterate(runner: &mut Runner, report: &mut dyn TrainReport) -> Result<Option<Stop>> {
+    let timesteps = runner.config().run.timesteps;
+    let limit_s = runner.config().run.time_limit * 60.0;
+    while !runner.is_done() {
+        match runner.iterate(&mut |total| report.progress(total.min(timesteps))) {
+            Ok(iteration) => {
+                report.progress(iteration.total_timesteps.min(timesteps));
+                report.say(&iteration.terminal_line());
+            }
+            Err(e) if e.is::<Interrupted>() => return Ok(Some(Stop::Interrupted)),
+            Err(e) => return Err(e),
+        }
+        if interrupt::requested() {
+            return Ok(Some(Stop::Interrupted));
+        }
+        if limit_s > 0.0 && runner.elapsed_s() >= limit_s && !runner.is_done() {
+            return Ok(Some(Stop::TimeLimit));
+        }
+    }
+    Ok(None)
+}
+
+/// A stop before the first iteration completed: nothing to continue from, so the run dir (ours,
+/// made moments ago, holding no result of its own; a continuation's holds the best weights
+/// copied from the run it continues) is removed, and the run before is named to continue from.
+fn stopped_before_first(
+    run_dir: &std::path::Path,
+    previous: Option<&std::path::Path>,
+    again: &str,
+    report: &mut dyn TrainReport,
+) {
+    report.finish();
+    let removed = std::fs::remove_dir_all(run_dir).is_ok();
+    let left = if removed {
+        format!(" (the run dir {} was removed)", run_dir.display())
+    } else {
+        format!("; {} holds no checkpoint", run_dir.display())
+    };
+    let again = previous.map_or(String::new(), |prev| {
+        format!("; continue from the run before with:\n  {again} {}", prev.display())
+    });
+    report.say(&format!(
+        "interrupted before the first iteration completed: nothing was saved{left}{again}"
+    ));
+}
+
+/// The final evaluation's line and the run's closing line.
+fn report_done(runner: &Runner, final_eval: Option<&FinalEval>, report: &mut dyn TrainReport) {
+    let state = runner.state();
+    if let Some(eval) = final_eval {
         let speeds: String = eval.metrics.iter().map(|(k, v)| format!(", {k} {v:.3}")).collect();
         report.say(&format!(
             "final eval of the last weights ({} episodes): return {:.2}, episode length {:.1}{speeds}",
@@ -281,12 +300,6 @@ fn drive(
         state.total_timesteps,
         runner.elapsed_s(),
         state.best_test.map_or("-".to_string(), |b| format!("{b:.2}")),
-        run_dir.display()
+        runner.run_dir().display()
     ));
-    Ok(TrainOutcome {
-        final_test_return: final_eval.as_ref().map(|e| e.mean_return),
-        final_test_len: final_eval.as_ref().map(|e| e.mean_length),
-        final_eval,
-        ..outcome
-    })
 }
