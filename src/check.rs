@@ -399,7 +399,6 @@ struct Judged {
 
 /// Runs every evaluation, `opts.workers` at a time, and prints the table row by row in order,
 /// then the summary line.
-#[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
 pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckReport> {
     // Once, before any cell: a path that is not a run, or a run of an env without models.
     let env = env_of(&opts.source)?;
@@ -426,6 +425,27 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
     };
     let policy =
         jobs.first().map(|first| check_options(&first.options(opts), commands)).transpose()?;
+    write_preamble(opts, policy, out)?;
+    let header = match opts.task {
+        CheckTask::Commands(_) => COMMAND_HEADER,
+        CheckTask::Course(_) => COURSE_HEADER,
+    };
+    writeln!(out, "{header}")?;
+    let report = run_jobs(&jobs, opts, out)?;
+    writeln!(out, "{}", report.summary())?;
+    if report.interrupted {
+        writeln!(out, "interrupted: the table holds the evaluations that completed")?;
+    }
+    Ok(report)
+}
+
+/// The lines before the table: the cells and what "within" means, the weights checked (so the
+/// best-eval weights' fallback to the latest is seen), and each perturbation asked for.
+fn write_preamble(
+    opts: &CheckOptions,
+    policy: Option<(std::path::PathBuf, Option<String>)>,
+    out: &mut impl Write,
+) -> Result<()> {
     let s = if opts.episodes == 1 { "" } else { "s" };
     let bounds = format!(
         "each speed within {SPEED_TOLERANCE} m/s ({STANDING_TOLERANCE} standing), yaw rate \
@@ -449,7 +469,6 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
             crate::course::SETTLE_SECONDS
         )?,
     }
-    // The file checked, so the best-eval weights' fallback to the latest is seen.
     if let Some((policy, note)) = policy {
         writeln!(out, "policy: {}", policy.display())?;
         if let Some(note) = note {
@@ -469,11 +488,13 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
     if let Some(noise) = opts.sensor_noise.filter(|&n| n > 0.0) {
         writeln!(out, "sensor noise: ×{noise} of the reference's levels, with IMU bias")?;
     }
-    let header = match opts.task {
-        CheckTask::Commands(_) => COMMAND_HEADER,
-        CheckTask::Course(_) => COURSE_HEADER,
-    };
-    writeln!(out, "{header}")?;
+    Ok(())
+}
+
+/// Runs `jobs` on `opts.workers` threads, printing each evaluation's rows in order as soon as
+/// those before it are printed; the first failure in order is the error, a stop request ends
+/// the check with what completed.
+fn run_jobs(jobs: &[Job], opts: &CheckOptions, out: &mut impl Write) -> Result<CheckReport> {
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel::<(usize, Result<Judged>)>();
@@ -483,7 +504,7 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
     let mut failure: Option<(usize, anyhow::Error)> = None;
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..opts.workers.clamp(1, jobs.len().max(1)) {
-            let (tx, next, stop, jobs) = (tx.clone(), &next, &stop, &jobs);
+            let (tx, next, stop) = (tx.clone(), &next, &stop);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 if i >= jobs.len() || stop.load(Ordering::SeqCst) {
@@ -526,10 +547,6 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
     })?;
     if let Some((_, e)) = failure {
         return Err(e);
-    }
-    writeln!(out, "{}", report.summary())?;
-    if report.interrupted {
-        writeln!(out, "interrupted: the table holds the evaluations that completed")?;
     }
     Ok(report)
 }
