@@ -259,7 +259,6 @@ fn hull(mut pts: Vec<(f32, f32)>) -> Vec<(f32, f32)> {
 
 /// Renders the first episode of `replay` into `path` as an animated GIF and returns the
 /// number of frames.
-#[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
 pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize> {
     let rec = replay.episodes.first().context("nothing to draw: no episode was recorded")?;
     anyhow::ensure!(!rec.frames.is_empty(), "nothing to draw: the episode has no steps");
@@ -308,25 +307,7 @@ pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize
             let px = |(x, z): (f32, f32)| {
                 (((x - centre) * scale + w / 2.0) as i32, (ground_px - z * scale) as i32)
             };
-            root.fill(&WHITE).map_err(draw_err)?;
-            // Ground and a grid every 0.25 m that slides past as the robot walks.
-            let first = ((centre - style.span_m) / 0.25).floor() as i32;
-            for i in 0..=(2.0 * style.span_m / 0.25) as i32 {
-                let x = (first + i) as f32 * 0.25;
-                let (gx, _) = px((x, 0.0));
-                let colour = if (first + i) % 4 == 0 {
-                    RGBColor(170, 170, 170)
-                } else {
-                    RGBColor(225, 225, 225)
-                };
-                root.draw(&PathElement::new(vec![(gx, 0), (gx, ground_px as i32)], colour))
-                    .map_err(draw_err)?;
-            }
-            root.draw(&Rectangle::new(
-                [(0, ground_px as i32), (style.width as i32, style.height as i32)],
-                RGBColor(205, 195, 175).filled(),
-            ))
-            .map_err(draw_err)?;
+            draw_ground(&root, &style, centre, ground_px, &px).map_err(draw_err)?;
             for &i in &order {
                 let (Some(body), Some(pose)) = (replay.bodies.get(i), frame.pose(i)) else {
                     continue;
@@ -336,77 +317,122 @@ pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize
                     i if i <= (n - 1) / 2 => RGBColor(40, 90, 200),
                     _ => RGBColor(150, 175, 225),
                 };
-                for prim in &body.primitives {
-                    match *prim {
-                        Primitive::Sphere { center, radius } => {
-                            let c = px(side(pose.apply(center)));
-                            let r = (radius * scale).max(1.0) as i32;
-                            root.draw(&Circle::new(c, r, colour.filled())).map_err(draw_err)?;
-                        }
-                        Primitive::Capsule { a, b, radius } => {
-                            let (pa, pb) = (px(side(pose.apply(a))), px(side(pose.apply(b))));
-                            let width = (2.0 * radius * scale).max(1.0) as u32;
-                            root.draw(&PathElement::new(vec![pa, pb], colour.stroke_width(width)))
-                                .map_err(draw_err)?;
-                            for p in [pa, pb] {
-                                root.draw(&Circle::new(p, (width / 2) as i32, colour.filled()))
-                                    .map_err(draw_err)?;
-                            }
-                        }
-                        Primitive::Cuboid { center, half, axes } => {
-                            let corners: Vec<(f32, f32)> = (0..8)
-                                .map(|c| {
-                                    let s = |bit: usize| if c >> bit & 1 == 1 { 1.0 } else { -1.0 };
-                                    let local: [f32; 3] = std::array::from_fn(|r| {
-                                        center[r]
-                                            + (0..3)
-                                                .map(|k| s(k) * half[k] * axes[k][r])
-                                                .sum::<f32>()
-                                    });
-                                    side(pose.apply(local))
-                                })
-                                .collect();
-                            let poly: Vec<(i32, i32)> = hull(corners).into_iter().map(px).collect();
-                            root.draw(&Polygon::new(poly, colour.filled())).map_err(draw_err)?;
-                        }
-                    }
-                }
+                draw_body(&root, body, &pose, colour, scale, &side, &px).map_err(draw_err)?;
             }
             draw_map(&root, &map, rec, k).map_err(draw_err)?;
-            let t = k as f32 * dt;
-            let font = ("sans-serif", 15).into_font().color(&BLACK);
-            let mut label = format!("t {t:4.1} s");
-            if let Some(v) = frame.forward_speed {
-                label.push_str(&format!("   {v:4.2} m/s"));
-            }
-            if let Some(v) = frame.lateral_speed.filter(|_| frame.yaw_rate.is_some()) {
-                label.push_str(&format!(", lateral {v:4.2}"));
-            }
-            root.draw(&Text::new(label, (8, 8), font.clone())).map_err(draw_err)?;
-            let mut second = String::new();
-            if frame.yaw_rate.is_some() {
-                // Over the last second: the pelvis yaws back and forth with every step.
-                let window = &rec.frames[(k + 1).saturating_sub(yaw_window)..=k];
-                let mean =
-                    window.iter().filter_map(|f| f.yaw_rate).sum::<f32>() / window.len() as f32;
-                second.push_str(&format!("yaw rate {mean:5.2} rad/s (1 s)   "));
-            }
-            match rec.command_at(k) {
-                Some([x, 0.0, 0.0]) if frame.yaw_rate.is_none() => {
-                    second.push_str(&format!("(command {x:.2})"))
-                }
-                Some([x, y, turn]) => {
-                    second.push_str(&format!("(command {x:.2}, {y:.2}, {turn:.2})"))
-                }
-                None => {}
-            }
-            root.draw(&Text::new(second, (8, 28), font)).map_err(draw_err)?;
+            draw_labels(&root, rec, k, dt, yaw_window).map_err(draw_err)?;
             root.present().map_err(|e| anyhow::anyhow!("writing a GIF frame: {e}"))?;
             frames += 1;
         }
         Ok(())
     })?;
     Ok(frames)
+}
+
+/// The ground of a side view: white sky, a grid every 0.25 m that slides past as the robot
+/// walks (`centre`: how far it has walked), and the floor below `ground_px`.
+fn draw_ground<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    style: &GifStyle,
+    centre: f32,
+    ground_px: f32,
+    px: &impl Fn((f32, f32)) -> (i32, i32),
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let first = ((centre - style.span_m) / 0.25).floor() as i32;
+    for i in 0..=(2.0 * style.span_m / 0.25) as i32 {
+        let x = (first + i) as f32 * 0.25;
+        let (gx, _) = px((x, 0.0));
+        let colour =
+            if (first + i) % 4 == 0 { RGBColor(170, 170, 170) } else { RGBColor(225, 225, 225) };
+        root.draw(&PathElement::new(vec![(gx, 0), (gx, ground_px as i32)], colour))?;
+    }
+    root.draw(&Rectangle::new(
+        [(0, ground_px as i32), (style.width as i32, style.height as i32)],
+        RGBColor(205, 195, 175).filled(),
+    ))
+}
+
+/// One body's primitives at `pose`: a world point to the side view by `side` (along the view
+/// axis, height), then to pixels by `px`; `scale` is pixels per metre.
+fn draw_body<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    body: &BodyShape,
+    pose: &BodyPose,
+    colour: RGBColor,
+    scale: f32,
+    side: &impl Fn([f32; 3]) -> (f32, f32),
+    px: &impl Fn((f32, f32)) -> (i32, i32),
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    for prim in &body.primitives {
+        match *prim {
+            Primitive::Sphere { center, radius } => {
+                let c = px(side(pose.apply(center)));
+                let r = (radius * scale).max(1.0) as i32;
+                root.draw(&Circle::new(c, r, colour.filled()))?;
+            }
+            Primitive::Capsule { a, b, radius } => {
+                let (pa, pb) = (px(side(pose.apply(a))), px(side(pose.apply(b))));
+                let width = (2.0 * radius * scale).max(1.0) as u32;
+                root.draw(&PathElement::new(vec![pa, pb], colour.stroke_width(width)))?;
+                for p in [pa, pb] {
+                    root.draw(&Circle::new(p, (width / 2) as i32, colour.filled()))?;
+                }
+            }
+            Primitive::Cuboid { center, half, axes } => {
+                let corners: Vec<(f32, f32)> = (0..8)
+                    .map(|c| {
+                        let s = |bit: usize| if c >> bit & 1 == 1 { 1.0 } else { -1.0 };
+                        let local: [f32; 3] = std::array::from_fn(|r| {
+                            center[r] + (0..3).map(|k| s(k) * half[k] * axes[k][r]).sum::<f32>()
+                        });
+                        side(pose.apply(local))
+                    })
+                    .collect();
+                let poly: Vec<(i32, i32)> = hull(corners).into_iter().map(px).collect();
+                root.draw(&Polygon::new(poly, colour.filled()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The two text lines of frame `k`: time, speeds, the yaw rate over the last second
+/// (`yaw_window` frames: the pelvis yaws back and forth with every step), the command.
+fn draw_labels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    rec: &Episode,
+    k: usize,
+    dt: f32,
+    yaw_window: usize,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let frame = &rec.frames[k];
+    let t = k as f32 * dt;
+    let font = ("sans-serif", 15).into_font().color(&BLACK);
+    let mut label = format!("t {t:4.1} s");
+    if let Some(v) = frame.forward_speed {
+        label.push_str(&format!("   {v:4.2} m/s"));
+    }
+    if let Some(v) = frame.lateral_speed.filter(|_| frame.yaw_rate.is_some()) {
+        label.push_str(&format!(", lateral {v:4.2}"));
+    }
+    root.draw(&Text::new(label, (8, 8), font.clone()))?;
+    let mut second = String::new();
+    if frame.yaw_rate.is_some() {
+        // Over the last second: the pelvis yaws back and forth with every step.
+        let window = &rec.frames[(k + 1).saturating_sub(yaw_window)..=k];
+        let mean = window.iter().filter_map(|f| f.yaw_rate).sum::<f32>() / window.len() as f32;
+        second.push_str(&format!("yaw rate {mean:5.2} rad/s (1 s)   "));
+    }
+    match rec.command_at(k) {
+        Some([x, 0.0, 0.0]) if frame.yaw_rate.is_none() => {
+            second.push_str(&format!("(command {x:.2})"))
+        }
+        Some([x, y, turn]) => second.push_str(&format!("(command {x:.2}, {y:.2}, {turn:.2})")),
+        None => {}
+    }
+    root.draw(&Text::new(second, (8, 28), font))?;
+    Ok(())
 }
 
 /// The inset map at frame `k`: the pelvis's path so far, and an arrow of its heading.
