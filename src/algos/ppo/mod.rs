@@ -44,7 +44,7 @@ pub struct OptimStats {
     pub critic_loss: f64,
     /// Mean mirror loss (0 without `--mirror`).
     pub mirror_loss: f64,
-    /// KL(new‖old) of the last minibatch.
+    /// Mean KL(new‖old) over the minibatches (each measured before its step).
     pub kl: f64,
     /// Minibatches the update ran.
     pub minibatches: usize,
@@ -52,6 +52,18 @@ pub struct OptimStats {
     pub samples: usize,
     /// True when the KL threshold stopped the update early.
     pub early_stopped: bool,
+}
+
+impl OptimStats {
+    /// The sums over minibatches turned into means.
+    fn means(mut self) -> Self {
+        let k = self.minibatches.max(1) as f64;
+        self.actor_loss /= k;
+        self.critic_loss /= k;
+        self.mirror_loss /= k;
+        self.kl /= k;
+        self
+    }
 }
 
 /// One minibatch's rows of the full batch: `ids` along the batch dimension, and for recurrent
@@ -63,6 +75,26 @@ struct Selection {
 }
 
 impl Selection {
+    /// The rows `ids` of the originals (there are `originals`), with their mirrored copies
+    /// (which sit after the originals) when `augment`; for recurrent nets up to the longest of
+    /// their trajectories (`lengths`).
+    fn of(
+        mut ids: Vec<i64>,
+        augment: bool,
+        originals: usize,
+        recurrent: bool,
+        lengths: &[usize],
+    ) -> Self {
+        if augment {
+            let shifted: Vec<i64> = ids.iter().map(|i| i + originals as i64).collect();
+            ids.extend(shifted);
+        }
+        let steps = recurrent.then(|| {
+            ids.iter().map(|&k| lengths[k as usize % originals]).max().unwrap_or(0) as i64
+        });
+        Self { ids, steps }
+    }
+
     /// The rows of `x` (an index tensor built once per side with [`Selection::index`]).
     fn apply(&self, x: &Tensor, idx: &Tensor) -> Tensor {
         match self.steps {
@@ -263,7 +295,6 @@ impl PpoOptim {
     /// for recurrent ones, `batch_size` states or trajectories each. The critic's half runs on
     /// a second thread (`CriticHalf`; the module doc says why and why the numbers are the
     /// sequential ones).
-    #[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
     pub fn optimize(&mut self, buffer: &Buffer, rng: &mut impl Rng) -> Result<OptimStats> {
         let full = self.full_batch(buffer);
         let inputs = full.inputs();
@@ -303,16 +334,8 @@ impl PpoOptim {
                 };
                 // With augmentation the mirrored copies sit after the originals in `full`.
                 let originals = if recurrent { buffer.num_trajs() } else { buffer.returns.len() };
-                for mut ids in batches {
-                    if hp.mirror_augment {
-                        let shifted: Vec<i64> = ids.iter().map(|i| i + originals as i64).collect();
-                        ids.extend(shifted);
-                    }
-                    let steps = recurrent.then(|| {
-                        ids.iter().map(|&k| lengths[k as usize % originals]).max().unwrap_or(0)
-                            as i64
-                    });
-                    let sel = Selection { ids, steps };
+                for ids in batches {
+                    let sel = Selection::of(ids, hp.mirror_augment, originals, recurrent, &lengths);
                     to_critic.send(ToCritic::Loss(sel.clone())).map_err(|_| lost())?;
                     let idx = sel.index(device);
                     let batch = full.select(|x| sel.apply(x, &idx));
@@ -321,23 +344,8 @@ impl PpoOptim {
                     else {
                         return Err(lost());
                     };
-                    // Losses are read back for the statistics anyway; only a non-finite one
-                    // pays for the full per-tensor diagnosis.
-                    let values = [
-                        (&losses.actor + &losses.entropy_pen).double_value(&[]),
-                        critic_value,
-                        losses.mirror.double_value(&[]),
-                    ];
-                    if values.iter().any(|l| !l.is_finite()) {
-                        let mut tensors = batch.inputs();
-                        tensors.extend([
-                            ("log_probs", &losses.logp),
-                            ("actor_loss", &losses.actor),
-                            ("critic_loss", &critic_tensor),
-                            ("mirror_loss", &losses.mirror),
-                        ]);
-                        return Err(non_finite("PPO", dump_dir, &tensors));
-                    }
+                    let values =
+                        read_losses(&losses, critic_value, &critic_tensor, &batch, dump_dir)?;
                     to_critic.send(ToCritic::Step).map_err(|_| lost())?;
                     actor_opt.zero_grad();
                     (&losses.actor + &losses.entropy_pen + &losses.mirror).backward();
@@ -356,7 +364,6 @@ impl PpoOptim {
                         let at = (epoch, stats.minibatches);
                         return Err(diverged("PPO", dump_dir, net, param, lr, at, &batch));
                     }
-
                     stats.actor_loss += values[0];
                     stats.critic_loss += values[1];
                     stats.mirror_loss += values[2];
@@ -370,12 +377,7 @@ impl PpoOptim {
                     }
                 }
             }
-            let k = stats.minibatches.max(1) as f64;
-            stats.actor_loss /= k;
-            stats.critic_loss /= k;
-            stats.mirror_loss /= k;
-            stats.kl /= k;
-            Ok(stats)
+            Ok(stats.means())
         })
     }
 
@@ -445,6 +447,33 @@ fn actor_losses(
     };
     let kl = kl_from_old(b, &mean, &std);
     ActorLosses { actor: loss, entropy_pen, mirror: mirror_loss, kl, logp }
+}
+
+/// The minibatch's actor, critic and mirror losses as numbers, read back for the statistics
+/// anyway; only a non-finite one pays for the full per-tensor diagnosis (a dump in `dump_dir`).
+fn read_losses(
+    losses: &ActorLosses,
+    critic_value: f64,
+    critic_tensor: &Tensor,
+    batch: &Batch,
+    dump_dir: Option<&std::path::Path>,
+) -> Result<[f64; 3]> {
+    let values = [
+        (&losses.actor + &losses.entropy_pen).double_value(&[]),
+        critic_value,
+        losses.mirror.double_value(&[]),
+    ];
+    if values.iter().any(|l| !l.is_finite()) {
+        let mut tensors = batch.inputs();
+        tensors.extend([
+            ("log_probs", &losses.logp),
+            ("actor_loss", &losses.actor),
+            ("critic_loss", critic_tensor),
+            ("mirror_loss", &losses.mirror),
+        ]);
+        return Err(non_finite("PPO", dump_dir, &tensors));
+    }
+    Ok(values)
 }
 
 #[cfg(test)]
