@@ -371,28 +371,13 @@ fn registered_env(exp: &Experiment) -> Result<Box<dyn crate::envs::Env>> {
 
 /// Exports the run `args.path` whose env `make_env` builds (it describes the controller), and
 /// returns the sidecar written: `gait export` for any env, a program's own included.
-#[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
 pub fn export_with(
     args: &ExportOptions,
     make_env: impl FnOnce(&Experiment) -> Result<Box<dyn crate::envs::Env>>,
     out: &mut impl std::io::Write,
 ) -> Result<Sidecar> {
     let exts = args.format.extensions();
-    let side = sidecar_path(&args.out);
-    crate::outputs::check(&[
-        Output { flag: "--out", path: &args.out, extensions: exts },
-        Output { flag: "--out (its sidecar)", path: &side, extensions: &["json"] },
-    ])?;
-    for path in [&args.out, &side] {
-        if !args.force && std::fs::symlink_metadata(path).is_ok() {
-            return Err(UsageError(format!(
-                "--out {}: {} exists; give --force to replace it",
-                args.out.display(),
-                path.display()
-            ))
-            .into());
-        }
-    }
+    let side = check_outputs(args)?;
     let (exp, mut actor, checkpoint) = load_actor(&args.path, args.weights)?;
     let env = make_env(&exp)?;
     let controller = env.controller().ok_or_else(|| {
@@ -432,29 +417,7 @@ pub fn export_with(
     // Without --force the model goes only where nothing is, so of two exports racing to one
     // --out exactly one writes a pair and the other fails before touching the sidecar.
     let install = if args.force { Install::Replace } else { Install::New };
-    match args.format {
-        Format::Onnx => {
-            let metadata = vec![
-                ("gait_version".to_string(), sidecar.gait_version.clone()),
-                ("git_commit".to_string(), sidecar.git_commit.clone().unwrap_or_default()),
-                ("config_sha256".to_string(), sidecar.config_sha256.clone()),
-                ("controller".to_string(), sidecar_json.clone()),
-            ];
-            let bytes = onnx::encode(&onnx::model(&actor, &metadata)?);
-            crate::fsutil::write_atomic_as(&args.out, install, |tmp| {
-                std::fs::write(tmp, &bytes).map_err(anyhow::Error::from)
-            })?;
-        }
-        Format::Torchscript => {
-            let module = torchscript::trace(&mut actor)?;
-            let bytes = crate::fsutil::written_in_memory(|path| {
-                module.save(path).with_context(|| format!("writing {}", args.out.display()))
-            })?;
-            crate::fsutil::write_atomic_as(&args.out, install, |tmp| {
-                std::fs::write(tmp, &bytes).map_err(anyhow::Error::from)
-            })?;
-        }
-    }
+    write_model(args, &mut actor, &sidecar, &sidecar_json, install)?;
     if let Err(e) = crate::fsutil::write_atomic(&side, format!("{sidecar_json}\n").as_bytes()) {
         // A model without its controller is half an export: take back a new one.
         if !existed {
@@ -482,4 +445,60 @@ pub fn export_with(
         ));
     }
     Ok(sidecar)
+}
+
+/// Checks `--out` and its sidecar's path as every output is checked, and refuses an existing
+/// file without `--force`; the sidecar's path.
+fn check_outputs(args: &ExportOptions) -> Result<PathBuf> {
+    let side = sidecar_path(&args.out);
+    crate::outputs::check(&[
+        Output { flag: "--out", path: &args.out, extensions: args.format.extensions() },
+        Output { flag: "--out (its sidecar)", path: &side, extensions: &["json"] },
+    ])?;
+    for path in [&args.out, &side] {
+        if !args.force && std::fs::symlink_metadata(path).is_ok() {
+            return Err(UsageError(format!(
+                "--out {}: {} exists; give --force to replace it",
+                args.out.display(),
+                path.display()
+            ))
+            .into());
+        }
+    }
+    Ok(side)
+}
+
+/// Writes the model file in `args.format` (ONNX with the sidecar in its metadata, or a traced
+/// TorchScript module), atomically and as `install` says.
+fn write_model(
+    args: &ExportOptions,
+    actor: &mut Actor,
+    sidecar: &Sidecar,
+    sidecar_json: &str,
+    install: Install,
+) -> Result<()> {
+    match args.format {
+        Format::Onnx => {
+            let metadata = vec![
+                ("gait_version".to_string(), sidecar.gait_version.clone()),
+                ("git_commit".to_string(), sidecar.git_commit.clone().unwrap_or_default()),
+                ("config_sha256".to_string(), sidecar.config_sha256.clone()),
+                ("controller".to_string(), sidecar_json.to_string()),
+            ];
+            let bytes = onnx::encode(&onnx::model(actor, &metadata)?);
+            crate::fsutil::write_atomic_as(&args.out, install, |tmp| {
+                std::fs::write(tmp, &bytes).map_err(anyhow::Error::from)
+            })?;
+        }
+        Format::Torchscript => {
+            let module = torchscript::trace(actor)?;
+            let bytes = crate::fsutil::written_in_memory(|path| {
+                module.save(path).with_context(|| format!("writing {}", args.out.display()))
+            })?;
+            crate::fsutil::write_atomic_as(&args.out, install, |tmp| {
+                std::fs::write(tmp, &bytes).map_err(anyhow::Error::from)
+            })?;
+        }
+    }
+    Ok(())
 }
