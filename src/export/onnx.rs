@@ -293,7 +293,6 @@ fn param(actor: &Actor, name: &str) -> Result<Tensor> {
 }
 
 /// The ONNX model of `actor`'s deterministic policy, with `metadata` as `metadata_props`.
-#[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
 pub fn model(actor: &Actor, metadata: &[(String, String)]) -> Result<ModelProto> {
     let spec = actor.spec();
     let mut g = Graph::default();
@@ -314,73 +313,10 @@ pub fn model(actor: &Actor, metadata: &[(String, String)]) -> Result<ModelProto>
         x = g.op("Clip", &[&x, &lo, &hi], vec![]);
     }
 
-    match spec.arch {
-        Arch::Ff => {
-            for i in 0..spec.layers.len() {
-                let w = g.weight(
-                    &format!("layers.{i}.weight"),
-                    &param(actor, &format!("layers.{i}.weight"))?,
-                )?;
-                let b = g.weight(
-                    &format!("layers.{i}.bias"),
-                    &param(actor, &format!("layers.{i}.bias"))?,
-                )?;
-                let h = g.linear(&x, &w, &b);
-                x = g.activation(spec.nonlinearity, &h);
-            }
-        }
-        Arch::Lstm => {
-            let (layers, hidden) = (spec.layers.len(), spec.layers[0]);
-            ensure!(spec.layers.iter().all(|&w| w == hidden), "LSTM layers differ in width");
-            let state = [Dim::Fixed(layers), Dim::Fixed(1), Dim::Fixed(hidden)];
-            inputs.push(value_info("h_in", &state));
-            inputs.push(value_info("c_in", &state));
-            outputs.push(value_info("h_out", &state));
-            outputs.push(value_info("c_out", &state));
-            let split = g.int_constant("gate_split", &[hidden as i64; 4]);
-            let (mut hs, mut cs) = (Vec::new(), Vec::new());
-            for l in 0..layers {
-                let w = |name: &str| format!("lstm.{name}_l{l}");
-                let w_ih = g.weight(&w("weight_ih"), &param(actor, &w("weight_ih"))?)?;
-                let w_hh = g.weight(&w("weight_hh"), &param(actor, &w("weight_hh"))?)?;
-                let b_ih = g.weight(&w("bias_ih"), &param(actor, &w("bias_ih"))?)?;
-                let b_hh = g.weight(&w("bias_hh"), &param(actor, &w("bias_hh"))?)?;
-                let index = g.int_constant(&format!("layer_{l}"), &[l as i64]);
-                // h_in[l], c_in[l]: [1, 1, H] -> [1, H].
-                let pick = |g: &mut Graph, state: &str| {
-                    let t = g.op("Gather", &[state, &index], vec![int_attr("axis", 0)]);
-                    let axes = g.int_constant(&format!("{state}_squeeze_{l}"), &[0]);
-                    g.op("Squeeze", &[&t, &axes], vec![])
-                };
-                let (h, c) = (pick(&mut g, "h_in"), pick(&mut g, "c_in"));
-                let gi = g.linear(&x, &w_ih, &b_ih);
-                let gh = g.linear(&h, &w_hh, &b_hh);
-                let gates = g.op("Add", &[&gi, &gh], vec![]);
-                let outs = (0..4).map(|_| g.fresh()).collect();
-                let q = g.op_n("Split", &[&gates, &split], outs, vec![int_attr("axis", 1)]);
-                let i = g.op("Sigmoid", &[&q[0]], vec![]);
-                let f = g.op("Sigmoid", &[&q[1]], vec![]);
-                let cand = g.op("Tanh", &[&q[2]], vec![]);
-                let o = g.op("Sigmoid", &[&q[3]], vec![]);
-                let fc = g.op("Mul", &[&f, &c], vec![]);
-                let ig = g.op("Mul", &[&i, &cand], vec![]);
-                let c2 = g.op("Add", &[&fc, &ig], vec![]);
-                let tc = g.op("Tanh", &[&c2], vec![]);
-                let h2 = g.op("Mul", &[&o, &tc], vec![]);
-                x = h2.clone();
-                hs.push(h2);
-                cs.push(c2);
-            }
-            // Stack the layers' states back to [layers, 1, H].
-            let axes = g.int_constant("stack_axes", &[0]);
-            for (states, name) in [(hs, "h_out"), (cs, "c_out")] {
-                let parts: Vec<String> =
-                    states.iter().map(|s| g.op("Unsqueeze", &[s, &axes], vec![])).collect();
-                let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
-                g.op_n("Concat", &refs, vec![name.to_string()], vec![int_attr("axis", 0)]);
-            }
-        }
-    }
+    x = match spec.arch {
+        Arch::Ff => feed_forward(&mut g, actor, &x)?,
+        Arch::Lstm => lstm(&mut g, actor, &x, &mut inputs, &mut outputs)?,
+    };
     let w = g.weight("means.weight", &param(actor, "means.weight")?)?;
     let b = g.weight("means.bias", &param(actor, "means.bias")?)?;
     let mean_action = g.linear(&x, &w, &b);
@@ -409,6 +345,86 @@ pub fn model(actor: &Actor, metadata: &[(String, String)]) -> Result<ModelProto>
             .map(|(k, v)| StringStringEntryProto { key: k.clone(), value: v.clone() })
             .collect(),
     })
+}
+
+/// The feed-forward hidden layers over `x`: each a linear map and the activation; the last
+/// layer's output.
+fn feed_forward(g: &mut Graph, actor: &Actor, x: &str) -> Result<String> {
+    let spec = actor.spec();
+    let mut x = x.to_string();
+    for i in 0..spec.layers.len() {
+        let w =
+            g.weight(&format!("layers.{i}.weight"), &param(actor, &format!("layers.{i}.weight"))?)?;
+        let b =
+            g.weight(&format!("layers.{i}.bias"), &param(actor, &format!("layers.{i}.bias"))?)?;
+        let h = g.linear(&x, &w, &b);
+        x = g.activation(spec.nonlinearity, &h);
+    }
+    Ok(x)
+}
+
+/// The LSTM layers over `x`, one step: each layer's state comes in as `h_in`/`c_in` and goes out
+/// as `h_out`/`c_out` (`[layers, 1, H]`, added to `inputs` and `outputs`), with PyTorch's gate
+/// order (input, forget, cell, output); the last layer's output.
+fn lstm(
+    g: &mut Graph,
+    actor: &Actor,
+    x: &str,
+    inputs: &mut Vec<ValueInfoProto>,
+    outputs: &mut Vec<ValueInfoProto>,
+) -> Result<String> {
+    let spec = actor.spec();
+    let mut x = x.to_string();
+    let (layers, hidden) = (spec.layers.len(), spec.layers[0]);
+    ensure!(spec.layers.iter().all(|&w| w == hidden), "LSTM layers differ in width");
+    let state = [Dim::Fixed(layers), Dim::Fixed(1), Dim::Fixed(hidden)];
+    inputs.push(value_info("h_in", &state));
+    inputs.push(value_info("c_in", &state));
+    outputs.push(value_info("h_out", &state));
+    outputs.push(value_info("c_out", &state));
+    let split = g.int_constant("gate_split", &[hidden as i64; 4]);
+    let (mut hs, mut cs) = (Vec::new(), Vec::new());
+    for l in 0..layers {
+        let w = |name: &str| format!("lstm.{name}_l{l}");
+        let w_ih = g.weight(&w("weight_ih"), &param(actor, &w("weight_ih"))?)?;
+        let w_hh = g.weight(&w("weight_hh"), &param(actor, &w("weight_hh"))?)?;
+        let b_ih = g.weight(&w("bias_ih"), &param(actor, &w("bias_ih"))?)?;
+        let b_hh = g.weight(&w("bias_hh"), &param(actor, &w("bias_hh"))?)?;
+        let index = g.int_constant(&format!("layer_{l}"), &[l as i64]);
+        // h_in[l], c_in[l]: [1, 1, H] -> [1, H].
+        let pick = |g: &mut Graph, state: &str| {
+            let t = g.op("Gather", &[state, &index], vec![int_attr("axis", 0)]);
+            let axes = g.int_constant(&format!("{state}_squeeze_{l}"), &[0]);
+            g.op("Squeeze", &[&t, &axes], vec![])
+        };
+        let (h, c) = (pick(g, "h_in"), pick(g, "c_in"));
+        let gi = g.linear(&x, &w_ih, &b_ih);
+        let gh = g.linear(&h, &w_hh, &b_hh);
+        let gates = g.op("Add", &[&gi, &gh], vec![]);
+        let outs = (0..4).map(|_| g.fresh()).collect();
+        let q = g.op_n("Split", &[&gates, &split], outs, vec![int_attr("axis", 1)]);
+        let i = g.op("Sigmoid", &[&q[0]], vec![]);
+        let f = g.op("Sigmoid", &[&q[1]], vec![]);
+        let cand = g.op("Tanh", &[&q[2]], vec![]);
+        let o = g.op("Sigmoid", &[&q[3]], vec![]);
+        let fc = g.op("Mul", &[&f, &c], vec![]);
+        let ig = g.op("Mul", &[&i, &cand], vec![]);
+        let c2 = g.op("Add", &[&fc, &ig], vec![]);
+        let tc = g.op("Tanh", &[&c2], vec![]);
+        let h2 = g.op("Mul", &[&o, &tc], vec![]);
+        x = h2.clone();
+        hs.push(h2);
+        cs.push(c2);
+    }
+    // Stack the layers' states back to [layers, 1, H].
+    let axes = g.int_constant("stack_axes", &[0]);
+    for (states, name) in [(hs, "h_out"), (cs, "c_out")] {
+        let parts: Vec<String> =
+            states.iter().map(|s| g.op("Unsqueeze", &[s, &axes], vec![])).collect();
+        let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+        g.op_n("Concat", &refs, vec![name.to_string()], vec![int_attr("axis", 0)]);
+    }
+    Ok(x)
 }
 
 /// The serialized model.
