@@ -63,55 +63,18 @@ impl CassieSim {
     }
 
     /// [`CassieSim::new`] on a shared description (a reset rebuilds the world from it).
-    #[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
     pub(super) fn build(desc: Arc<Description>, dynamics: &Dynamics, dt: f32, yaw: f32) -> Self {
-        let mut world = PhysicsWorld::new();
-        world.gravity = Vec3::new(0.0, 0.0, -9.80665);
-        world.integration_parameters.dt = dt;
-        world.integration_parameters.num_solver_iterations = 1;
-        // The same PGS sweeps per simulated second at any rate: 1 per substep at the lab's
-        // 2 kHz, 4 at 500 Hz. With 1 at 500 Hz the knee-tarsus coupling drifted to 4.9e-3 rad
-        // under random targets (2 solver iterations: 1.4e-3; 4 PGS sweeps: 2.8e-4, as 2 kHz's
-        // 7.9e-5 order), at no measurable cost (`gait bench env`: 2011-2047 vs 2024-2040 steps/s).
-        world.integration_parameters.num_internal_pgs_iterations =
-            ((dt / 0.0005).round() as usize).max(1);
-
-        let slope = Quat::from_euler(EulerRot::XYZ, dynamics.slope[0], dynamics.slope[1], 0.0);
-        let ground = world.bodies.insert(RigidBodyBuilder::fixed().build());
-        let floor = ColliderBuilder::cuboid(50.0, 50.0, 0.5)
-            .position(Pose::from_parts(slope * Vec3::new(0.0, 0.0, -0.5), slope))
-            .friction(dynamics.friction)
-            .collision_groups(InteractionGroups::new(
-                GROUND,
-                LEFT | RIGHT | BODY,
-                InteractionTestMode::And,
-            ))
-            .build();
-        world.colliders.insert_with_parent(floor, ground, &mut world.bodies);
+        let mut world = empty_world(dt, dynamics);
 
         let heading = Quat::from_rotation_z(yaw);
         let place = |com: Vec3| Pose::from_parts(heading * com, heading);
         let body = |world: &mut PhysicsWorld, com, mass, inertia, k: usize| {
-            let rb = RigidBodyBuilder::dynamic()
-                .pose(place(com))
-                .additional_mass_properties(mass_properties(
-                    mass,
-                    inertia,
-                    dynamics.mass_scale[k],
-                    dynamics.com_offset[k],
-                ))
-                .can_sleep(false)
-                .build();
-            world.bodies.insert(rb)
+            let props =
+                mass_properties(mass, inertia, dynamics.mass_scale[k], dynamics.com_offset[k]);
+            add_body(world, place(com), props)
         };
         let attach = |world: &mut PhysicsWorld, cs: &[ColliderDesc], com: Vec3, h| {
-            let mut handles = Vec::new();
-            for c in cs {
-                let collider = build_collider(c, com, dynamics.friction);
-                let PhysicsWorld { colliders, bodies, .. } = world;
-                handles.push((c.role, colliders.insert_with_parent(collider, h, bodies)));
-            }
-            handles
+            attach_colliders(world, cs, com, h, dynamics.friction)
         };
 
         let base_com = v(desc.base.com);
@@ -159,42 +122,8 @@ impl CassieSim {
         }
 
         let multibody = joint_handles[0];
-        let joints: Vec<JointSlot> = slots
-            .into_iter()
-            .map(|(handle, axis, reset, parent, child)| {
-                let (mb, link_id) = world.multibody_joints.get(handle).expect("just inserted");
-                let dof = mb.link(link_id).expect("link exists").assembly_id();
-                JointSlot { link_id, dof, axis, reset, parent, child }
-            })
-            .collect();
-        let joints: [[JointSlot; LEG_LINKS]; 2] = [
-            joints[..LEG_LINKS].try_into().expect("six links per leg"),
-            joints[LEG_LINKS..].try_into().expect("six links per leg"),
-        ];
-        let (mb, _) = world.multibody_joints.get_mut(multibody).expect("just inserted");
-        for (side, leg) in desc.legs.iter().enumerate() {
-            for (i, link) in leg.iter().enumerate() {
-                let slot = joints[side][i];
-                let scale = dynamics.damping_scale[side * LEG_LINKS + i];
-                mb.armature_mut()[slot.dof] = link.joint.armature;
-                match link.joint.drive {
-                    Drive::Motor(m) => mb.damping_mut()[slot.dof] = m.kd * scale,
-                    Drive::Coupled { source, ratio, damping } => {
-                        mb.damping_mut()[slot.dof] = damping * scale;
-                        mb.add_dof_coupling(MultibodyDofCoupling {
-                            link1: joints[side][source].link_id,
-                            dof1: 0,
-                            axis1: 3,
-                            link2: slot.link_id,
-                            dof2: 0,
-                            axis2: 3,
-                            coeff: ratio,
-                            offset: 0.0,
-                        });
-                    }
-                }
-            }
-        }
+        let joints = joint_slots(&world, slots);
+        joint_dynamics(&mut world, multibody, &joints, &desc, dynamics);
 
         let motors: Vec<MotorSlot> =
             desc.motors().map(|(side, index, ..)| MotorSlot { side, index }).collect();
@@ -217,6 +146,115 @@ impl CassieSim {
             substeps: 0,
             fresh_kinematics: false,
             desc,
+        }
+    }
+}
+
+/// A world at timestep `dt` with gravity and the floor (tilted by `dynamics.slope`, with its
+/// friction), and no robot yet.
+fn empty_world(dt: f32, dynamics: &Dynamics) -> PhysicsWorld {
+    let mut world = PhysicsWorld::new();
+    world.gravity = Vec3::new(0.0, 0.0, -9.80665);
+    world.integration_parameters.dt = dt;
+    world.integration_parameters.num_solver_iterations = 1;
+    // The same PGS sweeps per simulated second at any rate: 1 per substep at the lab's
+    // 2 kHz, 4 at 500 Hz. With 1 at 500 Hz the knee-tarsus coupling drifted to 4.9e-3 rad
+    // under random targets (2 solver iterations: 1.4e-3; 4 PGS sweeps: 2.8e-4, as 2 kHz's
+    // 7.9e-5 order), at no measurable cost (`gait bench env`: 2011-2047 vs 2024-2040 steps/s).
+    world.integration_parameters.num_internal_pgs_iterations =
+        ((dt / 0.0005).round() as usize).max(1);
+
+    let slope = Quat::from_euler(EulerRot::XYZ, dynamics.slope[0], dynamics.slope[1], 0.0);
+    let ground = world.bodies.insert(RigidBodyBuilder::fixed().build());
+    let floor = ColliderBuilder::cuboid(50.0, 50.0, 0.5)
+        .position(Pose::from_parts(slope * Vec3::new(0.0, 0.0, -0.5), slope))
+        .friction(dynamics.friction)
+        .collision_groups(InteractionGroups::new(
+            GROUND,
+            LEFT | RIGHT | BODY,
+            InteractionTestMode::And,
+        ))
+        .build();
+    world.colliders.insert_with_parent(floor, ground, &mut world.bodies);
+    world
+}
+
+/// A dynamic body at `pose` with `props`, never asleep.
+fn add_body(world: &mut PhysicsWorld, pose: Pose, props: MassProperties) -> RigidBodyHandle {
+    let rb = RigidBodyBuilder::dynamic()
+        .pose(pose)
+        .additional_mass_properties(props)
+        .can_sleep(false)
+        .build();
+    world.bodies.insert(rb)
+}
+
+/// The colliders `cs` of a body whose COM is `com`, attached to `h`; each with its role.
+fn attach_colliders(
+    world: &mut PhysicsWorld,
+    cs: &[ColliderDesc],
+    com: Vec3,
+    h: RigidBodyHandle,
+    friction: f32,
+) -> Vec<(ColliderRole, ColliderHandle)> {
+    let mut handles = Vec::new();
+    for c in cs {
+        let collider = build_collider(c, com, friction);
+        let PhysicsWorld { colliders, bodies, .. } = world;
+        handles.push((c.role, colliders.insert_with_parent(collider, h, bodies)));
+    }
+    handles
+}
+
+/// Each inserted joint's multibody link and degree of freedom, per leg.
+fn joint_slots(
+    world: &PhysicsWorld,
+    slots: Vec<(MultibodyJointHandle, Vec3, f32, RigidBodyHandle, RigidBodyHandle)>,
+) -> [[JointSlot; LEG_LINKS]; 2] {
+    let joints: Vec<JointSlot> = slots
+        .into_iter()
+        .map(|(handle, axis, reset, parent, child)| {
+            let (mb, link_id) = world.multibody_joints.get(handle).expect("just inserted");
+            let dof = mb.link(link_id).expect("link exists").assembly_id();
+            JointSlot { link_id, dof, axis, reset, parent, child }
+        })
+        .collect();
+    [
+        joints[..LEG_LINKS].try_into().expect("six links per leg"),
+        joints[LEG_LINKS..].try_into().expect("six links per leg"),
+    ]
+}
+
+/// The joints' armature and damping (scaled per episode), and the achilles couplings.
+fn joint_dynamics(
+    world: &mut PhysicsWorld,
+    multibody: MultibodyJointHandle,
+    joints: &[[JointSlot; LEG_LINKS]; 2],
+    desc: &Description,
+    dynamics: &Dynamics,
+) {
+    let (mb, _) = world.multibody_joints.get_mut(multibody).expect("just inserted");
+    for (side, leg) in desc.legs.iter().enumerate() {
+        for (i, link) in leg.iter().enumerate() {
+            let slot = joints[side][i];
+            let scale = dynamics.damping_scale[side * LEG_LINKS + i];
+            mb.armature_mut()[slot.dof] = link.joint.armature;
+            match link.joint.drive {
+                Drive::Motor(m) => mb.damping_mut()[slot.dof] = m.kd * scale,
+                Drive::Coupled { source, ratio, damping } => {
+                    mb.damping_mut()[slot.dof] = damping * scale;
+                    mb.add_dof_coupling(MultibodyDofCoupling {
+                        link1: joints[side][source].link_id,
+                        dof1: 0,
+                        axis1: 3,
+                        link2: slot.link_id,
+                        dof2: 0,
+                        axis2: 3,
+                        coeff: ratio,
+                        offset: 0.0,
+                    });
+                }
+            }
         }
     }
 }
