@@ -272,17 +272,10 @@ impl MpiSampler {
     }
 }
 
-impl Collect for MpiSampler {
-    #[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
-    fn collect(
-        &mut self,
-        req: &CollectRequest,
-        policy: Arc<PolicySnapshot>,
-        on_steps: &mut dyn FnMut(usize),
-    ) -> Result<Collected> {
-        let mut bytes = 0usize;
-        let comm_before = COMM_NANOS.load(Ordering::Relaxed);
-        let begin_start = Instant::now();
+impl MpiSampler {
+    /// Sends every rank the policy of this collection; the bytes sent.
+    fn broadcast(&mut self, policy: &PolicySnapshot) -> Result<usize> {
+        let mut bytes = 0;
         for remote in &mut self.remotes {
             let begin = ToWorker::Begin {
                 version: policy.version,
@@ -292,6 +285,68 @@ impl Collect for MpiSampler {
             bytes += send(&self.world, remote.rank, TO_WORKER, &begin)?;
             remote.last_heard = Instant::now();
         }
+        Ok(bytes)
+    }
+
+    /// One message from a rank, if one waits: a job's result goes to `outputs` (with its rank
+    /// and a label naming the worker and host); the bytes received.
+    fn receive(&mut self, outputs: &mut Vec<(usize, String, JobOutput)>) -> Result<Option<usize>> {
+        let Some((rank, msg, n)) = try_receive::<ToLearner>(&self.world, TO_LEARNER)? else {
+            return Ok(None);
+        };
+        let remote = self
+            .remotes
+            .iter_mut()
+            .find(|r| r.rank == rank)
+            .ok_or_else(|| anyhow!("a message from unknown rank {rank}"))?;
+        remote.last_heard = Instant::now();
+        match msg {
+            ToLearner::Result { worker, id, kind, seed, result } => {
+                remote.idle += 1;
+                remote.in_flight -= 1;
+                let out = JobOutput { worker, id, kind, seed, result };
+                let label = format!("{rank}.{worker} on {}", remote.host);
+                outputs.push((rank as usize, label, out));
+            }
+            ToLearner::Heartbeat => {}
+            ToLearner::Hello { .. } => bail!("rank {rank} said hello twice"),
+        }
+        Ok(Some(n))
+    }
+
+    /// Aborts every rank when one with jobs in flight has been silent past [`DEADLINE`]: it
+    /// died or its link is down.
+    fn abort_on_silence(&self) {
+        let silent =
+            self.remotes.iter().find(|r| r.in_flight > 0 && r.last_heard.elapsed() > DEADLINE);
+        if let Some(r) = silent {
+            abort(
+                &self.world,
+                &format!(
+                    "rank {} ({}) has not answered for {} s with {} job(s) in flight: it died \
+                     or its link is down; the run dir holds the last complete iteration \
+                     (continue with --previous)",
+                    r.rank,
+                    r.host,
+                    DEADLINE.as_secs(),
+                    r.in_flight
+                ),
+            );
+        }
+    }
+}
+
+impl Collect for MpiSampler {
+    fn collect(
+        &mut self,
+        req: &CollectRequest,
+        policy: Arc<PolicySnapshot>,
+        on_steps: &mut dyn FnMut(usize),
+    ) -> Result<Collected> {
+        let mut bytes = 0usize;
+        let comm_before = COMM_NANOS.load(Ordering::Relaxed);
+        let begin_start = Instant::now();
+        bytes += self.broadcast(&policy)?;
         let broadcast_s = begin_start.elapsed().as_secs_f64();
         let cancel_above = Arc::new(AtomicU64::new(u64::MAX));
         let mut idle: Vec<usize> = (0..self.pool.num_workers()).rev().collect();
@@ -336,26 +391,9 @@ impl Collect for MpiSampler {
                 idle.push(out.worker);
                 outputs.push((0, format!("0.{}", out.worker), out));
             }
-            if let Some((rank, msg, n)) = try_receive::<ToLearner>(&self.world, TO_LEARNER)? {
+            if let Some(n) = self.receive(&mut outputs)? {
                 heard = true;
                 bytes += n;
-                let remote = self
-                    .remotes
-                    .iter_mut()
-                    .find(|r| r.rank == rank)
-                    .ok_or_else(|| anyhow!("a message from unknown rank {rank}"))?;
-                remote.last_heard = Instant::now();
-                match msg {
-                    ToLearner::Result { worker, id, kind, seed, result } => {
-                        remote.idle += 1;
-                        remote.in_flight -= 1;
-                        let out = JobOutput { worker, id, kind, seed, result };
-                        let label = format!("{rank}.{worker} on {}", remote.host);
-                        outputs.push((rank as usize, label, out));
-                    }
-                    ToLearner::Heartbeat => {}
-                    ToLearner::Hello { .. } => bail!("rank {rank} said hello twice"),
-                }
             }
             for (rank, label, out) in outputs {
                 match record(&mut schedule, out, &label, &mut reported, on_steps) {
@@ -373,22 +411,7 @@ impl Collect for MpiSampler {
                     }
                 }
             }
-            if let Some(r) =
-                self.remotes.iter().find(|r| r.in_flight > 0 && r.last_heard.elapsed() > DEADLINE)
-            {
-                abort(
-                    &self.world,
-                    &format!(
-                        "rank {} ({}) has not answered for {} s with {} job(s) in flight: it \
-                         died or its link is down; the run dir holds the last complete \
-                         iteration (continue with --previous)",
-                        r.rank,
-                        r.host,
-                        DEADLINE.as_secs(),
-                        r.in_flight
-                    ),
-                );
-            }
+            self.abort_on_silence();
             if !heard {
                 std::thread::sleep(Duration::from_micros(500));
             }
