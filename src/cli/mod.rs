@@ -429,54 +429,64 @@ mod tests {
     /// real leaves and others) and values of every TOML type (huge, NaN, nested, wrong); bench
     /// flags; output paths. Each is accepted or refused with a one-line message, never a panic.
     #[test]
-    #[allow(clippy::too_many_lines)] // over 80 lines: to be split (docs/layout.md)
     fn random_config_files_bench_flags_and_output_paths_never_panic() {
-        use rand::{seq::SliceRandom, Rng, SeedableRng};
+        use rand::SeedableRng;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let dir = tempfile::tempdir().expect("temp dir");
+        random_config_files(&mut rng, dir.path());
+        random_bench_flags(&mut rng);
+        random_output_paths(&mut rng, dir.path());
+    }
+
+    /// Values of every TOML type for the random config files: huge, NaN, nested, wrong.
+    const TOML_VALUES: &[&str] = &[
+        "0",
+        "1",
+        "-1",
+        "1e308",
+        "-1e308",
+        "1e39",
+        "nan",
+        "inf",
+        "-inf",
+        "0.0005",
+        "9223372036854775807",
+        "\"cassie\"",
+        "\"mujoco\"",
+        "\"\"",
+        "[]",
+        "[64, 64]",
+        "[1e39]",
+        "[nan]",
+        "{ a = 1 }",
+        "true",
+        "false",
+        "\"\\u0000\"",
+        "[[1]]",
+        "1979-05-27",
+    ];
+
+    /// Config files with random sections, keys and values: each accepted or refused with a
+    /// one-line message, never a panic, and both kinds occur.
+    fn random_config_files(rng: &mut rand_chacha::ChaCha8Rng, dir: &std::path::Path) {
+        use rand::{seq::SliceRandom, Rng};
         // The settings' names as a file's section holds them (`kl` under `[ppo]`).
         let mut keys: Vec<String> =
             TrainConfig::settings().into_iter().map(|d| d.setting.name.to_string()).collect();
         keys.extend(["nope", "env", "cassie", "x y", "\"q\""].map(String::from));
         let sections = ["run", "sampler", "ppo", "net", "eval", "env.cassie", "env", "bogus", ""];
-        let values = [
-            "0",
-            "1",
-            "-1",
-            "1e308",
-            "-1e308",
-            "1e39",
-            "nan",
-            "inf",
-            "-inf",
-            "0.0005",
-            "9223372036854775807",
-            "\"cassie\"",
-            "\"mujoco\"",
-            "\"\"",
-            "[]",
-            "[64, 64]",
-            "[1e39]",
-            "[nan]",
-            "{ a = 1 }",
-            "true",
-            "false",
-            "\"\\u0000\"",
-            "[[1]]",
-            "1979-05-27",
-        ];
-        let dir = tempfile::tempdir().expect("temp dir");
-        let file = dir.path().join("c.toml");
+        let file = dir.join("c.toml");
         let (mut accepted, mut refused) = (0, 0);
         for case in 0..1500 {
             let mut text = String::new();
             for _ in 0..rng.gen_range(0..4) {
-                let section = sections.choose(&mut rng).expect("sections");
+                let section = sections.choose(rng).expect("sections");
                 if !section.is_empty() {
                     text.push_str(&format!("[{section}]\n"));
                 }
                 for _ in 0..rng.gen_range(0..4) {
-                    let key = keys.choose(&mut rng).expect("keys");
-                    let value = values.choose(&mut rng).expect("values");
+                    let key = keys.choose(rng).expect("keys");
+                    let value = TOML_VALUES.choose(rng).expect("values");
                     text.push_str(&format!("{key} = {value}\n"));
                 }
             }
@@ -519,6 +529,11 @@ mod tests {
         }
         // Both kinds occur, so the generator reaches past the parser.
         assert!(accepted > 100 && refused > 100, "accepted {accepted}, refused {refused}");
+    }
+
+    /// `gait bench` with random flags and values parses or refuses, never panics.
+    fn random_bench_flags(rng: &mut rand_chacha::ChaCha8Rng) {
+        use rand::{seq::SliceRandom, Rng};
         let bench_values =
             ["0", "-1", "nan", "inf", "1e20", "1e9", "5", "16,8", "8,8", "lstm", "x", ""];
         let bench_flags =
@@ -535,12 +550,17 @@ mod tests {
                 argv.extend(["--env".into(), "cartpole".into()]);
             }
             for _ in 0..rng.gen_range(0..4) {
-                argv.push(flags.choose(&mut rng).expect("flags").into());
-                argv.push((*bench_values.choose(&mut rng).expect("values")).into());
+                argv.push(flags.choose(rng).expect("flags").into());
+                argv.push((*bench_values.choose(rng).expect("values")).into());
             }
             let result = std::panic::catch_unwind(|| parse(&argv).is_ok());
             assert!(result.is_ok(), "bench case {case} panicked: {argv:?}");
         }
+    }
+
+    /// Random output paths are accepted or refused with a one-line message, never a panic.
+    fn random_output_paths(rng: &mut rand_chacha::ChaCha8Rng, dir: &std::path::Path) {
+        use rand::{seq::SliceRandom, Rng};
         let names = [
             "w.gif",
             "w.GIF",
@@ -556,9 +576,9 @@ mod tests {
             "x.html",
         ];
         for case in 0..500 {
-            let mut path = dir.path().to_path_buf();
+            let mut path = dir.to_path_buf();
             for _ in 0..rng.gen_range(0..3) {
-                path.push(names.choose(&mut rng).expect("names"));
+                path.push(names.choose(rng).expect("names"));
             }
             let result = std::panic::catch_unwind(|| {
                 crate::outputs::check(&[crate::outputs::Output {
