@@ -12,7 +12,6 @@ const MAX_LINES: usize = 600;
 const OVER: &[(&str, usize, &str)] = &[
     ("src/envs/cassie/config.rs", 750, "a data table: one row per Cassie setting"),
     ("src/envs/cassie/env/mod.rs", 790, "to split: robot, task, perturbations"),
-    ("src/algos/sampler/mod.rs", 645, "to split: jobs, pool"),
 ];
 
 /// Lines of `text` before its test module, if it has one.

@@ -2,6 +2,7 @@ use super::*;
 use crate::algos::tracking;
 use crate::envs::{CartPole, Step};
 use crate::policies::{Nonlinearity, StdSpec};
+use tch::Tensor;
 
 /// How a [`Faulty`] cart-pole goes wrong.
 #[derive(Clone, Copy, PartialEq)]
