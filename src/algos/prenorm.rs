@@ -30,7 +30,7 @@ pub struct Prenormalized {
 
 /// Runs the noisy policy for `steps` steps and returns the visited states' statistics;
 /// `on_steps(n)` is called after each episode with the steps visited so far. The env runs
-/// as [`Env::set_prenormalizing`] says, and is left as it was given (not prenormalizing).
+/// as [`Walking::set_prenormalizing`](crate::envs::Walking::set_prenormalizing) says, and is left as it was given (not prenormalizing).
 pub fn prenormalize(
     env: &mut dyn Env,
     actor: &Actor,

@@ -33,7 +33,7 @@ pub struct Transition<'a> {
     /// The observation the action was chosen from.
     pub obs: &'a [f32],
     /// The critic's observation of the same state: the env's own
-    /// ([`Env::critic_observation`]), or `obs` for envs without one.
+    /// ([`PrivilegedCritic::critic_observation`](crate::envs::PrivilegedCritic::critic_observation)), or `obs` for envs without one.
     pub critic_obs: &'a [f32],
     pub action: &'a [f32],
     pub reward: f32,

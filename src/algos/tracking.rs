@@ -1,6 +1,6 @@
 //! Walking scalars of a training evaluation: did the policy go at the commanded speed?
 //!
-//! Computed from eval episodes run at the env's fixed [`crate::envs::Env::eval_commands`], for
+//! Computed from eval episodes run at the env's fixed [`crate::envs::Walking::eval_commands`], for
 //! envs whose metrics include `forward_speed` and `lateral_speed` (m/s, commanded frame).
 //! Each episode contributes its mean speeds (so a gait's sideways sway averages out and only
 //! drift counts, as in `gait eval`):

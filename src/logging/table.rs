@@ -69,7 +69,7 @@ pub struct SelectionRow<'a> {
     pub iteration: u64,
     /// The train steps the evaluated weights had trained on.
     pub timesteps: u64,
-    /// The physics model ([`crate::envs::Env::eval_model_name`]).
+    /// The physics model ([`crate::envs::Walking::eval_model_name`]).
     pub model: &'a str,
     /// The command's forward speed (m/s).
     pub x: f32,

@@ -42,7 +42,7 @@ pub struct NetSpec {
     #[serde(default)]
     pub obs_clip: Option<f32>,
     /// The critic's own observation size, when the env gives the critic more than the policy
-    /// sees (an asymmetric critic, [`crate::envs::Env::critic_observation_size`]); None: the
+    /// sees (an asymmetric critic, [`crate::envs::PrivilegedCritic::critic_observation_size`]); None: the
     /// critic reads the policy's observation (every run before the setting existed).
     #[serde(default)]
     pub critic_obs_dim: Option<usize>,

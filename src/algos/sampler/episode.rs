@@ -1,5 +1,5 @@
 //! How a sampler job's episode begins on a walking env: the command, the physics model, the
-//! pushes and the curriculum stage the job asks for, set through the env's [`Walking`]
+//! pushes and the curriculum stage the job asks for, set through the env's [`Walking`](crate::envs::Walking)
 //! controls. An env that is no walking task runs its own draws.
 
 use anyhow::{bail, Context, Result};

@@ -164,7 +164,7 @@ pub struct CollectRequest {
     pub iteration: u64,
     /// Train steps collected before this iteration (what [`Env::set_training`] is told).
     pub timesteps: u64,
-    /// The step at which the env's gated stage began (what [`Env::set_stage`] is told).
+    /// The step at which the env's gated stage began (what [`Walking::set_stage`](crate::envs::Walking::set_stage) is told).
     pub stage_from: Option<u64>,
     /// The run's seed (each trajectory's stream derives from it).
     pub seed: u64,

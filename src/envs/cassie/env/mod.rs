@@ -68,13 +68,13 @@ pub struct CassieEnv {
     dt: f64,
     /// With `--sim mixed`, the other simulator, swapped in when an episode draws it.
     spare: Option<Box<dyn Physics>>,
-    /// [`Env::set_eval_model`]: the model the next episodes run on instead of the drawn one.
+    /// [`Walking::set_eval_model`](crate::envs::Walking::set_eval_model): the model the next episodes run on instead of the drawn one.
     forced_model: Option<SimKind>,
     rng: ChaCha8Rng,
     clock: GaitClock,
     command: Command,
     fixed_command: Option<Command>,
-    /// [`Env::set_course`]: `(first step, command)` per leg, in order; empty without one.
+    /// [`Walking::set_course`](crate::envs::Walking::set_course): `(first step, command)` per leg, in order; empty without one.
     course: Vec<(u32, Command)>,
     redraw_every: u32,
     steps: u32,
@@ -92,13 +92,13 @@ pub struct CassieEnv {
     dynamics: Dynamics,
     /// The episode's last push.
     last_push: Option<LastPush>,
-    /// [`Env::set_push`]: `gait eval --push` and evaluations (no pushes).
+    /// [`Walking::set_push`](crate::envs::Walking::set_push): `gait eval --push` and evaluations (no pushes).
     pushes: Pushes,
     /// `Some(train steps so far)` in training episodes ([`Env::set_training`]).
     training: Option<u64>,
-    /// The step at which the run's gated stage began ([`Env::set_stage`]).
+    /// The step at which the run's gated stage began ([`Walking::set_stage`](crate::envs::Walking::set_stage)).
     stage_from: Option<u64>,
-    /// [`Env::set_prenormalizing`]: the reference gait is the run's first step's.
+    /// [`Walking::set_prenormalizing`](crate::envs::Walking::set_prenormalizing): the reference gait is the run's first step's.
     prenormalizing: bool,
     /// The policy step of the next push, and whether the last step pushed.
     next_push: u32,

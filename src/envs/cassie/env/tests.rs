@@ -1154,7 +1154,7 @@ fn the_cycle_shortens_with_the_command_and_keeps_its_phase() {
 }
 
 /// `omni_start_speed`: the omnidirectional stage waits for the step the runner's gate opened
-/// at (`Env::set_stage`), never before `omni_start`; evaluations draw omnidirectional commands
+/// at (`Walking::set_stage`), never before `omni_start`; evaluations draw omnidirectional commands
 /// throughout; no gate without the setting or for forward commands.
 #[test]
 fn a_gated_omni_stage_begins_where_the_runner_opened_it() {
