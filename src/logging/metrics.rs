@@ -73,16 +73,8 @@ pub const PROGRESS_COLUMNS: &[&str] = &[
 
 /// The walking task's columns of `progress.csv` (the training evaluation's speeds, the
 /// selection's scores): written by runs of envs that are walking tasks
-/// ([`crate::envs::Env::walking`]) only.
-pub const WALKING_COLUMNS: &[&str] = &[
-    FORWARD_SPEED,
-    LATERAL_SPEED,
-    VELOCITY_ERROR,
-    YAW_RATE,
-    YAW_RATE_ERROR,
-    TRACKING_ERROR,
-    CELLS_WITHIN,
-];
+/// ([`crate::envs::Env::walking`]) only; the run of seven in [`PROGRESS_COLUMNS`] after `Test/Episode Length`.
+pub const WALKING_COLUMNS: &[&str] = PROGRESS_COLUMNS.split_at(8).1.split_at(7).0;
 
 /// The columns of a run's `progress.csv`: [`PROGRESS_COLUMNS`], without
 /// [`WALKING_COLUMNS`] unless the env is a walking task.
@@ -340,6 +332,15 @@ mod tests {
             let timing: Vec<&str> = r.timing().iter().map(|(k, _)| *k).collect();
             assert_eq!(timing, TIMING_COLUMNS);
         }
+    }
+
+    #[test]
+    fn the_walking_columns_are_the_speed_and_selection_ones() {
+        let expected = [FORWARD_SPEED, LATERAL_SPEED, VELOCITY_ERROR, YAW_RATE, YAW_RATE_ERROR];
+        assert_eq!(WALKING_COLUMNS[..5], expected);
+        assert_eq!(WALKING_COLUMNS[5..], [TRACKING_ERROR, CELLS_WITHIN]);
+        assert_eq!(progress_columns(false).len(), PROGRESS_COLUMNS.len() - 7);
+        assert_eq!(progress_columns(true), PROGRESS_COLUMNS);
     }
 
     #[test]
