@@ -72,8 +72,9 @@ pub const PROGRESS_COLUMNS: &[&str] = &[
 ];
 
 /// The walking task's columns of `progress.csv` (the training evaluation's speeds, the
-/// selection's scores): written by runs of envs that are walking tasks
-/// ([`crate::envs::Env::walking`]) only; the run of seven in [`PROGRESS_COLUMNS`] after `Test/Episode Length`.
+/// selection's scores), written by runs of envs that are walking tasks
+/// ([`crate::envs::Env::walking`]) only: the seven in [`PROGRESS_COLUMNS`] after
+/// `Test/Episode Length`.
 pub const WALKING_COLUMNS: &[&str] = PROGRESS_COLUMNS.split_at(8).1.split_at(7).0;
 
 /// The columns of a run's `progress.csv`: [`PROGRESS_COLUMNS`], without
