@@ -2,6 +2,8 @@
 //! pushes and the curriculum stage the job asks for, set through the env's [`Walking`](crate::envs::Walking)
 //! controls. An env that is no walking task runs its own draws.
 
+use std::borrow::Cow;
+
 use anyhow::{bail, Context, Result};
 
 use super::{JobKind, JobSpec};
@@ -19,10 +21,11 @@ use crate::envs::{Env, Pushes};
 /// does, V = `--selection-push` (0: tracking alone). An env that is no walking task gets no
 /// command (and a selection job is refused).
 pub(super) fn begin(env: &mut dyn Env, job: &JobSpec) -> Result<Option<[f32; 3]>> {
-    let commands: Vec<[f32; 3]> = match job.kind {
-        JobKind::Select => tracking::selection_commands(&*env, job.select_commands)?,
+    // The eval commands are borrowed (`'static`): no allocation per episode.
+    let commands: Cow<[[f32; 3]]> = match job.kind {
+        JobKind::Select => Cow::Owned(tracking::selection_commands(&*env, job.select_commands)?),
         JobKind::Train | JobKind::Eval => {
-            env.walking().map_or(Vec::new(), |w| w.eval_commands().to_vec())
+            Cow::Borrowed(env.walking().map_or(&[][..], |w| w.eval_commands()))
         }
     };
     let Some(walking) = env.walking_mut() else {
