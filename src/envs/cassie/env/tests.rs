@@ -17,9 +17,11 @@ fn commands_outside_the_limits_are_refused_and_change_nothing() {
     e.set_command(&[-4.0, 2.0, 3.0]).unwrap();
 }
 
+use super::outcome::{FOOT_LIFT, FOOT_SLIDE};
 use super::*;
 use crate::envs::cassie::commands::FORWARD_SPEEDS;
 use crate::envs::cassie::layout::HISTORY_FRAME;
+use crate::envs::cassie::reward::RewardKind;
 use crate::envs::cassie::{CommandKind, ReferenceKind, SimKind};
 use crate::envs::{CourseLeg, MirrorIndices, StageGate};
 
