@@ -339,7 +339,7 @@ fn continued<S: AlgoScope>(
     let mut config = layers.over(&base)?;
     // A mixed run continued on one model: its MuJoCo timestep and share have nothing left to
     // set (and no flag can unset the timestep), so they go, with a note, unless typed.
-    let mut notes = presets::mixing_gives_way(&mut config, |k| layers.set_by_user(k));
+    let mut notes = presets::continued_gives_way(&mut config, |k| layers.set_by_user(k));
     if let Err(e) = config.validate() {
         if prev.validate().is_err() {
             anyhow::bail!(

@@ -1,21 +1,24 @@
-//! Per-env training presets: typed functions that replace the global defaults with values
-//! that suit one env. `gait train` applies them under a config file and typed flags (which
-//! always win), prints what they set, and `train ppo --help` lists them.
+//! Per-env training presets. A preset is data: the TOML document of the env's catalog row
+//! ([`crate::envs::EnvSpec::preset`], e.g. `src/envs/cassie/preset.toml`), merged over the
+//! global defaults as a config file is. `gait train` applies it under a config file and typed
+//! flags (which always win), prints what it set, and `train ppo --help` lists it; the env's
+//! settings section says which preset values give way to the user's own
+//! ([`crate::envs::EnvSchedule::give_way`]).
 
-use super::{BestBy, TrainConfig};
-use crate::envs::cassie::config::EVEN_MUJOCO_SHARE;
-use crate::envs::cassie::{CommandKind, ProgressKind, ReferenceKind, SimKind};
-use crate::policies::Nonlinearity;
+use super::TrainConfig;
+use crate::envs::UserChoices;
 
-/// Applies the preset of `config.run.env` (none for an env without one).
+/// Applies the preset of `config.run.env` (none for an env without one, or an unknown env,
+/// which [`TrainConfig::validate`] refuses).
 pub fn apply(config: &mut TrainConfig) {
-    match config.run.env.as_str() {
-        "cassie" => cassie(config),
-        "cartpole" => cartpole(config),
-        "pendulum" => pendulum(config),
-        "mountaincar" => mountaincar(config),
-        _ => {}
+    let Ok(spec) = crate::envs::spec(&config.run.env) else { return };
+    if spec.preset.is_empty() {
+        return;
     }
+    // Compiled in; every preset is applied and validated by a test below.
+    *config = config
+        .merged_with_toml(spec.preset)
+        .unwrap_or_else(|e| panic!("the {} preset does not apply: {e}", spec.name));
 }
 
 /// What `env`'s preset changes, as `(leaf, value)` pairs in declaration order.
@@ -26,241 +29,50 @@ pub fn changes(env: &str) -> Vec<(String, serde_json::Value)> {
     base.leaves().into_iter().zip(preset).filter(|(a, b)| a != b).map(|(_, b)| b).collect()
 }
 
-/// The leaf of the walking preset's perturbation gate (`--robust-start-speed`).
-const PERTURBATION_GATE: &str = "env.cassie.robust_start_speed";
-
-/// The leaf of the walking preset's omnidirectional gate (`--omni-start-speed`).
-const OMNI_GATE: &str = "env.cassie.omni_start_speed";
-
-/// The leaf of the walking preset's MuJoCo timestep when mixing (`--mujoco-dt`).
-const MUJOCO_DT: &str = "env.cassie.mujoco_dt";
-
-/// The leaf of the walking preset's share of MuJoCo episodes when mixing (`--mujoco-share`).
-const MUJOCO_SHARE: &str = "env.cassie.mujoco_share";
-
-/// The leaf of the share of MuJoCo episodes once the perturbations begin
-/// (`--robust-mujoco-share`).
-const ROBUST_MUJOCO_SHARE: &str = "env.cassie.robust_mujoco_share";
-
-/// The leaf of the walking preset's speed-dependent cycle (`--cadence`).
-const CADENCE: &str = "env.cassie.cadence";
-
-/// Turns off preset settings that the user's own settings cannot run with, and says so; a
-/// setting the user typed (or named in `--config`) is never touched, so typed together the
-/// two are still refused by validation.
-/// * The two stage gates (perturbations, every direction) wait for an evaluation, and a run
-///   has one gate, so with `--num-eval-eps 0` both give way, and with the user's own speed for
-///   one of them the other does (each stage then begins at its own start, as before the
-///   gates) instead of refusing a run the user asked for plainly; at the same speed the two
-///   stages share it.
-/// * `--mujoco-dt`, `--mujoco-share` and `--robust-mujoco-share` set MuJoCo's timestep and
-///   share of the episodes when mixing models, so with `--sim rapier` or `--sim mujoco` the
-///   preset's give way (that model runs at `--sim-dt`).
-/// * The cadence sets the cycle from the command and `--full-gait` draws it at random, so
-///   with `--full-gait` the preset's cadence gives way (a fixed cycle, as before it).
+/// Turns off the preset values of a fresh run that the user's own settings cannot run with
+/// (the env's rules, [`crate::envs::EnvSchedule::give_way`]), a note for each; `set_by_user`
+/// says whether the user typed a leaf (`env.cassie.cadence`).
 pub fn give_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) -> Vec<String> {
-    if config.run.env != "cassie" {
-        return Vec::new();
-    }
-    let mut notes = gate_gives_way(config, &set_by_user);
-    notes.extend(cadence_gives_way(config, &set_by_user));
-    notes.extend(mixing_gives_way(config, &set_by_user));
-    notes
+    with_section(config, set_by_user, |schedule, user| schedule.give_way(user))
 }
 
-/// The stage gates' part of [`give_way`]: a note for each preset gate it turned off. The
-/// perturbations' gate gives way first (as it did before the preset had an omnidirectional
-/// gate); the omnidirectional one then gives way only to no evaluations or to the user's own
-/// perturbation gate at another speed.
-fn gate_gives_way(config: &mut TrainConfig, set_by_user: impl Fn(&str) -> bool) -> Vec<String> {
-    let no_evals = config.eval.num_eval_eps == 0;
-    let cassie = &mut config.env.cassie;
-    let mut notes = Vec::new();
-    let conflict = cassie.gate_conflict().is_some();
-    if cassie.robust_start_speed > 0.0 && !set_by_user(PERTURBATION_GATE) && (no_evals || conflict)
-    {
-        let speed = std::mem::take(&mut cassie.robust_start_speed);
-        let begins = format!("the perturbations begin at --robust-start {}", cassie.robust_start);
-        notes.push(gate_off_note("robust", speed, "omni", no_evals, &begins));
-    }
-    let conflict = cassie.gate_conflict().is_some();
-    if cassie.omni_gate().is_some() && !set_by_user(OMNI_GATE) && (no_evals || conflict) {
-        let speed = std::mem::take(&mut cassie.omni_start_speed);
-        let begins = format!("every direction begins at --omni-start {}", cassie.omni_start);
-        notes.push(gate_off_note("omni", speed, "robust", no_evals, &begins));
-    }
-    notes
-}
-
-/// The note of a preset gate (`--{stage}-start-speed`) turned off: for want of evaluations, or
-/// for the user's own gate (`--{other}-start-speed`) at another speed; `begins` says when its
-/// stage starts instead.
-fn gate_off_note(stage: &str, speed: f64, other: &str, no_evals: bool, begins: &str) -> String {
-    let reason = if no_evals {
-        "--num-eval-eps 0 runs no evaluation to wait for".to_string()
-    } else {
-        format!("--{other}-start-speed sets this run's one gate at another speed")
-    };
-    format!("note: the preset's --{stage}-start-speed {speed} is off ({reason}); {begins}")
-}
-
-/// The mixing settings' part of [`give_way`], also applied to a `--previous` mixed run
-/// continued on one model: on one model (`--sim rapier` or `--sim mujoco`) a `--mujoco-dt`,
-/// `--mujoco-share` or `--robust-mujoco-share` the user did not type has nothing to set, so
-/// the timestep goes (that model runs at `--sim-dt` or its default) and the shares return to
-/// their defaults; a note for each it turned off.
-pub fn mixing_gives_way(
+/// The same for a run continued with `--previous` ([`crate::envs::EnvSchedule::give_way_continued`]).
+pub fn continued_gives_way(
     config: &mut TrainConfig,
     set_by_user: impl Fn(&str) -> bool,
 ) -> Vec<String> {
-    let cassie = &mut config.env.cassie;
-    let mut notes = Vec::new();
-    if cassie.sim == SimKind::Mixed {
-        return notes;
-    }
-    let one = format!("--sim {} trains one model", cassie.sim.name());
-    if !set_by_user(MUJOCO_DT) {
-        if let Some(dt) = cassie.mujoco_dt.take() {
-            notes.push(format!(
-                "note: --mujoco-dt {dt} is off ({one}, at --sim-dt {})",
-                cassie.sim_dt()
-            ));
-        }
-    }
-    if !set_by_user(MUJOCO_SHARE) && cassie.mujoco_share != EVEN_MUJOCO_SHARE {
-        let share = std::mem::replace(&mut cassie.mujoco_share, EVEN_MUJOCO_SHARE);
-        notes.push(format!("note: --mujoco-share {share} is off ({one})"));
-    }
-    if !set_by_user(ROBUST_MUJOCO_SHARE) {
-        if let Some(share) = cassie.robust_mujoco_share.take() {
-            notes.push(format!("note: --robust-mujoco-share {share} is off ({one})"));
-        }
-    }
-    notes
+    with_section(config, set_by_user, |schedule, user| schedule.give_way_continued(user))
 }
 
-/// The cadence's part of [`give_way`]: its note, if it turned the cadence off.
-fn cadence_gives_way(
+/// Runs `rule` on the run's env section, with the user's choices as the section sees them
+/// (its leaves without the `env.KEY.` prefix).
+fn with_section(
     config: &mut TrainConfig,
     set_by_user: impl Fn(&str) -> bool,
-) -> Option<String> {
-    let cassie = &mut config.env.cassie;
-    if cassie.cadence == 0.0 || !cassie.full_gait || set_by_user(CADENCE) {
-        return None;
-    }
-    let cadence = std::mem::take(&mut cassie.cadence);
-    Some(format!(
-        "note: the preset's --cadence {cadence} is off (--full-gait draws the gait cycle); the \
-         cycle is drawn with every command"
-    ))
-}
-
-/// Cassie's walking preset, chosen for a 2-core machine: the reference nets and PPO constants
-/// with 10k-step iterations, 8 s trajectories, std 0.2, grad clip 0.5 and γ = 0.99 (D-023).
-fn cassie(c: &mut TrainConfig) {
-    c.sampler.traj_len = 400;
-    c.sampler.num_steps = 10_000;
-    c.net.layers = vec![256, 256];
-    c.net.std = 0.2;
-    c.ppo.a_lr = 3e-4;
-    c.ppo.c_lr = 3e-4;
-    c.ppo.grad_clip = 0.5;
-    c.sampler.discount = 0.99;
-    c.sampler.gae_lambda = 0.95;
-    c.ppo.batch_size = 128;
-    c.ppo.epochs = 3;
-    c.eval.eval_freq = 10;
-    c.eval.num_eval_eps = 8;
-    c.net.prenorm = true;
-    c.net.prenormalize_steps = 2000;
-    c.ppo.mirror = 1.0;
-    // Learning rates decayed to a tenth, so the last weights keep what was learned (D-018).
-    c.ppo.lr_decay = 0.9;
-    // Robustness: both models, randomized dynamics, observation noise and pushes once walking
-    // has been learned, a level pelvis to spend the tilt budget on pushes (D-024).
-    let cassie = &mut c.env.cassie;
-    cassie.sim = SimKind::Mixed;
-    cassie.dynamics_randomization = true;
-    cassie.obs_noise = 1.0;
-    // The orientation's noise off: it wore rapier's sidesteps down (D-006).
-    cassie.orientation_noise = 0.0;
-    cassie.push = 0.6;
-    // Training pushes every U(1, 2.5) s, twice as often as checks push (D-025).
-    cassie.push_every = 1.0;
-    // The perturbations wait for an evaluation that walks at 0.4 m/s (D-005).
-    cassie.robust_start_speed = 0.4;
-    cassie.upright = 0.10;
-    // A pelvis-height term with its target below a walking seed's height (D-009).
-    cassie.height_target = 0.76;
-    // A cycle that quickens past 0.5 m/s, so faster commands step more often (D-026).
-    cassie.cadence = 0.2;
-    omnidirectional(c);
-}
-
-/// Walking in every direction: the lab's five command modes over x −0.5..1.5 m/s, y ±0.3 m/s,
-/// turn ±0.5 rad/s with the reference gait's hip roll and yaw, in three stages of one run —
-/// forward commands until an evaluation walks at 0.4 m/s (D-012, D-013), then every direction
-/// with half the commands along one signed axis (D-027), then the perturbations from 7M steps
-/// over 1M (D-004); MuJoCo at 4 ms when mixing, rapier at its 2 ms (D-001).
-fn omnidirectional(c: &mut TrainConfig) {
-    c.run.timesteps = 13_000_000;
-    let cassie = &mut c.env.cassie;
-    cassie.commands = CommandKind::OmniWalk;
-    cassie.reference = ReferenceKind::Omni;
-    cassie.progress = ProgressKind::Peak;
-    cassie.omni_start = 2_000_000;
-    cassie.omni_start_speed = 0.4;
-    cassie.omni_axes = 0.5;
-    cassie.robust_start = 7_000_000;
-    cassie.robust_ramp = 1_000_000;
-    cassie.mujoco_dt = Some(0.004);
-    // The swing hip pitch 0.6 rad per m/s of forward command, both ways (D-028).
-    cassie.forward_reach = 0.6;
-    // The pick from 3M steps at full perturbation strength on (D-019).
-    c.eval.best_after_settled = 3_000_000;
-    // The pick: most cells within on both models, then the tracking score (D-029).
-    c.eval.best_by = BestBy::Cells;
-    // Three episodes a cell, each scored by its worst, on MuJoCo at the lab's 0.5 ms (D-021).
-    c.eval.selection_episodes = 3;
-    // The pick's episodes pushed as `gait check --push 0.45` pushes (D-030).
-    c.eval.selection_push = 0.45;
-}
-
-/// Small nets and short runs for the classic-control test envs.
-fn classic(c: &mut TrainConfig, traj_len: usize, timesteps: u64, std: f64, lrs: (f64, f64)) {
-    c.sampler.traj_len = traj_len;
-    c.sampler.num_steps = 4000;
-    c.run.timesteps = timesteps;
-    c.net.layers = vec![64, 64];
-    c.net.nonlinearity = Nonlinearity::Tanh;
-    c.net.std = std;
-    (c.ppo.a_lr, c.ppo.c_lr) = lrs;
-    c.ppo.grad_clip = 0.5;
-    c.sampler.gae_lambda = 0.95;
-    c.eval.eval_freq = 10;
-    c.eval.num_eval_eps = 8;
-}
-
-fn cartpole(c: &mut TrainConfig) {
-    classic(c, 400, 100_000, 0.5, (3e-4, 1e-3));
-    c.ppo.epochs = 5;
-    c.eval.eval_freq = 5;
-}
-
-fn pendulum(c: &mut TrainConfig) {
-    classic(c, 200, 300_000, 0.5, (1e-3, 1e-3));
-    c.sampler.discount = 0.95;
-    c.ppo.epochs = 10;
-}
-
-fn mountaincar(c: &mut TrainConfig) {
-    classic(c, 999, 200_000, 0.8, (3e-4, 1e-3));
-    c.eval.num_eval_eps = 4;
+    rule: impl FnOnce(&mut dyn crate::envs::EnvSchedule, &UserChoices) -> Vec<String>,
+) -> Vec<String> {
+    let Some(section) = crate::envs::spec(&config.run.env).ok().and_then(|s| s.section.as_ref())
+    else {
+        return Vec::new();
+    };
+    let prefix = format!("env.{}.", section.key);
+    let typed = |leaf: &str| set_by_user(&format!("{prefix}{leaf}"));
+    let user = UserChoices { evaluates: config.eval.num_eval_eps > 0, typed: &typed };
+    rule((section.schedule_mut)(&mut config.env), &user)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::BestBy;
+    use crate::envs::cassie::{CommandKind, ReferenceKind, SimKind};
+
+    /// The leaves of the Cassie preset's values that give way.
+    const PERTURBATION_GATE: &str = "env.cassie.robust_start_speed";
+    const MUJOCO_DT: &str = "env.cassie.mujoco_dt";
+    const MUJOCO_SHARE: &str = "env.cassie.mujoco_share";
+    const ROBUST_MUJOCO_SHARE: &str = "env.cassie.robust_mujoco_share";
+    const CADENCE: &str = "env.cassie.cadence";
 
     #[test]
     fn every_registered_env_has_a_preset_and_presets_are_valid() {

@@ -21,7 +21,8 @@ pub use mirror::{MirrorIndices, Mirrored};
 pub use mountaincar::MountainCar;
 pub use pendulum::Pendulum;
 pub use registry::{
-    available, factory, make, spec, EnvConfig, EnvSchedule, EnvSection, EnvSpec, UnknownEnv, ENVS,
+    available, factory, make, spec, EnvConfig, EnvSchedule, EnvSection, EnvSpec, UnknownEnv,
+    UserChoices, ENVS,
 };
 pub use walking::{CourseLeg, Pushes, StageGate, Walking};
 

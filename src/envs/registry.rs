@@ -95,6 +95,24 @@ pub trait EnvSchedule {
     fn perturbation_strength(&self, _timesteps: u64, _stage_from: Option<u64>) -> Option<f64> {
         None
     }
+    /// Turns off the preset's values that cannot run with what the user chose in a fresh run,
+    /// instead of refusing the run; a note for each (none: nothing gives way).
+    fn give_way(&mut self, _user: &UserChoices) -> Vec<String> {
+        Vec::new()
+    }
+    /// The same for a run continued with `--previous`, whose values are that run's.
+    fn give_way_continued(&mut self, _user: &UserChoices) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// What the user chose, as an env's preset must respect it ([`EnvSchedule::give_way`]).
+pub struct UserChoices<'a> {
+    /// Whether the run evaluates at all (`--num-eval-eps 0` does not, so no gate can open).
+    pub evaluates: bool,
+    /// Whether the user set the section's setting `leaf` (`robust_start_speed`), in a config
+    /// file or as a flag: such a value never gives way.
+    pub typed: &'a dyn Fn(&str) -> bool,
 }
 
 /// An env's settings section: its key under `[env]` and how the config reaches it.
@@ -105,6 +123,8 @@ pub struct EnvSection {
     pub declare: fn(&str, &mut Vec<crate::settings::Declared>),
     /// The section in a config, as the trainer asks of it.
     pub schedule: fn(&EnvConfig) -> &dyn EnvSchedule,
+    /// The same, to let the preset's values give way ([`EnvSchedule::give_way`]).
+    pub schedule_mut: fn(&mut EnvConfig) -> &mut dyn EnvSchedule,
     /// The section's first setting that differs from its default, as a flag name.
     pub changed: fn(&EnvConfig) -> Option<String>,
 }
@@ -133,6 +153,9 @@ pub struct EnvSpec {
     pub make: fn(&EnvConfig) -> anyhow::Result<Box<dyn Env>>,
     /// Its settings section, if it has one.
     pub section: Option<EnvSection>,
+    /// Its training preset: a TOML document over the defaults (any section of the config),
+    /// under a config file and typed flags; empty for none.
+    pub preset: &'static str,
 }
 
 impl std::fmt::Debug for EnvSpec {
@@ -147,10 +170,12 @@ pub static ENVS: &[EnvSpec] = &[
         name: "cassie",
         about: "Cassie biped (rapier3d, 500 Hz PD): walk straight on command, a gait clock",
         make: |config| Ok(Box::new(CassieEnv::new(config.cassie.clone()))),
+        preset: include_str!("cassie/preset.toml"),
         section: Some(EnvSection {
             key: "cassie",
             declare: crate::settings::Declared::section::<CassieConfig>,
             schedule: |config| &config.cassie,
+            schedule_mut: |config| &mut config.cassie,
             changed: |config| first_change(&config.cassie),
         }),
     },
@@ -159,18 +184,21 @@ pub static ENVS: &[EnvSpec] = &[
         about: "continuous cart-pole balancing; learns in seconds (test/demo env)",
         make: |_| Ok(Box::new(CartPole::new())),
         section: None,
+        preset: include_str!("presets/cartpole.toml"),
     },
     EnvSpec {
         name: "pendulum",
         about: "pendulum swing-up (Gym Pendulum-v1 dynamics), no termination",
         make: |_| Ok(Box::new(Pendulum::new())),
         section: None,
+        preset: include_str!("presets/pendulum.toml"),
     },
     EnvSpec {
         name: "mountaincar",
         about: "continuous mountain car; sparse goal reward, no mirror lists",
         make: |_| Ok(Box::new(MountainCar::new())),
         section: None,
+        preset: include_str!("presets/mountaincar.toml"),
     },
 ];
 

@@ -663,7 +663,7 @@ impl CassieConfig {
 
     /// The two gates' speeds `(omni, robust)` when both are asked for at different speeds:
     /// the combination [`Self::check`] refuses (a run opens one gate), and the one the walking
-    /// preset's gate gives way to (`presets::give_way`).
+    /// preset's gate gives way to (`give_way.rs`).
     pub fn gate_conflict(&self) -> Option<(f64, f64)> {
         let (omni, robust) = (self.omni_gate()?, self.robust_gate()?);
         (omni.forward_speed != robust.forward_speed)

@@ -13,6 +13,8 @@
 //! * `reward`: the walking reward and the reference's von Mises and linear clock rewards.
 //! * `reference`: the clock-synced reference gait under the action.
 //! * `critic_obs`: what the critic alone reads with `--privileged-critic`.
+//! * `preset.toml`: the walking preset, as data; `give_way`: which of its settings turn off
+//!   for the user's own.
 //! * `clock`, `commands`, `vonmises`, `mirror_lists`: the task's pieces.
 
 pub(crate) mod clock;
@@ -22,6 +24,7 @@ pub(crate) mod controller;
 pub(crate) mod critic_obs;
 pub(crate) mod env;
 pub(crate) mod estimator;
+mod give_way;
 pub(crate) mod layout;
 pub(crate) mod mirror_lists;
 pub(crate) mod physics;
@@ -54,5 +57,13 @@ impl crate::envs::EnvSchedule for CassieConfig {
     /// [`CassieConfig::robustness_at`].
     fn perturbation_strength(&self, timesteps: u64, stage_from: Option<u64>) -> Option<f64> {
         Some(self.robustness_at(timesteps, stage_from))
+    }
+
+    fn give_way(&mut self, user: &crate::envs::UserChoices) -> Vec<String> {
+        give_way::fresh(self, user)
+    }
+
+    fn give_way_continued(&mut self, user: &crate::envs::UserChoices) -> Vec<String> {
+        give_way::mixing(self, user)
     }
 }
