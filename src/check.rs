@@ -23,9 +23,8 @@ use crate::algos::tracking::{
 use crate::config::UsageError;
 use crate::course::LegOutcome;
 use crate::envs::cassie::SimKind;
-use crate::eval::{
-    check_options, env_of, run_eval, CourseSegment, EvalOptions, PhysicsOverride, Source,
-};
+use crate::envs::PhysicsOverride;
+use crate::eval::{check_options, env_of, run_eval, CourseSegment, EvalOptions, Source};
 
 /// The ten commands of the walking task (issue 27's "Done means"), `[x m/s, y m/s, turn rad/s]`.
 pub const TASK_COMMANDS: [[f32; 3]; 10] = [
@@ -402,7 +401,7 @@ struct Judged {
 pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckReport> {
     // Once, before any cell: a path that is not a run, or a run of an env without models.
     let env = env_of(&opts.source)?;
-    if env != "cassie" {
+    if !crate::envs::has_physics_models(&env) {
         return Err(UsageError(format!(
             "gait check: the run's env '{env}' has no physics models or walking commands to \
              check (Cassie has)"

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use common::{gait, pretrained_walk, stderr, stdout};
 use gait::envs;
-use gait::eval::{run_eval, EvalOptions, PhysicsOverride, Source};
+use gait::envs::PhysicsOverride;
+use gait::eval::{run_eval, EvalOptions, Source};
 use gait::export::{load_actor, sidecar_path, ActorCheckpoint};
 use tch::{CModule, Tensor};
 

@@ -9,7 +9,8 @@ use crate::bench::{BenchEnvOptions, BenchOptimizeOptions, BENCH_ACT, BENCH_OBS, 
 use crate::check::{CheckOptions, CheckSim, CheckTask, TASK_COMMANDS, TASK_COURSE};
 use crate::config::{TrainConfig, UsageError};
 use crate::envs::cassie::SimKind;
-use crate::eval::{CourseSegment, EvalOptions, PhysicsOverride, Source};
+use crate::envs::PhysicsOverride;
+use crate::eval::{CourseSegment, EvalOptions, Source};
 use crate::export::{ActorCheckpoint, ExportOptions, Format};
 use crate::plot::PlotOptions;
 use crate::policies::Arch;

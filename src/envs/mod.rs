@@ -21,10 +21,10 @@ pub use mirror::{MirrorIndices, Mirrored};
 pub use mountaincar::MountainCar;
 pub use pendulum::Pendulum;
 pub use registry::{
-    available, factory, make, spec, EnvConfig, EnvSchedule, EnvSection, EnvSpec, UnknownEnv,
-    UserChoices, ENVS,
+    apply_physics, available, factory, has_physics_models, make, spec, EnvConfig, EnvSchedule,
+    EnvSection, EnvSpec, UnknownEnv, UserChoices, ENVS,
 };
-pub use walking::{CourseLeg, Pushes, StageGate, Walking};
+pub use walking::{CourseLeg, PhysicsOverride, Pushes, StageGate, Walking};
 
 /// Builds one fresh env. The runner calls it once to read the sizes and mirror lists, and once
 /// per sampler worker, so an env of your own trains without being registered

@@ -104,6 +104,12 @@ pub trait EnvSchedule {
     fn give_way_continued(&mut self, _user: &UserChoices) -> Vec<String> {
         Vec::new()
     }
+    /// Applies an evaluation's physics and sensing override (`gait eval --sim ...`) and says
+    /// what runs where, or refuses it (one message); `None`: the env has no physics models or
+    /// sensors to override.
+    fn apply_physics(&mut self, _over: &super::PhysicsOverride) -> Option<Result<String, String>> {
+        None
+    }
 }
 
 /// What the user chose, as an env's preset must respect it ([`EnvSchedule::give_way`]).
@@ -208,6 +214,23 @@ pub static ENVS: &[EnvSpec] = &[
 pub struct UnknownEnv {
     /// The name given.
     pub name: String,
+}
+
+/// [`EnvSchedule::apply_physics`] on the section of env `name` in `config`; `None` for an env
+/// without physics models (or unknown).
+pub fn apply_physics(
+    name: &str,
+    config: &mut EnvConfig,
+    over: &super::PhysicsOverride,
+) -> Option<Result<String, String>> {
+    let section = spec(name).ok()?.section.as_ref()?;
+    (section.schedule_mut)(config).apply_physics(over)
+}
+
+/// Whether env `name` has physics models and sensors an evaluation can choose among
+/// (`gait check` runs its cells on them).
+pub fn has_physics_models(name: &str) -> bool {
+    apply_physics(name, &mut EnvConfig::default(), &super::PhysicsOverride::default()).is_some()
 }
 
 /// Names of all registered environments.

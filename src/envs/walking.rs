@@ -4,6 +4,7 @@
 //! the selection, `gait eval` and `gait check` reach them there; an env that is no walking task
 //! (cartpole) has none of them and is not asked.
 
+use super::cassie::SimKind;
 use super::CommandError;
 
 /// Which pushes an env applies ([`Walking::set_push`]); a push is a speed change of the whole
@@ -21,6 +22,32 @@ pub enum Pushes {
     UpTo(f32),
     /// Every push exactly v (`gait eval --push v --push-exact`).
     Exactly(f32),
+}
+
+/// `gait eval --sim/--sim-dt/--friction/--latency/--sensor-noise` (and `gait check`'s cells):
+/// run a walking policy on another physics backend, timestep or floor, or with the sensors a
+/// robot has; an env's settings section applies it ([`super::EnvSchedule::apply_physics`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PhysicsOverride {
+    /// The backend; another one than the run's starts from that backend's default timestep.
+    pub sim: Option<SimKind>,
+    /// The timestep (s), already range-checked.
+    pub sim_dt: Option<f64>,
+    /// The floor's friction factor (`CassieConfig::friction`), already range-checked; unset:
+    /// the run's (1, the models' own, unless it trained on another floor).
+    pub friction: Option<f64>,
+    /// Sensing latency (s, `CassieConfig::eval_latency`), already range-checked; unset: none.
+    pub latency: Option<f64>,
+    /// Sensor noise and IMU bias in multiples of the reference's levels
+    /// (`CassieConfig::eval_noise`), already range-checked; unset: exact sensors.
+    pub sensor_noise: Option<f64>,
+}
+
+impl PhysicsOverride {
+    /// Whether it overrides nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// One leg of a scripted course ([`Walking::set_course`]): a command held from policy step

@@ -14,8 +14,7 @@ use tch::Tensor;
 use crate::algos::tracking::EvalEpisode;
 use crate::config::UsageError;
 use crate::course::LegOutcome;
-use crate::envs::cassie::SimKind;
-use crate::envs::{self, CommandError, CourseLeg, EnvConfig, Pushes};
+use crate::envs::{self, CommandError, CourseLeg, EnvConfig, PhysicsOverride, Pushes};
 use crate::outputs::Output;
 use crate::policies::Actor;
 use crate::replay::Replay;
@@ -244,96 +243,21 @@ fn load(source: &Source) -> Result<Loaded> {
     }
 }
 
-/// `gait eval --sim/--sim-dt/--friction/--latency/--sensor-noise`: run a Cassie policy on
-/// another physics backend, timestep or floor, or with the sensors a robot has.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct PhysicsOverride {
-    /// The backend; another one than the run's starts from that backend's default timestep.
-    pub sim: Option<SimKind>,
-    /// The timestep (s), already range-checked.
-    pub sim_dt: Option<f64>,
-    /// The floor's friction factor (`CassieConfig::friction`), already range-checked; unset:
-    /// the run's (1, the models' own, unless it trained on another floor).
-    pub friction: Option<f64>,
-    /// Sensing latency (s, `CassieConfig::eval_latency`), already range-checked; unset: none.
-    pub latency: Option<f64>,
-    /// Sensor noise and IMU bias in multiples of the reference's levels
-    /// (`CassieConfig::eval_noise`), already range-checked; unset: exact sensors.
-    pub sensor_noise: Option<f64>,
-}
-
-impl PhysicsOverride {
-    /// The run's env settings with the override applied, and a line saying what runs where
-    /// (None for a run that is not Cassie's and no override).
-    fn apply(&self, env: &str, config: &mut EnvConfig) -> Result<Option<String>, UsageError> {
-        if env != "cassie" {
-            return match (self.sim, self.sim_dt, self.friction, self.latency, self.sensor_noise) {
-                (None, None, None, None, None) => Ok(None),
-                _ => Err(UsageError(format!(
-                    "--sim/--sim-dt/--friction/--latency/--sensor-noise: only Cassie has physics \
-                     backends and sensors, the run is '{env}'"
-                ))),
-            };
-        }
-        let cassie = &mut config.cassie;
-        let trained = cassie.sim;
-        // A run trained on mixed physics is evaluated on one model, gait's rapier one unless
-        // `--sim` says otherwise: episodes that switch models at random would not say which
-        // model a number belongs to, and a recording has one robot to draw.
-        let sim = self.sim.unwrap_or(match trained {
-            SimKind::Mixed => SimKind::Rapier,
-            other => other,
-        });
-        if sim != trained {
-            cassie.sim = sim;
-            cassie.sim_dt = None;
-            cassie.mujoco_dt = None;
-        }
-        if let Some(dt) = self.sim_dt {
-            cassie.sim_dt = Some(dt);
-        }
-        if let Some(friction) = self.friction {
-            cassie.friction = friction;
-        }
-        // Evaluations never inherit training's sensing: exact unless asked.
-        cassie.eval_latency = self.latency.unwrap_or(0.0);
-        cassie.eval_noise = self.sensor_noise.unwrap_or(0.0);
-        cassie.check().map_err(|e| {
-            UsageError(
-                e.replace("--eval-latency", "--latency").replace("--eval-noise", "--sensor-noise"),
-            )
-        })?;
-        let model = match cassie.sim {
-            SimKind::Rapier => "gait's rapier model",
-            SimKind::Mujoco => "MuJoCo on the lab's cassie_fast.xml",
-            SimKind::Mixed => "each episode on rapier or MuJoCo, drawn at random",
-        };
-        let check = if cassie.sim == trained {
-            String::new()
-        } else if trained == SimKind::Mixed && self.sim.is_none() {
-            "; trained on rapier and MuJoCo (mixed): --sim mujoco runs the lab's model".to_string()
-        } else if trained == SimKind::Mixed {
-            "; trained on rapier and MuJoCo (mixed)".to_string()
-        } else {
-            format!("; trained on {}: a sim-to-sim check", trained.name())
-        };
-        let floor = if cassie.friction == 1.0 {
-            String::new()
-        } else {
-            format!(", floor friction ×{}", cassie.friction)
-        };
-        let mut sensing = String::new();
-        if cassie.eval_latency > 0.0 {
-            sensing += &format!(", sensing latency {} s", cassie.eval_latency);
-        }
-        if cassie.eval_noise > 0.0 {
-            sensing += &format!(", sensor noise ×{} of the reference's", cassie.eval_noise);
-        }
-        Ok(Some(format!(
-            "physics: {} ({model}), dt {} s{floor}{sensing}{check}",
-            cassie.sim.name(),
-            cassie.sim_dt()
-        )))
+/// The run's env settings with `over` applied, and a line saying what runs where (None for a
+/// run of an env without physics models, given no override): the env's own rule
+/// ([`crate::envs::EnvSchedule::apply_physics`]).
+fn apply_physics(
+    over: &PhysicsOverride,
+    env: &str,
+    config: &mut EnvConfig,
+) -> Result<Option<String>, UsageError> {
+    match envs::apply_physics(env, config, over) {
+        Some(applied) => applied.map(Some).map_err(UsageError),
+        None if over.is_empty() => Ok(None),
+        None => Err(UsageError(format!(
+            "--sim/--sim-dt/--friction/--latency/--sensor-noise: only Cassie has physics \
+             backends and sensors, the run is '{env}'"
+        ))),
     }
 }
 
@@ -443,7 +367,7 @@ struct PreparedEval {
     checkpoint: PathBuf,
     /// A line about the checkpoint for the report ([`Loaded::note`]).
     note: Option<String>,
-    /// What runs where, for a Cassie run (`PhysicsOverride::apply`).
+    /// What runs where, for a run of an env with physics models ([`apply_physics`]).
     physics: Option<String>,
     /// A course's legs and its length in steps.
     course: Option<(Vec<CourseLeg>, usize)>,
@@ -523,7 +447,7 @@ fn prepare_eval(args: &EvalOptions) -> Result<PreparedEval> {
     let env_owned = loaded.env.clone();
     let env_name = env_owned.as_str();
     let mut env_config = loaded.env_config.clone();
-    let physics = args.physics.apply(env_name, &mut env_config)?;
+    let physics = apply_physics(&args.physics, env_name, &mut env_config)?;
     let mut env = envs::make(env_name, &env_config)?;
     if (env.observation_size(), env.action_size()) != (loaded.net.obs_dim, loaded.net.act_dim) {
         bail!(

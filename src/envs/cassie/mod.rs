@@ -15,6 +15,7 @@
 //! * `critic_obs`: what the critic alone reads with `--privileged-critic`.
 //! * `preset.toml`: the walking preset, as data; `give_way`: which of its settings turn off
 //!   for the user's own.
+//! * `eval_physics`: the model, timestep, floor and sensing `gait eval` asks for.
 //! * `clock`, `commands`, `vonmises`, `mirror_lists`: the task's pieces.
 
 pub(crate) mod clock;
@@ -24,6 +25,7 @@ pub(crate) mod controller;
 pub(crate) mod critic_obs;
 pub(crate) mod env;
 pub(crate) mod estimator;
+mod eval_physics;
 mod give_way;
 pub(crate) mod layout;
 pub(crate) mod mirror_lists;
@@ -65,5 +67,12 @@ impl crate::envs::EnvSchedule for CassieConfig {
 
     fn give_way_continued(&mut self, user: &crate::envs::UserChoices) -> Vec<String> {
         give_way::mixing(self, user)
+    }
+
+    fn apply_physics(
+        &mut self,
+        over: &crate::envs::PhysicsOverride,
+    ) -> Option<Result<String, String>> {
+        Some(eval_physics::apply(self, over))
     }
 }
