@@ -18,6 +18,7 @@ pub(crate) mod rollout;
 pub mod runner;
 pub(crate) mod sampler;
 pub(crate) mod seeding;
+mod selection;
 mod setup;
 pub(crate) mod symmetry;
 pub(crate) mod tracking;

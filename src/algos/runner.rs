@@ -27,14 +27,15 @@ use super::resources::{available_cores, resolve_device};
 use super::sampler::{local_sampler, Collect, MakeSampler};
 use super::seeding::INIT_LOCK;
 use super::seeding::{derive, stream};
+use super::selection::{self, best_is_replaced, evaluation_settled, Selector};
 use super::setup::{self, RunFiles};
 use super::symmetry::Symmetry;
 use super::{tracking, CollectRequest, Collected, PolicySnapshot};
-use crate::config::{BestBy, Start, StdSchedule, TrainConfig};
+use crate::config::{Start, StdSchedule, TrainConfig};
 use crate::envs::{self, EnvFactory};
 use crate::logging::metrics::{IterationReport, RankTiming, TestMetrics, Timing, UpdateMetrics};
 use crate::logging::summary::FinalEval;
-use crate::logging::{EventWriter, Experiment, ScalarTable, SelectionRow, SelectionTable};
+use crate::logging::{EventWriter, Experiment, ScalarTable};
 
 /// One training run: its config, algorithm (networks and optimizer), sampler, run dir and logs.
 pub struct Runner {
@@ -50,14 +51,8 @@ pub struct Runner {
     state: TrainState,
     start: Instant,
     workers: usize,
-    /// The cells a settled evaluation scores (`--best-by tracking` or `cells`: the selection's
-    /// commands ([`tracking::selection_commands`]) times the env's physics models, each run
-    /// `selection_episodes` times; otherwise 0).
-    selection_cells: usize,
-    /// Each selection cell's physics model, in cell order (`selection_cells` entries).
-    selection_models: Vec<&'static str>,
-    /// `selection.csv`, when the run selects.
-    selection_table: Option<SelectionTable>,
+    /// The walking selection and `selection.csv` (off without `--best-by tracking` or `cells`).
+    selector: Selector,
 }
 
 /// How set-up reports progress before the first iteration.
@@ -117,7 +112,7 @@ impl Runner {
             config.net.spec(&config.run.env, probe.observation_size(), probe.action_size())?;
         spec.critic_obs_dim = probe.critic().map(|c| c.critic_observation_size());
         let symmetry = Symmetry::for_env(probe.as_ref(), config.mirroring(), &config.run.env)?;
-        let selection = setup::selection_plan(probe.as_ref(), config)?;
+        let selection = selection::plan(probe.as_ref(), config)?;
         // Before any allocation: a network too large for the machine is refused with numbers.
         let cores = available_cores();
         let memory = resources::available_memory();
@@ -176,9 +171,7 @@ impl Runner {
             state,
             start: started,
             workers,
-            selection_cells: selection.cells,
-            selection_models: selection.models,
-            selection_table: files.selection,
+            selector: Selector::new(selection, files.selection),
         })
     }
 
@@ -222,11 +215,7 @@ impl Runner {
         let train_return = collected.train.mean_ep_return().unwrap_or(f64::NAN);
         let train_length = collected.train.mean_ep_len().unwrap_or(f64::NAN);
         let mut next = self.state.clone();
-        let selection = tracking::Selection::score(
-            &collected.select_episodes,
-            self.config.eval.selection_len,
-            self.selection_cells,
-        );
+        let selection = self.selector.score(&collected, self.config.eval.selection_len);
         let test =
             self.score(&collected, selection.as_ref(), (train_return, train_length), &mut next)?;
         if self.config.run.save_freq.saves(itr) {
@@ -316,17 +305,7 @@ impl Runner {
             next.gate_open = true;
         }
         next.eval_next = next.gate_open && next.best_train.is_none_or(|b| train_return > b);
-        let stage_gate = self.config.env.stage_gate_for(&self.config.run.env);
-        if let (Some(gate), Some(test), None) = (stage_gate, &test, next.stage_from) {
-            if gate.opens(next.total_timesteps, test.forward_speed()) {
-                next.stage_from = Some(next.total_timesteps);
-                crate::stdio::eline(format!(
-                    "curriculum: the next stage begins at {} steps (Test/Forward Speed {:.2})",
-                    next.total_timesteps,
-                    test.forward_speed().unwrap_or(f64::NAN)
-                ));
-            }
-        }
+        selection::open_stage(&self.config, test.as_ref(), next);
         if next.best_train.is_none_or(|b| train_return > b) {
             next.best_train = Some(train_return);
         }
@@ -369,29 +348,7 @@ impl Runner {
     ) -> Result<()> {
         self.progress.write(&report.progress())?;
         self.timing.write(&report.timing())?;
-        if let (Some(table), Some(selection)) = (&mut self.selection_table, selection) {
-            let rows: Vec<SelectionRow> = selection
-                .cells()
-                .iter()
-                .zip(&self.selection_models)
-                .map(|(cell, &model)| SelectionRow {
-                    iteration: report.iteration,
-                    timesteps: self.state.total_timesteps,
-                    model,
-                    x: cell.command[0],
-                    y: cell.command[1],
-                    turn: cell.command[2],
-                    episodes: cell.episodes,
-                    falls: cell.falls,
-                    worst_error: cell.worst_error,
-                    within: u8::from(cell.within()),
-                    forward: cell.forward,
-                    lateral: cell.lateral,
-                    yaw_rate: cell.yaw_rate,
-                })
-                .collect();
-            table.write(&rows)?;
-        }
+        self.selector.write(report.iteration, self.state.total_timesteps, selection)?;
         self.tb.scalars(report.iteration as i64, &report.tensorboard())
     }
 
@@ -417,7 +374,7 @@ impl Runner {
     /// Whether this iteration's evaluation also runs the selection episodes: with
     /// `--best-by tracking` or `cells`, once evaluations are settled (the only ones they score).
     fn selects(&self) -> bool {
-        self.selection_cells > 0
+        self.selector.is_on()
             && evaluation_settled(&self.config, self.state.stage_from, self.state.total_timesteps)
     }
 
@@ -449,7 +406,7 @@ impl Runner {
             traj_len: self.config.sampler.traj_len,
             num_eval: if evaluate { self.config.eval.num_eval_eps } else { 0 },
             num_select: if select {
-                self.selection_cells * self.config.eval.selection_episodes
+                self.selector.episodes(self.config.eval.selection_episodes)
             } else {
                 0
             },
@@ -477,56 +434,6 @@ fn test_metrics(
         scalars.push((CELLS_WITHIN, selection.cells_within() as f64));
     }
     Some(TestMetrics { mean_return, mean_length, tracking: scalars })
-}
-
-/// Whether weights trained on `timesteps` steps, in a run whose gated stage began at
-/// `stage_from`, count as settled for the best-eval checkpoint: `--best-after-settled` steps
-/// past the step the env's training distribution stops changing.
-fn evaluation_settled(config: &TrainConfig, stage_from: Option<u64>, timesteps: u64) -> bool {
-    (config.env.settled_from(&config.run.env, stage_from))
-        .is_some_and(|from| timesteps >= from.saturating_add(config.eval.best_after_settled))
-}
-
-/// Whether an evaluation scoring `test_return` (and `selection`, its `Test/Tracking Error`
-/// and `Test/Cells Within` under `--best-by tracking` or `cells`), of weights trained
-/// `settled` (after the env's training distribution stopped changing,
-/// [`crate::envs::EnvConfig::settled_from`]), becomes the best-eval checkpoint: the first
-/// evaluation, any settled one over an unsettled best, and otherwise, in the same phase, a
-/// better selection where there is one (`by` says which: [`selection_is_better`]; the first
-/// one replaces a best chosen by return), else a higher return. So a curriculum's last stage
-/// (Cassie's perturbations, which evaluations do not apply) is not outscored by the easier
-/// stage before it, and an env without a curriculum keeps the reference's rule (settled from
-/// step 0).
-fn best_is_replaced(
-    state: &TrainState,
-    settled: bool,
-    test_return: f64,
-    selection: Option<SelectionScore>,
-    by: BestBy,
-) -> bool {
-    match state.best_test {
-        None => true,
-        Some(best) => match (state.best_test_settled, settled) {
-            (false, true) => true,
-            (true, false) => false,
-            _ => match (selection, state.best_selection) {
-                (Some(new), Some(best)) => selection_is_better(new, best, by),
-                (Some(_), None) => true,
-                (None, _) => test_return > best,
-            },
-        },
-    }
-}
-
-/// Whether the selection `new` beats the best's: `--best-by tracking` by a lower error;
-/// `--best-by cells` by more cells within, or as many and a lower error (a best without a
-/// count, from a state written before the count, is beaten by any). Ties keep the best.
-fn selection_is_better(new: SelectionScore, best: SelectionScore, by: BestBy) -> bool {
-    match (by, new.cells, best.cells) {
-        (BestBy::Cells, _, None) => true,
-        (BestBy::Cells, Some(cells), Some(best_cells)) if cells != best_cells => cells > best_cells,
-        _ => new.error < best.error,
-    }
 }
 
 /// The factor of a fixed std (`--std-decay`) for a collection after `steps`, in a run whose

@@ -15,46 +15,11 @@ use super::autotune::fastest_backprop_threads;
 use super::checkpoint::{self, BestSoFar, TrainState};
 use super::runner::SetupEvents;
 use super::symmetry::Symmetry;
-use super::{tracking, Collect};
+use super::Collect;
 use crate::config::{BackpropWorkers, Start, TrainConfig, UsageError};
 use crate::envs::Env;
 use crate::logging::{self, EventWriter, Experiment, RunStatus, ScalarTable, SelectionTable};
 use crate::policies::NetSpec;
-
-/// The cells a settled evaluation scores: the selection's commands
-/// ([`tracking::selection_commands`]) times the env's physics models, each run
-/// `selection_episodes` times (none without `--best-by tracking` or `cells`).
-pub(super) struct SelectionPlan {
-    /// How many cells.
-    pub cells: usize,
-    /// Each cell's physics model, in cell order: cell `c` runs the selection's command
-    /// `c % n` on model `c / n`.
-    pub models: Vec<&'static str>,
-}
-
-/// The selection `config` asks of `probe`'s env; an error where it asks one of an env without
-/// eval commands.
-pub(super) fn selection_plan(probe: &dyn Env, config: &TrainConfig) -> Result<SelectionPlan> {
-    let by = config.eval.best_by;
-    if !by.selects() {
-        return Ok(SelectionPlan { cells: 0, models: Vec::new() });
-    }
-    let selection = tracking::selection_commands(probe, config.eval.selection_commands)?;
-    if selection.is_empty() {
-        let name = clap::ValueEnum::to_possible_value(&by).map(|v| v.get_name().to_owned());
-        return Err(UsageError(format!(
-            "--best-by {}: env '{}' has no eval commands to track (use --best-by return)",
-            name.unwrap_or_default(),
-            config.run.env
-        ))
-        .into());
-    }
-    let count = probe.walking().map_or(1, |w| w.eval_models());
-    let model_name = |m| probe.walking().map_or("default", |w| w.eval_model_name(m));
-    let models: Vec<&'static str> =
-        (0..count).flat_map(|m| std::iter::repeat_n(model_name(m), selection.len())).collect();
-    Ok(SelectionPlan { cells: models.len(), models })
-}
 
 /// Sets libtorch's thread count for the update: `--backprop-workers N`, or with `-1` the
 /// fastest of 1..=`cores` threads on one measured epoch (returned, for `experiment.json`).
