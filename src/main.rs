@@ -2,7 +2,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
-use gait::algos::train::{train_ppo, Stop};
+use gait::algos::train::{train, Stop};
 use gait::cli::{self, Action};
 use gait::config::UsageError;
 use gait::stdio::{eline, Stdout};
@@ -64,7 +64,7 @@ fn run() -> ExitCode {
             );
             let command = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
             let mut terminal = gait::cli::Terminal::new(job.config.run.timesteps);
-            match train_ppo(&job, command, &mut terminal) {
+            match train(&job, command, &mut terminal) {
                 // Saved and resumable, but not finished: scripts and Slurm must be able to tell.
                 Ok(outcome) => match outcome.stopped {
                     Some(Stop::Interrupted) => return ExitCode::from(EXIT_INTERRUPTED),

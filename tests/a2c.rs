@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use common::{gait, only_run, stderr, stdout};
-use gait::algos::train::{train_ppo, Quiet};
+use gait::algos::train::{train, Quiet};
 use gait::cli::{self, Action};
 
 fn data_rows(path: &Path) -> Vec<String> {
@@ -37,7 +37,7 @@ fn a2c_learns_cartpole_for_two_seeds() {
         argv.extend(["--timesteps", "60000", "--num-steps", "500"].map(OsString::from));
         let Action::Train(job) = cli::parse(&argv).unwrap().action else { panic!("a train job") };
         assert_eq!(job.config.run.algo, gait::config::AlgoKind::A2c);
-        let out = train_ppo(&job, vec![], &mut Quiet).unwrap();
+        let out = train(&job, vec![], &mut Quiet).unwrap();
         let final_eval = out.final_test_return.expect("the final weights are evaluated");
         let first =
             common::csv_column(&out.run_dir.join("progress.csv"), "Train/Return")[0].unwrap();

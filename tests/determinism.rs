@@ -3,7 +3,7 @@
 
 mod common;
 
-use gait::algos::train::{train_ppo, Quiet};
+use gait::algos::train::{train, Quiet};
 
 /// The tests of this file train one after the other. Two trainings optimizing at the same time
 /// in one process once gave optimizer losses 1e-9 apart in CI (libtorch's threading and BLAS
@@ -17,7 +17,7 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 
 fn progress(dir: &std::path::Path, flags: &[&str]) -> String {
     let args = common::quick(dir, flags);
-    let out = train_ppo(&args, vec![], &mut Quiet).unwrap();
+    let out = train(&args, vec![], &mut Quiet).unwrap();
     std::fs::read_to_string(out.run_dir.join("progress.csv")).unwrap()
 }
 
@@ -38,7 +38,7 @@ fn same_seed_gives_identical_progress_csv() {
 
 /// The runner's sampler seam: a runner whose experience comes through another `Collect` (here a
 /// wrapper that records every request and forwards it, as a remote sampler would) logs the
-/// same rows as `train_ppo` with local samplers, one request per iteration.
+/// same rows as `train` with local samplers, one request per iteration.
 #[test]
 fn a_runner_through_another_sampler_logs_the_same_rows() {
     let _serial = one_at_a_time();

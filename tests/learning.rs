@@ -3,7 +3,7 @@
 
 mod common;
 
-use gait::algos::train::{train_ppo, Quiet};
+use gait::algos::train::{train, Quiet};
 use gait::envs::{self, EnvConfig};
 use rand::{Rng, SeedableRng};
 
@@ -33,7 +33,7 @@ fn ppo_learns_cartpole_for_two_seeds() {
     let dir = tempfile::tempdir().unwrap();
     for seed in ["1", "2"] {
         let args = common::quick(dir.path(), &["--seed", seed, "--timesteps", "60000"]);
-        let out = train_ppo(&args, vec![], &mut Quiet).unwrap();
+        let out = train(&args, vec![], &mut Quiet).unwrap();
         let final_eval = out.final_test_return.expect("the final weights are evaluated");
         let first_train =
             common::csv_column(&out.run_dir.join("progress.csv"), "Train/Return")[0].unwrap();
@@ -68,7 +68,7 @@ fn lstm_ppo_learns_cartpole() {
             "1",
         ],
     );
-    let out = train_ppo(&args, vec![], &mut Quiet).unwrap();
+    let out = train(&args, vec![], &mut Quiet).unwrap();
     let final_eval = out.final_test_return.expect("the final weights are evaluated");
     eprintln!("lstm: random {random:.1}, final eval {final_eval:.1}");
     assert!(final_eval > 4.0 * random, "LSTM final eval {final_eval:.1} vs random {random:.1}");

@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use gait::algos::train::{progress_columns, train_ppo, Quiet, TIMING_COLUMNS, WALKING_COLUMNS};
+use gait::algos::train::{progress_columns, train, Quiet, TIMING_COLUMNS, WALKING_COLUMNS};
 use gait::logging::{read_events, Experiment, NumberedWeights};
 use gait::logging::{EventWhat, ValueKind};
 use gait::policies::{load_checkpoint, Actor, CheckpointError, Critic};
@@ -15,7 +15,7 @@ use tch::Device;
 fn run_dir_holds_experiment_tensorboard_csv_and_checkpoints() {
     let dir = tempfile::tempdir().unwrap();
     let args = common::quick(dir.path(), &["--timesteps", "12000", "--save-freq", "2"]);
-    let out = train_ppo(&args, vec!["gait".into(), "test".into()], &mut Quiet).unwrap();
+    let out = train(&args, vec!["gait".into(), "test".into()], &mut Quiet).unwrap();
     let run = &out.run_dir;
     // logdir/env/run/timestamp
     let rel = run.strip_prefix(dir.path()).unwrap();

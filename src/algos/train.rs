@@ -25,7 +25,7 @@ pub use crate::logging::metrics::{
     progress_columns, PROGRESS_COLUMNS, TIMING_COLUMNS, WALKING_COLUMNS,
 };
 
-/// What a finished `train_ppo` reports.
+/// What a finished [`train`] reports.
 #[derive(Debug, Clone)]
 pub struct TrainOutcome {
     /// The run directory.
@@ -56,7 +56,7 @@ pub enum Stop {
     TimeLimit,
 }
 
-/// Where [`train_ppo`] reports: set-up events, lines for the user and progress in steps. The
+/// Where [`train`] reports: set-up events, lines for the user and progress in steps. The
 /// CLI's terminal (a progress bar with lines above it) implements it; [`Quiet`] says nothing
 /// but warnings.
 pub trait TrainReport: SetupEvents {
@@ -79,9 +79,9 @@ impl TrainReport for Quiet {
     fn say(&mut self, _line: &str) {}
 }
 
-/// Trains with PPO as `job` says, reporting to `report`; `command` is recorded in
+/// Trains as `job` says (its algorithm is `job.config.run.algo`, PPO or A2C), reporting to `report`; `command` is recorded in
 /// `experiment.json`.
-pub fn train_ppo(
+pub fn train(
     job: &TrainJob,
     command: Vec<String>,
     report: &mut dyn TrainReport,
