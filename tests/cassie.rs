@@ -885,6 +885,32 @@ fn the_tracking_score_chooses_the_best_eval_weights() {
         ]
     );
 
+    // `--selection-every 2`: the same training and evaluations; selections only at the even
+    // iterations (`--eval-freq 1`), each the cells it scored in the full run; the best
+    // weights the most cells within among those.
+    let sparse = train_with("2", "sparse", "cells", &["--selection-every", "2"]);
+    assert_eq!(without_selection(&sparse), without_selection(&run));
+    let sparse_within = csv_column(&sparse.join("progress.csv"), "Test/Cells Within");
+    for (row, (w, full)) in sparse_within.iter().zip(&within).enumerate() {
+        let expected = if row % 2 == 0 { *full } else { None };
+        assert_eq!(*w, expected, "row {row}: {sparse_within:?} {within:?}");
+    }
+    let sparse_rows = cells_of(&sparse);
+    assert!(
+        !sparse_rows.is_empty()
+            && sparse_rows.iter().all(|c| c[0].parse::<u64>().unwrap() % 2 == 0)
+    );
+    let (sparse_row, _) =
+        scored.iter().filter(|(row, _)| row % 2 == 0).fold((0, (-1.0, 0.0)), |a, &(row, error)| {
+            let key = (within[row].unwrap(), -error);
+            if key > a.1 {
+                (row, key)
+            } else {
+                a
+            }
+        });
+    best_is_row(&sparse, sparse_row);
+
     for by in ["tracking", "cells"] {
         let o = gait(&["train", "ppo", "--env", "cartpole", "--best-by", by, "--logdir", logdir]);
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

@@ -374,7 +374,10 @@ impl Runner {
     /// Whether this iteration's evaluation also runs the selection episodes: with
     /// `--best-by tracking` or `cells`, once evaluations are settled (the only ones they score).
     fn selects(&self) -> bool {
+        let eval = &self.config.eval;
+        let every = (eval.eval_freq as u64).saturating_mul(eval.selection_every);
         self.selector.is_on()
+            && (eval.selection_every == 1 || self.state.iteration.is_multiple_of(every))
             && evaluation_settled(&self.config, self.state.stage_from, self.state.total_timesteps)
     }
 
@@ -546,6 +549,17 @@ mod tests {
         assert!(best_is_replaced(&best(Some((0.3, None))), true, 100.0, sel(0.9, 0), by));
         assert!(best_is_replaced(&best(None), true, 100.0, sel(2.0, 0), by));
         assert!(!best_is_replaced(&best(None), false, 900.0, None, by), "unsettled after");
+    }
+
+    /// `--selection-every`: a settled evaluation that did not select cannot replace a selected
+    /// best, however high its return; one selected by return still goes by return.
+    #[test]
+    fn an_evaluation_without_a_selection_does_not_replace_a_selected_best() {
+        for by in [BestBy::Cells, BestBy::Tracking] {
+            assert!(!best_is_replaced(&best(Some((0.3, Some(13)))), true, 900.0, None, by));
+        }
+        assert!(best_is_replaced(&best(None), true, 301.0, None, BestBy::Cells));
+        assert!(best_is_replaced(&best(Some((0.3, None))), true, 301.0, None, BestBy::Return));
     }
 
     /// `--lr-decay`: linear in the steps from 1 to `1 − decay` at `--timesteps`, flat past it

@@ -163,6 +163,9 @@ pub(super) fn best_is_replaced(
             _ => match (selection, state.best_selection) {
                 (Some(new), Some(best)) => selection_is_better(new, best, by),
                 (Some(_), None) => true,
+                // An evaluation that did not select (`--selection-every`) cannot outscore a
+                // selected best.
+                (None, Some(_)) if by.selects() => false,
                 (None, _) => test_return > best,
             },
         },
