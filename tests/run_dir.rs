@@ -146,3 +146,20 @@ fn a_run_written_before_the_sectioned_config_loads() {
     assert_eq!((cassie.push, cassie.upright), (0.0, 0.0), "no perturbations, no posture term");
     assert_eq!(exp.net, exp.config.net.spec("cassie", 47, 10).unwrap());
 }
+
+/// `--best-by last`: the run's policy is its last evaluated weights (the ones its last
+/// evaluation row scored, which `--save-freq 1` keeps as `actor_N`), whatever they scored.
+#[test]
+fn best_by_last_keeps_the_last_evaluated_weights() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags =
+        ["--timesteps", "12000", "--save-freq", "1", "--eval-freq", "1", "--best-by", "last"];
+    let out = train(&common::quick(dir.path(), &flags), vec!["gait".into()], &mut Quiet).unwrap();
+    let run = &out.run_dir;
+    let returns = common::csv_column(&run.join("progress.csv"), "Test/Return");
+    let last = returns.iter().rposition(Option::is_some).expect("an evaluation");
+    assert!(last >= 2, "{returns:?}");
+    let read = |name: &str| std::fs::read(run.join(name)).unwrap();
+    assert!(read("actor.safetensors") == read(&format!("actor_{last}.safetensors")));
+    assert!(read("actor.safetensors") != read(&format!("actor_{}.safetensors", last - 1)));
+}

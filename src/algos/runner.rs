@@ -562,6 +562,14 @@ mod tests {
         assert!(best_is_replaced(&best(Some((0.3, None))), true, 301.0, None, BestBy::Return));
     }
 
+    /// `--best-by last`: every evaluation replaces the best, settled or not, whatever it scored.
+    #[test]
+    fn under_best_by_last_every_evaluation_replaces_the_best() {
+        let by = BestBy::Last;
+        assert!(best_is_replaced(&best(Some((0.3, Some(13)))), true, -900.0, None, by));
+        assert!(best_is_replaced(&best(None), false, -900.0, None, by));
+    }
+
     /// `--lr-decay`: linear in the steps from 1 to `1 − decay` at `--timesteps`, flat past it
     /// (a continuation run beyond its target), constant without decay.
     #[test]

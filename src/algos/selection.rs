@@ -155,6 +155,9 @@ pub(super) fn best_is_replaced(
     selection: Option<SelectionScore>,
     by: BestBy,
 ) -> bool {
+    if by == BestBy::Last {
+        return true;
+    }
     match state.best_test {
         None => true,
         Some(best) => match (state.best_test_settled, settled) {

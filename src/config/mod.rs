@@ -146,6 +146,11 @@ pub enum BestBy {
     /// counts. Why: the mean error can prefer a checkpoint that misses one cell by a lot to one
     /// that meets every cell (docs/cassie.md, "Choosing the weights").
     Cells,
+    /// No pick: every evaluation replaces the best, so the run's policy is its last evaluated
+    /// weights (at most `eval_freq` iterations before the end). Why: under 1 m/s pushes
+    /// neither rule picked better weights than the last ones, and the learning rate has
+    /// decayed by then (D-040).
+    Last,
 }
 
 /// Which commands a selection (`--best-by tracking` or `cells`) runs on every physics model

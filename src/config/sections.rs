@@ -220,7 +220,7 @@ crate::settings! {
         /// `tracking` (among settled evaluations, the lowest `Test/Tracking Error`: each eval
         /// command on each physics model, pushed only with `selection_push`) or `cells` (among
         /// settled evaluations, the most `Test/Cells Within`, then the lowest `Test/Tracking
-        /// Error`).
+        /// Error`) or `last` (no pick: the last evaluated weights).
         #[serde(default)]
         best_by: BestBy = BestBy::Return;
         /// Steps of each selection episode of `--best-by tracking` or `cells` (1000: the
