@@ -91,3 +91,63 @@ fn a_runner_through_another_sampler_logs_the_same_rows() {
     assert_eq!(iterations, (0..runner.state().iteration).collect::<Vec<_>>());
     assert!(seen.iter().any(|(_, eval)| *eval > 0), "evaluating iterations ask for eval episodes");
 }
+
+/// A run whose simulation keeps blowing up stops with one clear error: a sampler that reports
+/// more than half of an iteration's train episodes blown up, three iterations in a row, ends the
+/// run at the third, before that iteration is saved; two in a row and then one without do not.
+#[test]
+fn a_run_that_keeps_blowing_up_stops_with_an_error() {
+    let _serial = one_at_a_time();
+    use std::sync::Arc;
+
+    use gait::algos::runner::Runner;
+    use gait::algos::{Collect, CollectRequest, Collected, LocalSampler, PolicySnapshot};
+
+    /// Reports every train episode of the listed iterations blown up.
+    struct BlowingUp {
+        inner: LocalSampler,
+        at: Vec<u64>,
+    }
+    impl Collect for BlowingUp {
+        fn collect(
+            &mut self,
+            request: &CollectRequest,
+            policy: Arc<PolicySnapshot>,
+            on_steps: &mut dyn FnMut(usize),
+        ) -> anyhow::Result<Collected> {
+            let mut collected = self.inner.collect(request, policy, on_steps)?;
+            if self.at.contains(&request.iteration) {
+                collected.physics_resets = collected.train.num_trajs();
+            }
+            Ok(collected)
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, at: Vec<u64>| {
+        let mut job = common::quick(dir.path(), &["--timesteps", "28000", "--seed", "7"]);
+        job.config.run.run_name = Some(name.into());
+        let make = move |c: &gait::config::TrainConfig,
+                         env: &gait::envs::EnvFactory,
+                         spec: &gait::policies::NetSpec,
+                         w: usize| {
+            let inner = LocalSampler::spawn(env, c, spec, w)?;
+            Ok(Box::new(BlowingUp { inner, at: at.clone() }) as Box<dyn Collect>)
+        };
+        let env = gait::envs::factory(&job.config.run.env, &job.config.env).unwrap();
+        let mut runner =
+            Runner::start_with(&job.config, env, &job.start, vec![], &mut (), &make).unwrap();
+        while !runner.is_done() {
+            if let Err(e) = runner.iterate(&mut |_| {}) {
+                return (runner.state().iteration, Some(format!("{e:#}")));
+            }
+        }
+        (runner.state().iteration, None)
+    };
+    let (stopped_at, error) = run("steady", vec![1, 2, 3, 4]);
+    assert_eq!(stopped_at, 3, "iterations 0-2 saved, the third blown-up one not");
+    let error = error.expect("the run stops");
+    assert!(error.contains("for 3 iterations in a row") && error.contains("lower its timestep"));
+    let (iterations, error) = run("broken", vec![1, 2, 4, 5]);
+    assert_eq!((iterations, error), (7, None), "two in a row do not stop a run");
+}

@@ -27,6 +27,7 @@ impl PreparedEval {
             metrics: BTreeMap::new(),
             episodes: Vec::new(),
             course_episodes: Vec::new(),
+            blowups: 0,
             interrupted: false,
         };
         let mut steps_total = 0usize;
@@ -70,7 +71,7 @@ impl PreparedEval {
     }
 
     /// Runs episode `episode`, adds it to `summary` and prints its line (and its course legs);
-    /// its length in steps.
+    /// the steps it adds to the means (none for an episode the simulation's blow-up cut).
     fn episode(
         &mut self,
         episode: usize,
@@ -89,8 +90,9 @@ impl PreparedEval {
             .course
             .as_ref()
             .map(|(legs, steps)| LegTally::new(legs, *steps, self.env.policy_dt()));
+        let mut sums = StepSums::default();
         let (ret, end, episode_metrics) =
-            self.steps(episode, rollout, &mut noise, legs.as_mut(), summary)?;
+            self.steps(episode, rollout, &mut noise, legs.as_mut(), &mut sums)?;
         let len = end.steps;
         // Each metric's mean over this episode (Cassie: its forward and lateral speed, so a
         // drift shows per episode and cannot cancel between episodes).
@@ -111,9 +113,20 @@ impl PreparedEval {
             tally.write(fell.map(|_| len), out)?;
             summary.course_episodes.push(tally.outcomes(len, fell.is_some()));
         }
+        summary.episodes.push(episode_means);
+        if fell.is_none() && end.diverged {
+            // Cut by the simulator, not by the policy or the env: not in the means.
+            summary.blowups += 1;
+            return Ok(0);
+        }
+        for (name, sum) in sums.terms {
+            *summary.terms.entry(name).or_default() += sum;
+        }
+        for (name, sum) in sums.metrics {
+            *summary.metrics.entry(name).or_default() += sum;
+        }
         summary.returns.push(ret);
         summary.lengths.push(len);
-        summary.episodes.push(episode_means);
         Ok(len)
     }
 
@@ -126,7 +139,7 @@ impl PreparedEval {
         rollout: &mut Rollout,
         noise: &mut ActionNoise,
         mut legs: Option<&mut LegTally>,
-        summary: &mut EvalSummary,
+        sums: &mut StepSums,
     ) -> Result<Stepped> {
         // --gif draws the first episode; --record keeps them all.
         let recorded = if self.args.record.is_some() { self.args.episodes } else { 1 };
@@ -159,10 +172,10 @@ impl PreparedEval {
                 }
                 ret += tr.reward as f64;
                 for (name, value) in tr.info {
-                    *summary.terms.entry(name.to_string()).or_default() += *value as f64;
+                    *sums.terms.entry(name.to_string()).or_default() += *value as f64;
                 }
                 for (name, value) in env.metrics() {
-                    *summary.metrics.entry(name.to_string()).or_default() += *value as f64;
+                    *sums.metrics.entry(name.to_string()).or_default() += *value as f64;
                 }
                 crate::algos::tracking::add_metrics(&mut episode_metrics, env.metrics());
                 if let Some(legs) = legs.as_deref_mut() {
@@ -213,6 +226,14 @@ impl PreparedEval {
     }
 }
 
+/// One episode's sums of each reward term and metric over its steps, added to the summary's
+/// unless a blow-up cut the episode.
+#[derive(Default)]
+struct StepSums {
+    terms: BTreeMap<String, f64>,
+    metrics: BTreeMap<String, f64>,
+}
+
 /// What [`PreparedEval::steps`] returns: the episode's return, how it ended, and the sums of
 /// each metric over its steps.
 type Stepped = (f64, EpisodeEnd, Vec<(&'static str, f64)>);
@@ -232,8 +253,8 @@ fn episode_end(fell: Option<&'static str>, end: &EpisodeEnd) -> String {
     }
 }
 
-/// The summary lines: returns, reward terms and metrics per step, an interrupt.
-fn write_summary(summary: &mut EvalSummary, env_name: &str, out: &mut impl Write) -> Result<()> {
+/// The mean return and length, and each reward term and metric per step.
+fn write_means(summary: &EvalSummary, env_name: &str, out: &mut impl Write) -> Result<()> {
     let (min, max) = summary
         .returns
         .iter()
@@ -256,12 +277,36 @@ fn write_summary(summary: &mut EvalSummary, env_name: &str, out: &mut impl Write
     for (name, value) in &summary.metrics {
         writeln!(out, "  {name}: {value:.4}")?;
     }
+    Ok(())
+}
+
+/// The summary lines: the means (blown-up episodes left out, and counted), an interrupt.
+fn write_summary(summary: &mut EvalSummary, env_name: &str, out: &mut impl Write) -> Result<()> {
+    if summary.returns.is_empty() && summary.blowups > 0 {
+        writeln!(
+            out,
+            "no mean: all {} episodes were cut by the simulation blowing up (a non-finite \
+             state the simulator reset)",
+            summary.blowups
+        )?;
+    } else {
+        write_means(summary, env_name, out)?;
+    }
+    if summary.blowups > 0 && !summary.returns.is_empty() {
+        writeln!(
+            out,
+            "{} of {} episodes were cut by the simulation blowing up (a non-finite state the \
+             simulator reset): left out of the means above",
+            summary.blowups,
+            summary.episodes.len()
+        )?;
+    }
     summary.interrupted |= crate::algos::interrupt::requested();
     if summary.interrupted {
         writeln!(
             out,
             "interrupted after {} episode(s): the numbers and files above hold what ran",
-            summary.returns.len()
+            summary.episodes.len()
         )?;
     }
     Ok(())

@@ -279,6 +279,9 @@ pub struct EvalSummary {
     pub episodes: Vec<EvalEpisode>,
     /// With `course`: each episode's legs, what each got (empty without a course).
     pub course_episodes: Vec<Vec<LegOutcome>>,
+    /// Episodes cut because the simulation blew up (the simulator reset a non-finite state):
+    /// printed and in `episodes`, left out of `returns`, `lengths`, `terms` and `metrics`.
+    pub blowups: usize,
     /// Ctrl-C or SIGTERM ended the evaluation early (what ran is reported and written).
     pub interrupted: bool,
 }
