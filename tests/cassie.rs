@@ -911,6 +911,16 @@ fn the_tracking_score_chooses_the_best_eval_weights() {
         });
     best_is_row(&sparse, sparse_row);
 
+    // `--best-by last`: no selection episodes, the same training and evaluations (the
+    // selection draws from its own seeds), the last evaluated weights kept.
+    let last = train("2", "last", "last");
+    assert_eq!(without_selection(&last), without_selection(&run));
+    let returns = csv_column(&last.join("progress.csv"), "Test/Return");
+    let row = returns.iter().rposition(Option::is_some).unwrap();
+    let read = |name: String| std::fs::read(last.join(name)).unwrap();
+    assert!(read("actor.safetensors".into()) == read(format!("actor_{row}.safetensors")));
+    assert!(!last.join("selection.csv").exists() || table(&last).lines().count() <= 1);
+
     for by in ["tracking", "cells"] {
         let o = gait(&["train", "ppo", "--env", "cartpole", "--best-by", by, "--logdir", logdir]);
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
