@@ -398,14 +398,11 @@ impl Runner {
         }))
     }
 
-    /// Whether this iteration's evaluation also runs the selection episodes: with
-    /// `--best-by tracking` or `cells`, once evaluations are settled (the only ones they score).
+    /// Whether this iteration's evaluation also runs the selection episodes
+    /// ([`Selector::selects_at`]).
     fn selects(&self) -> bool {
-        let eval = &self.config.eval;
-        let every = (eval.eval_freq as u64).saturating_mul(eval.selection_every);
-        self.selector.is_on()
-            && (eval.selection_every == 1 || self.state.iteration.is_multiple_of(every))
-            && evaluation_settled(&self.config, self.state.stage_from, self.state.total_timesteps)
+        let s = &self.state;
+        self.selector.selects_at(&self.config, s.iteration, s.stage_from, s.total_timesteps)
     }
 
     /// One collection: `num_steps` train steps, and as `(evaluate, select)` say, the

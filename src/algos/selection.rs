@@ -66,6 +66,24 @@ impl Selector {
         self.plan.cells > 0
     }
 
+    /// Whether the evaluation of `iteration`, of weights trained on `timesteps` steps in a run
+    /// whose gated stage began at `stage_from`, also runs the selection episodes: with
+    /// `--best-by tracking` or `cells`, once evaluations are settled (the only ones they score),
+    /// at every `--selection-every`th evaluation iteration.
+    pub(super) fn selects_at(
+        &self,
+        config: &TrainConfig,
+        iteration: u64,
+        stage_from: Option<u64>,
+        timesteps: u64,
+    ) -> bool {
+        let eval = &config.eval;
+        let every = (eval.eval_freq as u64).saturating_mul(eval.selection_every);
+        self.is_on()
+            && (eval.selection_every == 1 || iteration.is_multiple_of(every))
+            && evaluation_settled(config, stage_from, timesteps)
+    }
+
     /// The selection episodes an evaluation that selects runs: every cell `per_cell` times.
     pub(super) fn episodes(&self, per_cell: usize) -> usize {
         self.plan.cells * per_cell
