@@ -146,7 +146,7 @@ fn export_and_compare(run: &std::path::Path) -> Result<()> {
     };
     let make = |_: &gait::logging::Experiment| Ok(Box::new(Reach::new()) as Box<dyn Env>);
     let sidecar = gait::export::export_with(&options, make, &mut std::io::stdout())?;
-    let mut onnx = gait::export::runtime::OnnxPolicy::load(&out, &sidecar)?;
+    let (mut onnx, _) = gait::export::runtime::OnnxPolicy::load(&out, &sidecar)?;
     let (_, actor, _) = gait::export::load_actor(run, ActorCheckpoint::Best)?;
     let mut env = Reach::new();
     let mut obs = env.reset().to_vec();

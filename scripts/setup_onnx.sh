@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Idempotent set-up of ONNX Runtime for `gait eval --onnx` and the export tests: a venv with
-# PyPI's onnxruntime 1.32.0, onnx 1.23.2 and numpy, cached per user like libtorch:
+# PyPI's onnxruntime 1.32.0, onnx 1.23.2, numpy and mujoco 3.17.0 (the Python bindings of the
+# libmujoco gait links; scripts/sidecar_mujoco.py runs an export on the lab's model with
+# them), cached per user like libtorch:
 #   ${GAIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gait}/onnx-1.32.0
 # gait loads the wheel's libonnxruntime.so.1.32.0 at run time (the `ort` crate, load-dynamic);
 # the repo-local link `.onnxruntime` points at the wheel's capi/ directory holding it, and the
 # Python side (`onnx.checker`, `onnxruntime.InferenceSession`) checks exported files in tests.
-# A marker file is written only after a successful install.
+# A marker file is written only after a successful install; a venv of an earlier version of this
+# script (without mujoco) gets mujoco added.
 set -euo pipefail
 
 ORT_VERSION=1.32.0
 ONNX_VERSION=1.23.2
+MUJOCO_VERSION=3.17.0
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="${GAIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gait}"
 venv="$cache/onnx-$ORT_VERSION"
@@ -26,6 +30,18 @@ if [[ ! -f "$marker" ]]; then
     "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: \
       "onnxruntime==$ORT_VERSION" "onnx==$ONNX_VERSION" numpy
     touch "$marker"
+  fi
+  flock -u 7
+fi
+mujoco_marker="$venv/.gait-installed-mujoco-$MUJOCO_VERSION"
+if [[ ! -f "$mujoco_marker" ]]; then
+  echo "setup: installing mujoco $MUJOCO_VERSION (Python) into $venv" >&2
+  exec 7>"$cache/.lock-onnx"
+  flock 7
+  if [[ ! -f "$mujoco_marker" ]]; then
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: \
+      "mujoco==$MUJOCO_VERSION"
+    touch "$mujoco_marker"
   fi
   flock -u 7
 fi

@@ -58,7 +58,7 @@ pub fn bench_env(args: &BenchEnvOptions) -> Result<f64> {
         let end = rollout.episode(
             env.as_mut(),
             usize::MAX,
-            &mut |_| Ok(Flow::Continue),
+            &mut |_, _| Ok(Flow::Continue),
             &mut |_, _, action| {
                 action.iter_mut().for_each(|a| *a = rng.gen_range(-1.0..1.0));
                 Ok(Flow::Continue)

@@ -151,7 +151,9 @@ pub struct Cell {
     pub mean: [f64; 3],
     /// The worst episode's |mean − command| on each of the three axes.
     pub worst: [f64; 3],
-    /// Every episode reached it, none fell, every one within the task's bounds.
+    /// Episodes a simulation blow-up cut (neither falls nor judged; the cell is not within).
+    pub cuts: usize,
+    /// Every episode reached it, none fell or was cut, every one within the task's bounds.
     pub within: bool,
 }
 
@@ -159,6 +161,8 @@ pub struct Cell {
 struct Sample {
     means: Option<EvalEpisode>,
     fell: bool,
+    /// A simulation blow-up cut the episode.
+    cut: bool,
 }
 
 impl Cell {
@@ -171,16 +175,21 @@ impl Cell {
     ) -> Result<Self> {
         let reached: Vec<&EvalEpisode> = samples.iter().filter_map(|s| s.means.as_ref()).collect();
         let falls = samples.iter().filter(|s| s.fell).count();
+        let cuts = samples.iter().filter(|s| s.cut).count();
         let mut cell = Self {
             sim,
             leg,
             command,
             falls,
+            cuts,
             episodes: samples.len(),
             reached: reached.len(),
             mean: [0.0; 3],
             worst: [0.0; 3],
-            within: falls == 0 && !samples.is_empty() && reached.len() == samples.len(),
+            within: falls == 0
+                && cuts == 0
+                && !samples.is_empty()
+                && reached.len() == samples.len(),
         };
         for e in &reached {
             // Falls are counted above; the judge sees each episode's speeds.
@@ -197,7 +206,8 @@ impl Cell {
         Ok(cell)
     }
 
-    /// A held command's cell: an episode shorter than `len` steps fell.
+    /// A held command's cell: an episode shorter than `len` steps fell, unless a simulation
+    /// blow-up cut it (then it is counted apart and not judged).
     fn of_command(
         sim: CheckSim,
         command: [f32; 3],
@@ -206,7 +216,11 @@ impl Cell {
     ) -> Result<Self> {
         let samples: Vec<Sample> = episodes
             .iter()
-            .map(|e| Sample { means: Some(e.clone()), fell: e.steps < len })
+            .map(|e| Sample {
+                means: (!e.cut).then(|| e.clone()),
+                fell: e.steps < len && !e.cut,
+                cut: e.cut,
+            })
             .collect();
         Self::judge(sim, None, command, &samples)
     }
@@ -216,6 +230,7 @@ impl Cell {
         let legs = episodes.first().map_or(0, Vec::len);
         (0..legs)
             .map(|k| {
+                // A cut episode's legs after the cut are not reached (not falls).
                 let command = episodes[0][k].command;
                 let samples: Vec<Sample> = episodes
                     .iter()
@@ -225,8 +240,9 @@ impl Cell {
                             command: Some(command),
                             metrics,
                             steps: 0,
+                            cut: false,
                         });
-                        Sample { means, fell: leg.fell }
+                        Sample { means, fell: leg.fell, cut: false }
                     })
                     .collect();
                 Self::judge(sim, Some(k), command, &samples)
@@ -249,7 +265,11 @@ impl fmt::Display for Cell {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let falls = format!("{}/{:<4}", self.falls, self.episodes);
         let command = CommandText(self.command).to_string();
-        let ok = if self.within { "yes" } else { "no" };
+        let ok = match (self.within, self.cuts) {
+            (true, _) => "yes".to_string(),
+            (false, 0) => "no".to_string(),
+            (false, n) => format!("no ({n} cut by a simulation blow-up)"),
+        };
         match self.leg {
             None => write!(f, "{:<7} {command:<12} {falls}", self.sim.name())?,
             Some(leg) => {
@@ -283,6 +303,8 @@ pub struct CheckReport {
     pub episodes: usize,
     /// See `episodes`.
     pub falls: usize,
+    /// Episodes a simulation blow-up cut (not falls).
+    pub cuts: usize,
     /// Ctrl-C or SIGTERM ended the check early: `cells` holds those that completed.
     pub interrupted: bool,
 }
@@ -298,10 +320,14 @@ impl CheckReport {
         !self.interrupted && self.within() == self.cells.len()
     }
 
-    /// The last line: cells within, falls over all episodes.
+    /// The last line: cells within, falls over all episodes (and blow-up cuts, if any).
     pub fn summary(&self) -> String {
+        let cuts = match self.cuts {
+            0 => String::new(),
+            n => format!("; {n} cut by a simulation blow-up (not falls, not within)"),
+        };
         format!(
-            "within: {} of {} cells; falls: {} of {} episodes",
+            "within: {} of {} cells; falls: {} of {} episodes{cuts}",
             self.within(),
             self.cells.len(),
             self.falls,
@@ -341,6 +367,7 @@ impl Job<'_> {
             seed: opts.seed,
             gif: None,
             record: None,
+            trace: None,
             physics: self.sim().physics(PhysicsOverride {
                 friction: opts.friction,
                 latency: opts.latency,
@@ -374,6 +401,7 @@ impl Job<'_> {
             cells,
             episodes: summary.episodes.len(),
             falls,
+            cuts: summary.blowups,
             interrupted: summary.interrupted,
         })
     }
@@ -393,6 +421,7 @@ struct Judged {
     cells: Vec<Cell>,
     episodes: usize,
     falls: usize,
+    cuts: usize,
     interrupted: bool,
 }
 
@@ -499,7 +528,8 @@ fn run_jobs(jobs: &[Job], opts: &CheckOptions, out: &mut impl Write) -> Result<C
     let (tx, rx) = mpsc::channel::<(usize, Result<Judged>)>();
     let mut done: Vec<Option<Judged>> = (0..jobs.len()).map(|_| None).collect();
     let mut printed = 0;
-    let mut report = CheckReport { cells: Vec::new(), episodes: 0, falls: 0, interrupted: false };
+    let mut report =
+        CheckReport { cells: Vec::new(), episodes: 0, falls: 0, cuts: 0, interrupted: false };
     let mut failure: Option<(usize, anyhow::Error)> = None;
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..opts.workers.clamp(1, jobs.len().max(1)) {
@@ -538,6 +568,7 @@ fn run_jobs(jobs: &[Job], opts: &CheckOptions, out: &mut impl Write) -> Result<C
                 }
                 report.episodes += judged.episodes;
                 report.falls += judged.falls;
+                report.cuts += judged.cuts;
                 report.cells.append(&mut judged.cells);
                 printed += 1;
             }
@@ -561,6 +592,7 @@ mod tests {
             command: Some(command),
             metrics: names.iter().zip(speeds).map(|(n, v)| (n.to_string(), v)).collect(),
             steps,
+            cut: false,
         }
     }
 
@@ -579,8 +611,15 @@ mod tests {
         // One episode 0.16 m/s slow, one 0.11 rad/s off, one that fell at full speed.
         assert!(!judge(&[good.clone(), episode(walk, [0.34, 0.0, 0.0], 100)]).within);
         assert!(!judge(&[good.clone(), episode(walk, [0.5, 0.0, 0.11], 100)]).within);
-        let fell = judge(&[good, episode(walk, [0.5, 0.0, 0.0], 99)]);
+        let fell = judge(&[good.clone(), episode(walk, [0.5, 0.0, 0.0], 99)]);
         assert!(!fell.within && fell.falls == 1, "{fell:?}");
+        // An episode a simulation blow-up cut short is no fall, and the cell is not within;
+        // the row says why, and the means are the other episodes'.
+        let blown = EvalEpisode { cut: true, ..episode(walk, [3.0, 0.0, 0.0], 40) };
+        let cut = judge(&[good.clone(), blown]);
+        assert_eq!((cut.falls, cut.cuts, cut.within), (0, 1, false), "{cut:?}");
+        assert!((cut.mean[0] - 0.40).abs() < 1e-12, "{cut:?}");
+        assert!(cut.to_string().ends_with("no (1 cut by a simulation blow-up)"), "{cut}");
         // Standing: 0.12 m/s of drift is within a walking bound but not a standing one.
         let stand = [0.0, 0.0, 0.0];
         let drift = [episode(stand, [0.0, 0.12, 0.0], 100)];
@@ -633,7 +672,12 @@ mod tests {
 
     #[test]
     fn an_env_without_speeds_cannot_be_checked() {
-        let bare = EvalEpisode { command: Some([1.0, 0.0, 0.0]), metrics: Vec::new(), steps: 10 };
+        let bare = EvalEpisode {
+            command: Some([1.0, 0.0, 0.0]),
+            metrics: Vec::new(),
+            steps: 10,
+            cut: false,
+        };
         let e = Cell::of_command(CheckSim::Rapier, [1.0, 0.0, 0.0], &[bare], 10).unwrap_err();
         assert!(e.to_string().contains("only walking envs"), "{e}");
     }
@@ -645,6 +689,7 @@ mod tests {
             leg: None,
             command: [-0.3, 0.0, 0.0],
             falls: 1,
+            cuts: 0,
             episodes: 5,
             reached: 5,
             mean: [-0.25, 0.01, -0.002],
@@ -655,7 +700,8 @@ mod tests {
             cell.to_string(),
             "mujoco  -0.3,0,0     1/5    -0.250 (0.080)    0.010 (0.030)   -0.002 (0.010)   no"
         );
-        let report = CheckReport { cells: vec![cell], episodes: 5, falls: 1, interrupted: false };
+        let report =
+            CheckReport { cells: vec![cell], episodes: 5, falls: 1, cuts: 0, interrupted: false };
         assert_eq!(report.summary(), "within: 0 of 1 cells; falls: 1 of 5 episodes");
         assert!(!report.passed());
     }

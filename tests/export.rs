@@ -135,6 +135,7 @@ fn eval_onnx_matches_the_run(run: &Path, model: &Path, steps: usize, command: Op
         seed: 4,
         gif: None,
         record: None,
+        trace: None,
         physics: PhysicsOverride::default(),
         push: None,
         push_exact: false,
@@ -212,6 +213,19 @@ fn a_feed_forward_cassie_policy_leaves_gait_intact() {
     }
     let table = &controller["pd"]["reference"]["swing_table"];
     assert_eq!(table[0].as_array().unwrap().len(), 200);
+    // docs/export.md names every field a controller reads.
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/export.md"))
+            .unwrap();
+    let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    let pd = &controller["pd"];
+    let fields =
+        keys(controller).into_iter().chain(keys(pd).into_iter().map(|k| format!("pd.{k}")));
+    for field in fields.chain(keys(&pd["reference"])) {
+        let bare = field.trim_start_matches("pd.");
+        let named = docs.contains(&format!("`{field}`")) || docs.contains(&format!("`{bare}`"));
+        assert!(named, "docs/export.md does not name the sidecar field `{field}`");
+    }
     assert_eq!(side["config_sha256"].as_str().unwrap().len(), 64);
 }
 
@@ -416,4 +430,84 @@ fn a_saved_iteration_is_evaluated_and_exported_by_number() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("kept: 5"), "{}", stderr(&o));
     assert!(!none.exists() && !sidecar_path(&none).exists(), "nothing written");
+}
+
+/// What scripts/sidecar_mujoco.py (numpy, onnxruntime and the mujoco wheel: no gait code)
+/// measures running `run_with` from its sidecar alone on the lab's model from the start of the
+/// episode `trace` holds (`gait eval --onnx --trace`): the largest distance of its
+/// observations, PD targets and pelvis position from gait's over the episode.
+fn sidecar_controller_against(run_with: &Path, trace: &Path) -> [f64; 3] {
+    let worst = |v: &serde_json::Value| {
+        v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).fold(0.0, f64::max)
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/sidecar_mujoco.py");
+    let xml = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/cassie-mujoco/cassie_fast.xml");
+    let o = std::process::Command::new(onnx_python())
+        .args([script.as_os_str(), run_with.as_os_str(), xml.as_os_str(), trace.as_os_str()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(report["steps"], 500, "{run_with:?}");
+    [worst(&report["obs"]), worst(&report["targets"]), worst(&report["position"])]
+}
+
+/// The sidecar is complete and true: a controller written from it alone (observation by
+/// entry name, the reference gait, the PD with its torque delay and speed-dependent limits,
+/// kd as joint damping) runs the exported policy on the lab's MuJoCo model as `gait eval
+/// --onnx --sim mujoco` does, step for step over 10 s of a walking turn (measured: observations
+/// within 3e-5, targets 3e-6, the pelvis 1e-6 m). With the sidecar's gains edited, both run the
+/// edited gains (gait says so) and still agree, while the edited controller is far from the
+/// exported one's episode: the comparison can fail.
+#[test]
+fn a_controller_built_from_the_sidecar_alone_matches_gait_on_the_labs_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let onnx = dir.path().join("walk.onnx");
+    export(&pretrained_walk(), "onnx", &onnx);
+    let trace_of = |model: &Path, name: &str| {
+        let trace = dir.path().join(name);
+        let o = gait(&[
+            "eval",
+            "--onnx",
+            model.to_str().unwrap(),
+            "--sim",
+            "mujoco",
+            "--command=0.5,0.2,0.3",
+            "--episodes",
+            "1",
+            "--traj-len",
+            "500",
+            "--seed",
+            "3",
+            "--trace",
+            trace.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+        assert!(stdout(&o).contains("length 500"), "{}", stdout(&o));
+        (trace, stdout(&o))
+    };
+    let (trace, out) = trace_of(&onnx, "exported.csv");
+    assert!(!out.contains("differs"), "{out}");
+    let [obs, targets, position] = sidecar_controller_against(&onnx, &trace);
+    assert!(obs < 1e-4 && targets < 1e-4 && position < 1e-4, "{obs} {targets} {position}");
+
+    // The same model with its sidecar's stiffness edited down by a fifth.
+    let edited = dir.path().join("edited.onnx");
+    std::fs::copy(&onnx, &edited).unwrap();
+    // Edited as a deployer would, with Python's json (which reads and writes floats exactly).
+    let edit = "import json, sys; s = json.load(open(sys.argv[1])); pd = s['controller']['pd']; \
+                pd['kp'] = [0.8 * k for k in pd['kp']]; json.dump(s, open(sys.argv[2], 'w'))";
+    let o = std::process::Command::new(onnx_python())
+        .args(["-c", edit])
+        .args([sidecar_path(&onnx), sidecar_path(&edited)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (edited_trace, out) = trace_of(&edited, "edited.csv");
+    assert!(out.contains("differs from the one exported with the model"), "{out}");
+    assert!(out.contains("driving with the sidecar's (kp)"), "{out}");
+    let [obs, targets, position] = sidecar_controller_against(&edited, &edited_trace);
+    assert!(obs < 1e-4 && targets < 1e-4 && position < 1e-4, "{obs} {targets} {position}");
+    let [.., apart] = sidecar_controller_against(&onnx, &edited_trace);
+    assert!(apart > 1e-2, "the edited gains moved the pelvis by {apart} m only");
 }

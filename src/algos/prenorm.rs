@@ -60,7 +60,7 @@ pub fn prenormalize(
             rollout.episode(
                 env,
                 traj_len,
-                &mut |_| Ok(Flow::Continue),
+                &mut |_, _| Ok(Flow::Continue),
                 &mut |_, obs, action| {
                     if visited == steps {
                         return Ok(Flow::Stop);

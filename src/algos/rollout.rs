@@ -10,8 +10,8 @@ use anyhow::Result;
 
 use crate::envs::{Env, RewardTerm};
 
-/// `start(first_obs)`: runs once after the reset.
-pub type OnStart<'a> = dyn FnMut(&[f32]) -> Result<Flow> + 'a;
+/// `start(first_obs, env)`: runs once after the reset.
+pub type OnStart<'a> = dyn FnMut(&[f32], &dyn Env) -> Result<Flow> + 'a;
 /// `act(t, obs, action)`: fills the action (it starts as the previous step's action).
 pub type Act<'a> = dyn FnMut(usize, &[f32], &mut [f32]) -> Result<Flow> + 'a;
 /// `visit(transition, env)`: records the step.
@@ -88,7 +88,7 @@ impl Rollout {
 
     /// Runs one episode from `env.reset()`, for at most `max_len` steps.
     ///
-    /// * `start(first_obs)` runs once after the reset;
+    /// * `start(first_obs, env)` runs once after the reset;
     /// * `act(t, obs, action)` fills the action (it starts as the previous step's action);
     /// * `visit(transition, env)` records the step.
     ///
@@ -110,7 +110,7 @@ impl Rollout {
             self.critic.extend_from_slice(critic.critic_observation());
         }
         let mut end = EpisodeEnd { steps: 0, done: false, stopped: false, diverged: false };
-        if start(&self.obs)? == Flow::Stop {
+        if start(&self.obs, &*env)? == Flow::Stop {
             end.stopped = true;
             return Ok(end);
         }
@@ -192,7 +192,7 @@ mod tests {
             .episode(
                 &mut env,
                 500,
-                &mut |_| Ok(Flow::Continue),
+                &mut |_, _| Ok(Flow::Continue),
                 &mut |t, obs, a| {
                     act(t, obs, a);
                     Ok(Flow::Continue)
@@ -212,7 +212,7 @@ mod tests {
             .episode(
                 &mut env,
                 500,
-                &mut |_| Ok(Flow::Continue),
+                &mut |_, _| Ok(Flow::Continue),
                 &mut |t, _, _| Ok(if t == 3 { Flow::Stop } else { Flow::Continue }),
                 &mut |_, _| Ok(Flow::Continue),
             )

@@ -26,6 +26,9 @@ pub struct EvalEpisode {
     pub metrics: Vec<(String, f64)>,
     /// Its length in steps (shorter than the run's `--traj-len`: it fell or was cut).
     pub steps: usize,
+    /// A simulation blow-up cut it (a non-finite state the simulator reset): not a fall, and
+    /// not an episode to judge.
+    pub cut: bool,
 }
 
 impl EvalEpisode {
@@ -355,6 +358,7 @@ mod tests {
                 ("pelvis_height".into(), 1.0),
             ],
             steps: 400,
+            cut: false,
         }
     }
 
@@ -402,9 +406,11 @@ mod tests {
             command: None,
             metrics: vec![("forward_speed".into(), 1.0), ("lateral_speed".into(), 0.0)],
             steps: 1,
+            cut: false,
         };
         assert!(scalars(&[no_cmd]).is_empty());
-        let no_speed = EvalEpisode { command: Some([1.0, 0.0, 0.0]), metrics: vec![], steps: 1 };
+        let no_speed =
+            EvalEpisode { command: Some([1.0, 0.0, 0.0]), metrics: vec![], steps: 1, cut: false };
         assert!(scalars(&[no_speed]).is_empty());
     }
 }

@@ -98,6 +98,11 @@ pub struct EvalFlags {
     /// envs that can describe their bodies (Cassie).
     #[arg(long)]
     pub record: Option<PathBuf>,
+    /// Also write every step as CSV (`episode, step, obs_*, action_*, reward, done`, and the
+    /// pelvis's world pose at the step's start for Cassie): a golden trace to check a deployed
+    /// controller against. With --onnx and PD targets, the actions are the targets
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
     /// Push the robot every 2-5 s, in a random horizontal direction, by a speed change of up to
     /// this (m/s, uniform; an impulse of 33.3 kg times it), as training's --push does, to
     /// measure robustness (Cassie).
@@ -145,6 +150,7 @@ impl EvalFlags {
             seed: self.seed,
             gif: self.gif,
             record: self.record,
+            trace: self.trace,
             physics: PhysicsOverride {
                 sim: self.sim,
                 sim_dt: self.sim_dt,

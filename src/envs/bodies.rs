@@ -49,7 +49,7 @@ pub struct BodyShape {
 pub struct BodyPose {
     /// World position (m).
     pub position: [f32; 3],
-    /// World rotation, quaternion `[w, x, y, z]`.
+    /// World rotation, unit quaternion `[x, y, z, w]`.
     pub rotation: [f32; 4],
 }
 

@@ -17,6 +17,20 @@ pub struct ControllerSpec {
     /// How actions become PD targets; `None`: the action is applied as it is (classic-control
     /// envs: a force or torque).
     pub pd: Option<PdTargets>,
+    /// Observation entries that hold the same value at every step of this policy (Cassie's
+    /// swing ratios and period shifts): what a controller feeds there. Sidecars written before
+    /// the field list none.
+    #[serde(default)]
+    pub constant_inputs: Vec<ConstantInput>,
+}
+
+/// An observation entry a controller fills with a constant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConstantInput {
+    /// The entry's index in the observation.
+    pub index: usize,
+    /// Its value.
+    pub value: f32,
 }
 
 impl ControllerSpec {
@@ -28,6 +42,7 @@ impl ControllerSpec {
             observation: (0..obs_dim).map(|i| format!("obs[{i}]")).collect(),
             actions: (0..act_dim).map(|i| format!("action[{i}] (applied as it is)")).collect(),
             pd: None,
+            constant_inputs: Vec::new(),
         }
     }
 }
@@ -45,6 +60,11 @@ pub struct PdTargets {
     pub kd: Vec<f32>,
     /// Joint-side torque limit (N·m) at low speed, action order.
     pub torque_limit: Vec<f32>,
+    /// Joint speed (rad/s) at which the torque limit reaches 0 (the motor's no-load speed over
+    /// its gear ratio), action order: the limit is `torque_limit` up to half this speed and
+    /// falls linearly to 0 at it. Sidecars written before the field ran with Cassie's motors.
+    #[serde(default = "cassie_no_load_speed")]
+    pub no_load_speed: Vec<f32>,
     /// The PD law and torque limit as the simulator applies it, in words.
     pub pd_law: String,
     /// Seconds between a torque's computation and its reaching the joint (the motors' and
@@ -53,6 +73,15 @@ pub struct PdTargets {
     pub torque_delay: f32,
     /// A clock-synced reference gait added to the targets; `None`: no reference.
     pub reference: Option<ReferenceGait>,
+}
+
+/// Cassie's joint no-load speeds (rad/s), which every sidecar written before
+/// [`PdTargets::no_load_speed`] ran with.
+fn cassie_no_load_speed() -> Vec<f32> {
+    // (no-load rpm, gear) of the hip roll, hip yaw, hip pitch, knee and foot motors.
+    let leg = [(2900.0, 25.0), (2900.0, 25.0), (1300.0, 16.0), (1300.0, 16.0), (5500.0, 50.0)];
+    let speed = |(rpm, gear): (f32, f32)| rpm * 2.0 * std::f32::consts::PI / 60.0 / gear;
+    leg.iter().chain(&leg).map(|&m| speed(m)).collect()
 }
 
 /// The torque delay every sidecar written before [`PdTargets::torque_delay`] ran with (s).
@@ -176,6 +205,10 @@ impl ReferenceGait {
     }
 }
 
+/// The largest gain, torque limit or joint speed a sidecar may hold (N·m/rad, N·m·s/rad, N·m,
+/// rad/s).
+const GAIN_MAX: f32 = 1e5;
+
 impl ControllerSpec {
     /// Whether the description fits a network of `obs_dim` inputs and `act_dim` outputs and
     /// every number is one a controller can run: the layouts' lengths, every array's length,
@@ -195,12 +228,19 @@ impl ControllerSpec {
                 return Err(format!("{name} names {len} values, the network has {want}"));
             }
         }
+        if let Some(c) = self.constant_inputs.iter().find(|c| c.index >= obs_dim) {
+            return Err(format!("constant_inputs index {} is past the {obs_dim} inputs", c.index));
+        }
+        if let Some(c) = self.constant_inputs.iter().find(|c| !c.value.is_finite()) {
+            return Err(format!("constant_inputs[{}] is not finite", c.index));
+        }
         let Some(pd) = &self.pd else { return Ok(()) };
         for (name, values) in [
             ("neutral", &pd.neutral),
             ("kp", &pd.kp),
             ("kd", &pd.kd),
             ("torque_limit", &pd.torque_limit),
+            ("no_load_speed", &pd.no_load_speed),
         ] {
             if values.len() != act_dim {
                 return Err(format!(
@@ -210,6 +250,19 @@ impl ControllerSpec {
             }
             if values.iter().any(|v| !v.is_finite()) {
                 return Err(format!("pd.{name} holds a value that is not finite"));
+            }
+        }
+        // Ranges a joint PD of any robot fits (Cassie's: kp 50-110, kd 5-10, limits 45-195
+        // N·m, no-load speeds 11-23 rad/s); past them a hand edit is a typo, not a gain.
+        let ranges = [
+            ("kp", &pd.kp, 0.0, GAIN_MAX),
+            ("kd", &pd.kd, 0.0, GAIN_MAX),
+            ("torque_limit", &pd.torque_limit, 0.0, GAIN_MAX),
+            ("no_load_speed", &pd.no_load_speed, f32::MIN_POSITIVE, GAIN_MAX),
+        ];
+        for (name, values, lo, hi) in ranges {
+            if let Some(v) = values.iter().find(|v| !(lo..=hi).contains(*v)) {
+                return Err(format!("pd.{name} holds {v}, not in [{lo}, {hi}]"));
             }
         }
         if !(0.0..=1.0).contains(&pd.torque_delay) {

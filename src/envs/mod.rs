@@ -16,7 +16,7 @@ mod walking;
 
 pub use bodies::{BodyPose, BodyShape, Drawable, Primitive};
 pub use cartpole::CartPole;
-pub use controller::ControllerSpec;
+pub use controller::{ConstantInput, ControllerSpec, PdTargets, ReferenceGait};
 pub use mirror::{MirrorIndices, Mirrored};
 pub use mountaincar::MountainCar;
 pub use pendulum::Pendulum;
@@ -50,7 +50,7 @@ pub struct Step<'a> {
 }
 
 /// Why an env refused a command or a setting ([`Walking::set_command`], [`Walking::set_push`],
-/// [`Env::set_targets_input`]).
+/// [`Env::drive_targets`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CommandError {
     /// The env takes no commands.
@@ -159,10 +159,11 @@ pub trait Env: Send {
         let rate = f64::from(1.0 / self.policy_dt());
         Some(ControllerSpec::plain(self.observation_size(), self.action_size(), rate))
     }
-    /// `true`: [`Env::step`] takes the PD targets themselves instead of actions (for `gait
-    /// eval --onnx`, which builds them from the exported controller description); refused by
-    /// envs without PD targets.
-    fn set_targets_input(&mut self, _on: bool) -> Result<(), CommandError> {
+    /// From now on [`Env::step`] takes the PD targets themselves instead of actions, tracked
+    /// with `pd`'s gains, torque limits and delay (for `gait eval --onnx`, which builds the
+    /// targets from the exported controller description and drives the joints as it says);
+    /// refused by envs without PD targets.
+    fn drive_targets(&mut self, _pd: &PdTargets) -> Result<(), CommandError> {
         Err(CommandError::Unsupported)
     }
     /// Why the last step ended the episode (e.g. Cassie's "pelvis below 0.65 m"), printed by

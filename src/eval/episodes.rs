@@ -94,6 +94,7 @@ impl PreparedEval {
         let (ret, end, episode_metrics) =
             self.steps(episode, rollout, &mut noise, legs.as_mut(), &mut sums)?;
         let len = end.steps;
+        let fell = self.env.termination().filter(|_| end.done);
         // Each metric's mean over this episode (Cassie: its forward and lateral speed, so a
         // drift shows per episode and cannot cancel between episodes).
         let episode_means = EvalEpisode {
@@ -103,18 +104,19 @@ impl PreparedEval {
                 .map(|&(name, sum)| (name.to_string(), sum / len.max(1) as f64))
                 .collect(),
             steps: len,
+            cut: fell.is_none() && end.diverged,
         };
         let means: String =
             episode_means.metrics.iter().map(|(name, v)| format!(", {name} {v:.3}")).collect();
-        let fell = self.env.termination().filter(|_| end.done);
         let cut = episode_end(fell, &end);
         writeln!(out, "episode {episode:3}: return {ret:10.3}, length {len}{means}{cut}")?;
         if let Some(tally) = &legs {
             tally.write(fell.map(|_| len), out)?;
             summary.course_episodes.push(tally.outcomes(len, fell.is_some()));
         }
+        let cut = episode_means.cut;
         summary.episodes.push(episode_means);
-        if fell.is_none() && end.diverged {
+        if cut {
             // Cut by the simulator, not by the policy or the env: not in the means.
             summary.blowups += 1;
             return Ok(0);
@@ -146,10 +148,17 @@ impl PreparedEval {
         let recording = self.replay.is_some() && episode < recorded;
         let (env_name, policy) = (self.env_name.as_str(), &mut self.policy);
         let (mut ret, mut episode_metrics) = (0.0f64, Vec::new());
+        // Both the start and the step callbacks write it.
+        let trace = std::cell::RefCell::new(self.trace.take());
         let end = rollout.episode(
             self.env.as_mut(),
             self.traj_len,
-            &mut |_| Ok(Flow::Continue),
+            &mut |_, env| {
+                if let Some(trace) = trace.borrow_mut().as_mut() {
+                    trace.observe(env);
+                }
+                Ok(Flow::Continue)
+            },
             &mut |t, obs, action| {
                 policy.act(obs, noise, action)?;
                 if let Some(i) = action.iter().position(|a| !a.is_finite()) {
@@ -171,6 +180,10 @@ impl PreparedEval {
                     );
                 }
                 ret += tr.reward as f64;
+                if let Some(trace) = trace.borrow_mut().as_mut() {
+                    trace.row(episode, tr.t, tr.obs, tr.action, tr.reward, tr.done);
+                    trace.observe(env);
+                }
                 for (name, value) in tr.info {
                     *sums.terms.entry(name.to_string()).or_default() += *value as f64;
                 }
@@ -198,13 +211,18 @@ impl PreparedEval {
                 }
                 Ok(Flow::Continue)
             },
-        )?;
-        Ok((ret, end, episode_metrics))
+        );
+        self.trace = trace.into_inner();
+        Ok((ret, end?, episode_metrics))
     }
 
-    /// The GIF and the replay page, of what was recorded (nothing after a stop before the
-    /// first step).
+    /// The GIF, the replay page and the trace, of what was recorded (no picture after a stop
+    /// before the first step).
     fn write_pictures(&self, out: &mut impl Write) -> Result<()> {
+        if let (Some(trace), Some(path)) = (&self.trace, &self.args.trace) {
+            trace.write(path)?;
+            writeln!(out, "wrote {} ({} steps)", path.display(), trace.rows())?;
+        }
         let replay =
             self.replay.as_ref().filter(|r| r.episodes.iter().any(|e| !e.frames.is_empty()));
         let Some(replay) = replay else { return Ok(()) };

@@ -21,6 +21,7 @@ use crate::replay::Replay;
 
 mod episodes;
 mod onnx;
+pub mod trace;
 
 use onnx::{OnnxActions, OnnxTargets};
 
@@ -43,6 +44,8 @@ pub struct EvalOptions {
     pub gif: Option<PathBuf>,
     /// Write every episode as a self-contained 3D replay page here.
     pub record: Option<PathBuf>,
+    /// Write every step as a CSV row here ([`trace`]).
+    pub trace: Option<PathBuf>,
     /// Another physics for a Cassie run than it trained on (the sim-to-sim check).
     pub physics: PhysicsOverride,
     /// Pushes every 2-5 s of up to this speed change (m/s), as training's `--push`.
@@ -188,8 +191,8 @@ struct Loaded {
     note: Option<String>,
     /// The flag that named it, for messages.
     flag: &'static str,
-    /// Whether the env takes PD targets instead of actions.
-    targets: bool,
+    /// The PD the env drives the targets with, when it takes them instead of actions.
+    pd: Option<crate::envs::controller::PdTargets>,
 }
 
 /// The env a policy was trained on, read without loading its weights.
@@ -213,20 +216,21 @@ fn load(source: &Source) -> Result<Loaded> {
                 policy: Box::new(TchPolicy { actor, hidden: None }),
                 file: checkpoint,
                 flag: "--path",
-                targets: false,
+                pd: None,
             })
         }
         Source::Onnx(model) => {
             let sidecar = crate::export::read_sidecar(model)?;
-            let policy = crate::export::runtime::OnnxPolicy::load(model, &sidecar)?;
-            // With PD targets the env takes the targets the sidecar builds; without, the
-            // actions as they are.
-            let (policy, targets): (Box<dyn EvalPolicy>, bool) = match &sidecar.controller.pd {
+            let (policy, note) = crate::export::runtime::OnnxPolicy::load(model, &sidecar)?;
+            // With PD targets the env takes the targets the sidecar builds and drives them
+            // with its gains; without, the actions as they are.
+            let pd = sidecar.controller.pd.clone();
+            let policy: Box<dyn EvalPolicy> = match &pd {
                 Some(pd) => {
                     let raw = vec![0.0; sidecar.net.act_dim];
-                    (Box::new(OnnxTargets { policy, pd: pd.clone(), raw }), true)
+                    Box::new(OnnxTargets { policy, pd: pd.clone(), raw })
                 }
-                None => (Box::new(OnnxActions { policy }), false),
+                None => Box::new(OnnxActions { policy }),
             };
             Ok(Loaded {
                 env: sidecar.env.clone(),
@@ -235,9 +239,9 @@ fn load(source: &Source) -> Result<Loaded> {
                 traj_len: sidecar.episode_length,
                 policy,
                 file: model.clone(),
-                note: None,
+                note,
                 flag: "--onnx",
-                targets,
+                pd,
             })
         }
     }
@@ -375,6 +379,7 @@ struct PreparedEval {
     /// A course's legs and its length in steps.
     course: Option<(Vec<CourseLeg>, usize)>,
     replay: Option<Replay>,
+    trace: Option<trace::Trace>,
     traj_len: usize,
 }
 
@@ -421,8 +426,8 @@ fn walking_controls(
     Ok(course)
 }
 
-/// The recording `--gif` or `--record` asks for, its outputs checked before anything runs;
-/// refused for an env that cannot describe its bodies.
+/// The recording `--gif` or `--record` asks for, every output (`--trace` too) checked before
+/// anything runs; a picture refused for an env that cannot describe its bodies.
 fn picture(env: &dyn envs::Env, env_name: &str, args: &EvalOptions) -> Result<Option<Replay>> {
     let mut outputs = Vec::new();
     if let Some(path) = &args.gif {
@@ -431,11 +436,15 @@ fn picture(env: &dyn envs::Env, env_name: &str, args: &EvalOptions) -> Result<Op
     if let Some(path) = &args.record {
         outputs.push(Output { flag: "--record", path, extensions: &["html", "htm"] });
     }
+    let pictures = outputs.len();
+    if let Some(path) = &args.trace {
+        outputs.push(Output { flag: "--trace", path, extensions: &["csv"] });
+    }
     crate::outputs::check(&outputs)?;
     if args.record.is_some() {
         crate::replay::ensure_pages_supported()?;
     }
-    let Some(&Output { flag, .. }) = outputs.first() else { return Ok(None) };
+    let Some(&Output { flag, .. }) = outputs[..pictures].first() else { return Ok(None) };
     let bodies = env.bodies().map(|b| b.body_shapes()).ok_or_else(|| {
         UsageError(format!(
             "{flag}: env '{env_name}' cannot describe its bodies (only Cassie can so far)"
@@ -463,8 +472,8 @@ fn prepare_eval(args: &EvalOptions) -> Result<PreparedEval> {
             loaded.net.act_dim
         );
     }
-    if loaded.targets {
-        env.set_targets_input(true)
+    if let Some(pd) = &loaded.pd {
+        env.drive_targets(pd)
             .map_err(|_| UsageError(format!("--onnx: env '{env_name}' cannot take PD targets")))?;
     }
     let course = walking_controls(env.as_mut(), env_name, args)?;
@@ -475,6 +484,10 @@ fn prepare_eval(args: &EvalOptions) -> Result<PreparedEval> {
     if args.record.is_some() {
         check_recording_size(args.episodes, traj_len)?;
     }
+    let trace = match args.trace {
+        Some(_) => Some(trace::Trace::new(env.as_ref(), args.episodes, traj_len)?),
+        None => None,
+    };
     Ok(PreparedEval {
         args: args.clone(),
         env_name: env_owned,
@@ -485,6 +498,7 @@ fn prepare_eval(args: &EvalOptions) -> Result<PreparedEval> {
         physics,
         course,
         replay,
+        trace,
         traj_len,
     })
 }

@@ -13,6 +13,7 @@ use ort::value::Tensor;
 
 use super::Sidecar;
 use crate::config::UsageError;
+use crate::envs::controller::PdTargets;
 use crate::policies::Arch;
 
 /// The ONNX Runtime release `scripts/setup_onnx.sh` installs (the `api-31` binding needs ≥ 1.31).
@@ -77,8 +78,15 @@ pub struct OnnxPolicy {
 }
 
 impl OnnxPolicy {
-    /// Loads `model` with one intra-op thread (a policy step is small).
-    pub fn load(model: &Path, sidecar: &Sidecar) -> Result<Self> {
+    /// Loads `model` with one intra-op thread (a policy step is small), and a line saying
+    /// so when its sidecar's PD differs from the one exported with it.
+    ///
+    /// The model carries its own copy of the sidecar, which must equal the sidecar in all but
+    /// the PD section: a sidecar of another export, or an edited network, env, layout or config
+    /// hash, does not run it. The PD section is what a deployer tunes (gains, limits, delay,
+    /// neutral stance, reference gait), and `gait eval --onnx` drives the robot with the
+    /// sidecar's, so an edit is measured, not refused.
+    pub fn load(model: &Path, sidecar: &Sidecar) -> Result<(Self, Option<String>)> {
         let env = environment()?;
         let session = Session::builder(env)
             .map_err(|e| anyhow!("{e}"))?
@@ -86,43 +94,47 @@ impl OnnxPolicy {
             .map_err(|e| anyhow!("{e}"))?
             .commit_from_file(model)
             .map_err(|e| anyhow!("--onnx {}: ONNX Runtime refused it: {e}", model.display()))?;
-        // The model carries its own copy of the sidecar: a sidecar of another export, or one
-        // edited by hand (gains a deployer would read, a config hash), does not run it.
         let embedded = session
             .metadata()
             .ok()
             .and_then(|m| m.custom("controller"))
             .and_then(|json| serde_json::from_str::<Sidecar>(&json).ok());
-        match embedded {
-            Some(own) if own == *sidecar => {}
-            Some(_) => {
-                return Err(UsageError(format!(
-                    "--onnx {}: its sidecar is not the one exported with it (the model holds its \
-                     own copy, and they differ: another export's, or edited); export again",
-                    model.display()
-                ))
-                .into())
-            }
-            None => {
-                return Err(UsageError(format!(
-                    "--onnx {}: not a model `gait export` wrote (it holds no copy of its \
-                     sidecar)",
-                    model.display()
-                ))
-                .into())
-            }
+        let Some(mut own) = embedded else {
+            return Err(UsageError(format!(
+                "--onnx {}: not a model `gait export` wrote (it holds no copy of its sidecar)",
+                model.display()
+            ))
+            .into());
+        };
+        let exported_pd = std::mem::replace(&mut own.controller.pd, sidecar.controller.pd.clone());
+        if own != *sidecar {
+            return Err(UsageError(format!(
+                "--onnx {}: its sidecar is not the one exported with it (the model holds its own \
+                 copy, and they differ outside the PD section: another export's, or edited); \
+                 export again",
+                model.display()
+            ))
+            .into());
         }
+        let note = (exported_pd != sidecar.controller.pd).then(|| {
+            format!(
+                "the sidecar's PD section differs from the one exported with the model: driving \
+                 with the sidecar's ({})",
+                pd_changes(exported_pd.as_ref(), sidecar.controller.pd.as_ref())
+            )
+        });
         let net = &sidecar.net;
         let lstm = (net.arch == Arch::Lstm).then(|| (net.layers.len(), net.layers[0]));
         let state = lstm.map_or(0, |(l, h)| l * h);
-        Ok(Self {
+        let policy = Self {
             session,
             obs_dim: net.obs_dim,
             act_dim: net.act_dim,
             lstm,
             h: vec![0.0; state],
             c: vec![0.0; state],
-        })
+        };
+        Ok((policy, note))
     }
 
     /// Zeroes the recurrent state (a new episode).
@@ -163,5 +175,26 @@ impl OnnxPolicy {
             }
         }
         Ok(())
+    }
+}
+
+/// The fields of the PD section that differ between the exported `a` and the sidecar's `b`,
+/// by name (`kp, torque_delay`).
+fn pd_changes(a: Option<&PdTargets>, b: Option<&PdTargets>) -> String {
+    let fields = |pd: Option<&PdTargets>| match serde_json::to_value(pd) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    let (a, b) = (fields(a), fields(b));
+    let changed: Vec<&str> = a
+        .keys()
+        .chain(b.keys().filter(|k| !a.contains_key(*k)))
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(String::as_str)
+        .collect();
+    if changed.is_empty() {
+        "all of it".to_string()
+    } else {
+        changed.join(", ")
     }
 }

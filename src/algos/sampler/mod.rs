@@ -290,7 +290,7 @@ impl AlgoSampler {
         let end = self.rollout.episode(
             self.env.as_mut(),
             job.max_len,
-            &mut |obs| check_finite(obs, "initial observation").map(|()| Flow::Continue),
+            &mut |obs, _| check_finite(obs, "initial observation").map(|()| Flow::Continue),
             &mut |t, obs, action| {
                 if (train && job.id > cancel_above.load(Ordering::Relaxed))
                     || super::interrupt::requested()
@@ -325,7 +325,7 @@ impl AlgoSampler {
         let episode = (!train).then(|| {
             let n = buffer.len().max(1) as f64;
             let metrics = metric_sums.iter().map(|&(k, v)| (k.to_string(), v / n)).collect();
-            EvalEpisode { command, metrics, steps: buffer.len() }
+            EvalEpisode { command, metrics, steps: buffer.len(), cut: end.diverged }
         });
         if train {
             // The critic reads its own observation of each state an action was chosen from

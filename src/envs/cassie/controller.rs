@@ -6,9 +6,10 @@ use super::clock::GaitClock;
 use super::config::{CassieConfig, ObsKind};
 use super::layout::{HISTORY_FRAME, ROBOT_STATE};
 use super::reference::{self, ReferenceKind};
+use super::reward::TurnKind;
 use crate::envs::cassie::robot::description::Description;
 use crate::envs::cassie::robot::Dynamics;
-use crate::envs::controller::{ControllerSpec, PdTargets, ReferenceGait};
+use crate::envs::controller::{ConstantInput, ControllerSpec, PdTargets, ReferenceGait};
 
 /// The five motors of a leg, in policy order.
 const MOTORS: [&str; 5] = ["hip_roll", "hip_yaw", "hip_pitch", "knee", "foot"];
@@ -24,8 +25,18 @@ fn per_motor(what: &str) -> Vec<String> {
 
 /// The observation's entries by name (see `CassieEnv::write_obs`).
 fn observation(config: &CassieConfig) -> Vec<String> {
+    let heading = match config.turn_reward {
+        TurnKind::Heading => {
+            "pelvis_quat_w (relative to the commanded heading: the pelvis's yaw at the episode's \
+             start, turned by command_turn / policy_rate_hz every policy step)"
+        }
+        TurnKind::Rate => {
+            "pelvis_quat_w (relative to the commanded heading: the pelvis's yaw at the episode's \
+             start, then its yaw at the end of every policy step)"
+        }
+    };
     let mut names: Vec<String> = [
-        "pelvis_quat_w (relative to the commanded heading)",
+        heading,
         "pelvis_quat_x",
         "pelvis_quat_y",
         "pelvis_quat_z",
@@ -142,15 +153,26 @@ pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSp
             neutral: desc.neutral_stance().to_vec(),
             kp: motors.iter().map(|m| m.kp).collect(),
             kd: motors.iter().map(|m| m.kd).collect(),
-            torque_limit: motors.iter().map(|m| m.gear * m.ctrl_limit).collect(),
-            pd_law: "torque = clip(kp * (target - q), -limit(qd), limit(qd)) - kd * qd, with \
-                     limit(qd) = torque_limit at joint speeds up to half the motor's no-load \
-                     speed, falling linearly to 0 at the no-load speed; each torque reaches the \
-                     joint torque_delay s after it is computed; targets held for one policy \
+            torque_limit: motors.iter().map(|m| m.joint_torque_limit()).collect(),
+            no_load_speed: motors.iter().map(|m| m.joint_no_load_speed()).collect(),
+            pd_law: "every physics substep: torque = clip(kp * (target - q), -limit(qd), \
+                     limit(qd)) - kd * qd, with q and qd the joint's angle and speed and \
+                     limit(qd) = torque_limit for |qd| up to no_load_speed / 2, falling \
+                     linearly to 0 at |qd| = no_load_speed; the clipped kp term reaches the \
+                     joint torque_delay s after it is computed (the kd term is the joint's own \
+                     damping, not delayed: MuJoCo's dof_damping); targets held for one policy \
                      step"
                 .to_string(),
             torque_delay: Dynamics::default().delay,
             reference,
         }),
+        constant_inputs: constant_inputs(clock),
     })
+}
+
+/// The gait inputs 38..42 (`CassieEnv::write_task_obs`), constant for a clock of a fixed gait.
+fn constant_inputs(clock: &GaitClock) -> Vec<ConstantInput> {
+    let (swing, shift) = (clock.swing(), clock.shift());
+    let values = [swing[0] as f32, 1.0 - swing[0] as f32, shift[0] as f32, shift[1] as f32];
+    values.iter().enumerate().map(|(i, &value)| ConstantInput { index: 38 + i, value }).collect()
 }

@@ -24,8 +24,10 @@ use super::estimator::VelocityEstimator;
 use super::physics::{self, Physics, SimKind};
 use super::reward::{self, TurnKind};
 use crate::envs::cassie::robot::description::Description;
+use crate::envs::cassie::robot::motor::Motor;
 use crate::envs::cassie::robot::Dynamics;
 use crate::envs::cassie::robot::N;
+use crate::envs::controller::PdTargets;
 use crate::envs::{
     CommandError, Drawable, Env, Mirrored, PrivilegedCritic, Pushes, RewardTerm, Step, Walking,
 };
@@ -87,8 +89,10 @@ pub struct CassieEnv {
     pushing: bool,
     /// What ended the episode at the last step.
     fell: Option<Fall>,
-    /// [`Env::set_targets_input`]: actions are the PD targets themselves.
+    /// [`Env::drive_targets`]: actions are the PD targets themselves.
     targets_input: bool,
+    /// [`Env::drive_targets`]'s torque delay (s), in place of the drawn dynamics' one.
+    torque_delay: Option<f32>,
     terms: Vec<RewardTerm>,
     metrics: [RewardTerm; 6],
     /// Each foot site's position after the last step if the foot was loaded then
@@ -148,6 +152,7 @@ impl CassieEnv {
             pushing: false,
             fell: None,
             targets_input: false,
+            torque_delay: None,
             terms: Vec::with_capacity(16),
             metrics: [
                 ("forward_speed", 0.0),
@@ -221,7 +226,10 @@ impl CassieEnv {
         self.redraw_every = self.redraw_interval();
         self.new_command();
         self.retime_clock();
-        let dynamics = self.draw_dynamics();
+        let mut dynamics = self.draw_dynamics();
+        if let Some(delay) = self.torque_delay {
+            dynamics.delay = delay;
+        }
         let heading = match heading {
             Some(h) => h,
             None => self.rng.gen_range(-std::f64::consts::PI..std::f64::consts::PI),
@@ -389,8 +397,22 @@ impl Env for CassieEnv {
         super::controller::describe(&self.config, &self.clock)
     }
 
-    fn set_targets_input(&mut self, on: bool) -> Result<(), CommandError> {
-        self.targets_input = on;
+    fn drive_targets(&mut self, pd: &PdTargets) -> Result<(), CommandError> {
+        let own = Description::cassie().motor_models();
+        let fits =
+            [&pd.kp, &pd.kd, &pd.torque_limit, &pd.no_load_speed].iter().all(|v| v.len() == N);
+        if !fits {
+            return Err(CommandError::Unsupported);
+        }
+        let motors: [Motor; N] = std::array::from_fn(|k| {
+            own[k].with_joint_pd(pd.kp[k], pd.kd[k], pd.torque_limit[k], pd.no_load_speed[k])
+        });
+        self.sim.set_motors(motors);
+        if let Some(spare) = &mut self.spare {
+            spare.set_motors(motors);
+        }
+        self.torque_delay = Some(pd.torque_delay);
+        self.targets_input = true;
         Ok(())
     }
 

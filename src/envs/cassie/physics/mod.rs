@@ -23,6 +23,7 @@ use clap::ValueEnum;
 use rapier3d::glamx::{Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
+use super::robot::motor::Motor;
 use super::robot::{Dynamics, N};
 use crate::envs::{BodyPose, BodyShape};
 
@@ -113,6 +114,10 @@ pub trait Physics: Send {
             || fast(self.base_linvel(), MAX_PELVIS_SPEED)
             || fast(self.base_angvel(), MAX_PELVIS_SPIN)
     }
+
+    /// Drives the joints with `motors` (policy order) from the next reset on: their PD gains,
+    /// torque limits and damping.
+    fn set_motors(&mut self, motors: [Motor; N]);
 
     /// A world-frame force (N) on the pelvis COM, applied every substep from now until it is
     /// set again (zero: none; a reset clears it). Pushes are impulses held this way.

@@ -491,6 +491,18 @@ impl Description {
         models.try_into().expect("Cassie has 10 motors")
     }
 
+    /// Replaces the motors (policy order), e.g. with the PD an exported controller gives.
+    pub fn set_motor_models(&mut self, motors: [Motor; N]) {
+        let mut models = motors.into_iter();
+        for leg in &mut self.legs {
+            for link in leg.iter_mut() {
+                if let Drive::Motor(m) = &mut link.joint.drive {
+                    *m = models.next().expect("Cassie has 10 motors");
+                }
+            }
+        }
+    }
+
     /// The actuated joints in policy order (left leg, then right), with their leg and chain
     /// index.
     pub fn motors(&self) -> impl Iterator<Item = (usize, usize, &Joint, Motor)> + '_ {

@@ -18,6 +18,34 @@ pub struct Motor {
     pub kd: f32,
 }
 
+impl Motor {
+    /// The joint speed (rad/s) at which the torque limit reaches 0: the no-load speed over the
+    /// gear ratio.
+    pub fn joint_no_load_speed(&self) -> f32 {
+        self.max_rpm * 2.0 * std::f32::consts::PI / 60.0 / self.gear
+    }
+
+    /// The joint-side torque limit at low speed (N·m).
+    pub fn joint_torque_limit(&self) -> f32 {
+        self.gear * self.ctrl_limit
+    }
+
+    /// This motor with the joint-side PD a controller description gives (`gait eval --onnx`
+    /// with an edited sidecar): stiffness `kp`, damping `kd`, torque limit `limit` (N·m) and
+    /// no-load joint speed `speed` (rad/s), behind the same gear. Values equal to this motor's
+    /// own leave it bit for bit as it is.
+    pub fn with_joint_pd(&self, kp: f32, kd: f32, limit: f32, speed: f32) -> Self {
+        let mut m = Motor { kp, kd, ..*self };
+        if limit != self.joint_torque_limit() {
+            m.ctrl_limit = limit / self.gear;
+        }
+        if speed != self.joint_no_load_speed() {
+            m.max_rpm = speed * self.gear * 60.0 / (2.0 * std::f32::consts::PI);
+        }
+        m
+    }
+}
+
 /// Motor-side torque limit at joint speed `qd`: full torque up to half the no-load speed,
 /// falling linearly to 0 at the no-load speed (`clip(2·c − (2c/ω_max)·|ω|, 0, c)`).
 pub fn torque_limit(m: &Motor, qd: f32) -> f32 {

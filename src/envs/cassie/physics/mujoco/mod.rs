@@ -20,7 +20,7 @@ use mujoco_rs::prelude::*;
 use rapier3d::glamx::{Quat, Vec3};
 
 use super::{Physics, SimKind};
-use crate::envs::cassie::robot::motor::Drive;
+use crate::envs::cassie::robot::motor::{Drive, Motor};
 use crate::envs::cassie::robot::N;
 use crate::envs::cassie::robot::{Dynamics, PASSIVE};
 use crate::envs::{BodyPose, BodyShape, Primitive};
@@ -309,6 +309,11 @@ impl Physics for MujocoCassie {
         self.diverged
     }
 
+    fn set_motors(&mut self, motors: [Motor; N]) {
+        self.kd = motors.map(|m| m.kd as f64);
+        self.drive = Drive::new(motors, &Dynamics::default(), self.dt as f32);
+    }
+
     fn set_push(&mut self, force: Vec3) {
         let f = [force.x as f64, force.y as f64, force.z as f64, 0.0, 0.0, 0.0];
         self.data.xfrc_applied_mut()[self.pelvis] = f;
@@ -423,14 +428,18 @@ impl Physics for MujocoCassie {
             .collect()
     }
 
+    /// The pelvis from its free joint's `qpos` (the state now); the other bodies from MuJoCo's
+    /// kinematics, which `mj_step` computes before it integrates: one substep (0.5 ms) behind,
+    /// invisible in a picture.
     fn body_poses(&self, out: &mut Vec<BodyPose>) {
         out.clear();
         for (b, _) in &self.drawn {
-            let q = quat(&self.data.xquat()[*b]);
-            out.push(BodyPose {
-                position: v3(&self.data.xpos()[*b]).to_array(),
-                rotation: q.to_array(),
-            });
+            let (position, rotation) = if *b == self.pelvis {
+                (self.base_position(), self.base_rotation())
+            } else {
+                (v3(&self.data.xpos()[*b]), quat(&self.data.xquat()[*b]))
+            };
+            out.push(BodyPose { position: position.to_array(), rotation: rotation.to_array() });
         }
     }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::{Physics, SimKind};
 use crate::envs::cassie::robot::description::{Collider as ColliderDesc, Description, Shape};
-use crate::envs::cassie::robot::motor::Drive;
+use crate::envs::cassie::robot::motor::{Drive, Motor};
 use crate::envs::cassie::robot::N;
 
 use crate::envs::cassie::robot::{Dynamics, LEG_LINKS};
@@ -174,6 +174,10 @@ impl Physics for CassieSim {
 
     fn set_timestep(&mut self, dt: f64) {
         self.dt = dt as f32;
+    }
+
+    fn set_motors(&mut self, motors: [Motor; N]) {
+        Arc::make_mut(&mut self.desc).set_motor_models(motors);
     }
 
     fn set_push(&mut self, force: Vec3) {
