@@ -1,3 +1,5 @@
+#![warn(clippy::too_many_lines)]
+
 use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;

@@ -10,6 +10,7 @@ use super::commands::CommandKind;
 use super::physics::SimKind;
 use super::reference::{self, Gait, ReferenceKind};
 use super::reward::{ProgressKind, RewardKind, TurnKind};
+use super::stage::Stage;
 use crate::envs::StageGate;
 
 /// What the policy observes beyond the reference's layout (`--obs`).
@@ -433,49 +434,54 @@ impl CassieConfig {
     }
 }
 
-/// The step a stage begins at: `not_before`, or with a gate (`speed` above 0) the later of that
-/// and the step the gate opened at (`stage_from`); `None` while the gate is closed.
-fn gated_start(speed: f64, not_before: u64, stage_from: Option<u64>) -> Option<u64> {
-    match (speed > 0.0, stage_from) {
-        (false, _) => Some(not_before),
-        (true, Some(opened)) => Some(opened.max(not_before)),
-        (true, None) => None,
-    }
-}
-
 impl CassieConfig {
-    /// The strength of the training perturbations after `timesteps` training steps, in a run
-    /// whose gated stage began at `stage_from`, in [0, 1]: 0 before `robust_start` (with
-    /// [`Self::robust_start_speed`], before the gate opened), then rising linearly over
-    /// `robust_ramp` steps to 1.
-    pub fn robustness_at(&self, timesteps: u64, stage_from: Option<u64>) -> f64 {
-        self.ramp_at(self.robust_start, timesteps, stage_from)
+    /// The training perturbations' stage: from `robust_start` (and, with
+    /// [`Self::robust_start_speed`], the gate), rising over `robust_ramp` steps.
+    pub fn robust_stage(&self) -> Stage {
+        Stage {
+            not_before: self.robust_start,
+            gated: self.robust_start_speed > 0.0,
+            ramp: self.robust_ramp,
+        }
     }
 
-    /// The pushes' strength after `timesteps` training steps, in [0, 1]: as
-    /// [`Self::robustness_at`], from [`Self::push_start`] when it is set.
+    /// The pushes' stage: the perturbations', from [`Self::push_start`] when it is set.
+    pub fn push_stage(&self) -> Stage {
+        Stage { not_before: self.pushes_from(), ..self.robust_stage() }
+    }
+
+    /// The omnidirectional commands' stage: from `omni_start` (and, with
+    /// [`Self::omni_start_speed`], the gate).
+    pub fn omni_stage(&self) -> Stage {
+        Stage { not_before: self.omni_start, gated: self.omni_start_speed > 0.0, ramp: 0 }
+    }
+
+    /// The full step's stage ([`Self::full_step_speed`]): from the start on with
+    /// `full_step_start` 0 (whatever the gate), else from that start behind the perturbations'
+    /// gate.
+    pub fn full_step_stage(&self) -> Stage {
+        Stage {
+            not_before: self.full_step_start,
+            gated: self.full_step_start > 0 && self.robust_start_speed > 0.0,
+            ramp: 0,
+        }
+    }
+
+    /// The strength of the training perturbations after `timesteps` training steps, in a run
+    /// whose gated stage began at `stage_from`, in [0, 1] ([`Self::robust_stage`]).
+    pub fn robustness_at(&self, timesteps: u64, stage_from: Option<u64>) -> f64 {
+        self.robust_stage().strength(timesteps, stage_from)
+    }
+
+    /// The pushes' strength after `timesteps` training steps, in [0, 1]
+    /// ([`Self::push_stage`]).
     pub fn push_strength_at(&self, timesteps: u64, stage_from: Option<u64>) -> f64 {
-        self.ramp_at(self.pushes_from(), timesteps, stage_from)
+        self.push_stage().strength(timesteps, stage_from)
     }
 
     /// The step the pushes begin at, before any gate.
     fn pushes_from(&self) -> u64 {
         self.push_start.unwrap_or(self.robust_start)
-    }
-
-    /// A perturbation's strength at `timesteps` when it begins at `not_before` (and the gate):
-    /// 0 before, then rising linearly over `robust_ramp` steps to 1.
-    fn ramp_at(&self, not_before: u64, timesteps: u64, stage_from: Option<u64>) -> f64 {
-        let Some(start) = gated_start(self.robust_start_speed, not_before, stage_from) else {
-            return 0.0;
-        };
-        if timesteps < start {
-            0.0
-        } else if self.robust_ramp == 0 {
-            1.0
-        } else {
-            ((timesteps - start) as f64 / self.robust_ramp as f64).min(1.0)
-        }
     }
 
     /// The training step from which the training distribution stops changing, in a run whose
@@ -490,39 +496,28 @@ impl CassieConfig {
     /// not yet paid for robustness scores highest (D-017). The evaluations' own `Test/*`
     /// episodes push at the run's top push speed from the first iteration on.
     pub fn settled_from(&self, stage_from: Option<u64>) -> Option<u64> {
-        let gated = |speed: f64, not_before: u64| gated_start(speed, not_before, stage_from);
-        let full = |not_before: u64| {
-            gated(self.robust_start_speed, not_before).map(|s| s.saturating_add(self.robust_ramp))
-        };
         let perturbed = self.dynamics_randomization || self.obs_noise > 0.0;
-        let robust = if perturbed { full(self.robust_start)? } else { 0 };
+        let robust = if perturbed { self.robust_stage().full_from(stage_from)? } else { 0 };
         let stepping = self.step_in_place_with_pushes && self.step_in_place > 0.0;
-        let pushes = if self.push > 0.0 || stepping { full(self.pushes_from())? } else { 0 };
+        let pushes = match self.push > 0.0 || stepping {
+            true => self.push_stage().full_from(stage_from)?,
+            false => 0,
+        };
         let omni = match self.commands {
             CommandKind::Omni | CommandKind::OmniWalk => {
-                gated(self.omni_start_speed, self.omni_start)?
-                    .max(self.omni_ramp)
-                    .max(self.omni_axes_start)
+                self.omni_stage().start(stage_from)?.max(self.omni_ramp).max(self.omni_axes_start)
             }
             CommandKind::Forward => 0,
         };
-        Some(robust.max(pushes).max(omni).max(self.full_step_from(stage_from)?))
-    }
-
-    /// The step [`Self::full_step_speed`] applies from: 0 with `full_step_start` 0 (whatever
-    /// the gate), else that start behind the perturbations' gate; `None` while it is closed.
-    fn full_step_from(&self, stage_from: Option<u64>) -> Option<u64> {
-        match self.full_step_start {
-            0 => Some(0),
-            start => gated_start(self.robust_start_speed, start, stage_from),
-        }
+        let full_step = self.full_step_stage().start(stage_from)?;
+        Some(robust.max(pushes).max(omni).max(full_step))
     }
 
     /// The stepping gain's full-step speed after `timesteps` training steps (`None`: outside
-    /// training): [`Self::full_step_speed`] from [`Self::full_step_start`] and the
-    /// perturbations' gate on, before that the walking stage's `reference::FULL_STEP_SPEED`.
+    /// training): [`Self::full_step_speed`] once [`Self::full_step_stage`] has begun, before
+    /// that the walking stage's `reference::FULL_STEP_SPEED`.
     pub fn full_step_speed_at(&self, timesteps: Option<u64>, stage_from: Option<u64>) -> f64 {
-        let begun = |t: u64| self.full_step_from(stage_from).is_some_and(|s| t >= s);
+        let begun = |t: u64| self.full_step_stage().begun(t, stage_from);
         match timesteps.is_none_or(begun) {
             true => self.full_step_speed,
             false => reference::FULL_STEP_SPEED,
@@ -641,19 +636,18 @@ impl CassieConfig {
     /// evaluation) ([`Self::omni_axes`], [`Self::omni_axes_start`]).
     pub fn omni_axes_at(&self, timesteps: Option<u64>) -> f64 {
         match timesteps {
-            Some(t) if t < self.omni_axes_start => 0.0,
+            Some(t) if !Stage::at(self.omni_axes_start).begun(t, None) => 0.0,
             _ => self.omni_axes,
         }
     }
 
     /// The command distribution after `timesteps` training steps (`None`: an evaluation,
     /// which draws from `commands` throughout), in a run whose gated stage began at
-    /// `stage_from` ([`Self::omni_start`], [`Self::omni_start_speed`]).
+    /// `stage_from`: forward commands until [`Self::omni_stage`] begins.
     pub fn commands_at(&self, timesteps: Option<u64>, stage_from: Option<u64>) -> CommandKind {
-        let gate_open = |t: u64| self.omni_start_speed == 0.0 || stage_from.is_some_and(|s| t >= s);
         match (self.commands, timesteps) {
             (CommandKind::Omni | CommandKind::OmniWalk, Some(t))
-                if t < self.omni_start || !gate_open(t) =>
+                if !self.omni_stage().begun(t, stage_from) =>
             {
                 CommandKind::Forward
             }

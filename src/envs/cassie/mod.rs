@@ -33,6 +33,7 @@ pub(crate) mod physics;
 pub(crate) mod reference;
 pub(crate) mod reward;
 pub(crate) mod robot;
+pub(crate) mod stage;
 pub(crate) mod vonmises;
 
 pub use commands::CommandKind;

@@ -5,7 +5,6 @@
 use super::{CassieEnv, COMMAND_LIMITS};
 use crate::envs::cassie::commands::{Command, CommandKind};
 use crate::envs::cassie::config::{CassieConfig, ObsKind};
-use crate::envs::cassie::physics::SimKind;
 use crate::envs::cassie::{critic_obs, mirror_lists};
 use crate::envs::{
     CommandError, CourseLeg, Drawable, MirrorIndices, Mirrored, PrivilegedCritic, Pushes, Walking,
@@ -55,26 +54,24 @@ impl Walking for CassieEnv {
         self.stage_from = from;
     }
 
-    /// 2 with `--sim mixed` (model 0 rapier, 1 MuJoCo), else 1.
+    /// The run's models ([`crate::envs::cassie::physics::SimKind::models`]): 2 with `--sim mixed` (model 0 rapier, 1
+    /// MuJoCo), else 1.
     fn eval_models(&self) -> usize {
-        1 + usize::from(self.spare.is_some())
+        self.config.sim.models().len()
     }
 
     fn eval_model_name(&self, model: usize) -> &'static str {
-        match (model, self.spare.is_some()) {
-            (0, true) => SimKind::Rapier.name(),
-            (_, true) => SimKind::Mujoco.name(),
-            (_, false) => self.sim.kind().name(),
-        }
+        let models = self.config.sim.models();
+        models.get(model).unwrap_or(&models[0]).name()
     }
 
     fn set_eval_model(&mut self, model: Option<usize>) -> Result<(), CommandError> {
-        self.forced_model = match (model, self.spare.is_some()) {
-            (None, _) => None,
-            (Some(0), true) => Some(SimKind::Rapier),
-            (Some(1), true) => Some(SimKind::Mujoco),
-            (Some(0), false) => None,
-            _ => return Err(CommandError::Unsupported),
+        let models = self.config.sim.models();
+        self.forced_model = match model {
+            None => None,
+            // A run of one model runs it whatever is forced.
+            Some(0) if models.len() == 1 => None,
+            Some(i) => Some(*models.get(i).ok_or(CommandError::Unsupported)?),
         };
         Ok(())
     }

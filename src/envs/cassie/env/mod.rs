@@ -50,8 +50,9 @@ pub struct CassieEnv {
     /// Its timestep (s), as configured: the substeps and push durations read this f64, not
     /// the simulator's own copy (rapier keeps an f32, whose rounding would move every push).
     dt: f64,
-    /// With `--sim mixed`, the other simulator, swapped in when an episode draws it.
-    spare: Option<Box<dyn Physics>>,
+    /// The run's other models ([`SimKind::models`]: MuJoCo or rapier with `--sim mixed`),
+    /// each swapped in when an episode draws it.
+    spare: Vec<Box<dyn Physics>>,
     /// [`Walking::set_eval_model`](crate::envs::Walking::set_eval_model): the model the next episodes run on instead of the drawn one.
     forced_model: Option<SimKind>,
     rng: ChaCha8Rng,
@@ -111,9 +112,8 @@ impl CassieEnv {
         let desc = Description::cassie();
         let offset = desc.neutral_stance();
         let torque_limits: Vec<f32> = desc.motors().map(|(.., m)| m.gear * m.ctrl_limit).collect();
-        let mut sims = physics::build(config.sim, |backend| config.dt_of(backend));
-        let sim = sims.remove(0);
-        let spare = sims.pop();
+        let mut spare = physics::build(config.sim, |backend| config.dt_of(backend));
+        let sim = spare.remove(0);
         let dt = config.dt_of(sim.kind());
         let clock = GaitClock::new(FIXED_CYCLE, config.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
         let obs_len = Self::observation_len(&config);
@@ -188,6 +188,14 @@ impl CassieEnv {
         }
     }
 
+    /// Makes `model` (one of the run's) the episode's physics.
+    fn swap_in(&mut self, model: SimKind) {
+        if self.sim.kind() != model {
+            let other = self.spare.iter_mut().find(|s| s.kind() == model);
+            std::mem::swap(&mut self.sim, other.expect("a model of the run"));
+        }
+    }
+
     /// Sets the clock phase (s) — for tests that need two envs at related phases.
     pub fn set_phase(&mut self, phase: f64) {
         self.clock.set_phase(phase);
@@ -235,21 +243,20 @@ impl CassieEnv {
             None => self.rng.gen_range(-std::f64::consts::PI..std::f64::consts::PI),
         };
         self.heading = heading;
-        let share = self.mujoco_share();
-        if let Some(spare) = &mut self.spare {
-            // Mixed physics: MuJoCo for this episode with probability `share` (drawn even
-            // when a selection episode forces the model, so the draws after it do not move).
-            // One random bit at 1/2, as before the setting, so those runs replay.
-            let mujoco = if share == EVEN_MUJOCO_SHARE {
+        let models = self.config.sim.models();
+        if let [_, last] = models {
+            // Two models: the last (MuJoCo) for this episode with probability `share` (drawn
+            // even when a selection episode forces the model, so the draws after it do not
+            // move). One random bit at 1/2, as before the setting, so those runs replay.
+            let share = self.mujoco_share();
+            let second = if share == EVEN_MUJOCO_SHARE {
                 self.rng.gen::<bool>()
             } else {
                 self.rng.gen_bool(share)
             };
-            let drawn = if mujoco { SimKind::Mujoco } else { SimKind::Rapier };
-            let want = self.forced_model.unwrap_or(drawn);
-            if self.sim.kind() != want {
-                std::mem::swap(&mut self.sim, spare);
-            }
+            let drawn = models[usize::from(second)];
+            debug_assert_eq!(*last, SimKind::Mujoco, "mujoco_share is the last model's");
+            self.swap_in(self.forced_model.unwrap_or(drawn));
         }
         // A forced model is a selection episode, which scores the weights as `gait eval --sim`
         // runs them: at the model's own timestep, not training's `mujoco_dt`.
@@ -408,7 +415,7 @@ impl Env for CassieEnv {
             own[k].with_joint_pd(pd.kp[k], pd.kd[k], pd.torque_limit[k], pd.no_load_speed[k])
         });
         self.sim.set_motors(motors);
-        if let Some(spare) = &mut self.spare {
+        for spare in &mut self.spare {
             spare.set_motors(motors);
         }
         self.torque_delay = Some(pd.torque_delay);

@@ -54,6 +54,17 @@ impl SimKind {
         }
     }
 
+    /// The models a run of this kind trains on, in `gait eval`'s and the selection's model
+    /// order: one, or for [`SimKind::Mixed`] rapier then MuJoCo, the last drawn with the
+    /// probability `mujoco_share`.
+    pub fn models(self) -> &'static [SimKind] {
+        match self {
+            SimKind::Rapier => &[SimKind::Rapier],
+            SimKind::Mujoco => &[SimKind::Mujoco],
+            SimKind::Mixed => &[SimKind::Rapier, SimKind::Mujoco],
+        }
+    }
+
     /// The `--sim` value.
     pub fn name(self) -> &'static str {
         match self {
