@@ -12,6 +12,7 @@ pub(crate) mod mirror;
 mod mountaincar;
 mod pendulum;
 mod registry;
+pub mod terrain;
 mod walking;
 
 pub use bodies::{BodyPose, BodyShape, Drawable, Primitive};

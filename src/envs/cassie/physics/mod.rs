@@ -130,6 +130,9 @@ pub trait Physics: Send {
     /// torque limits and damping.
     fn set_motors(&mut self, motors: [Motor; N]);
 
+    /// The ground from the next reset on: `terrain` on the floor, or the flat floor alone.
+    fn set_terrain(&mut self, terrain: Option<std::sync::Arc<crate::envs::terrain::Heightfield>>);
+
     /// A world-frame force (N) on the pelvis COM, applied every substep from now until it is
     /// set again (zero: none; a reset clears it). Pushes are impulses held this way.
     fn set_push(&mut self, force: Vec3);
@@ -204,3 +207,6 @@ pub trait Physics: Send {
         None
     }
 }
+
+#[cfg(test)]
+mod terrain_tests;

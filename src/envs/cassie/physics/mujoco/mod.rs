@@ -16,6 +16,8 @@
 
 mod model;
 
+use std::sync::Arc;
+
 use mujoco_rs::prelude::*;
 use rapier3d::glamx::{Quat, Vec3};
 
@@ -23,6 +25,7 @@ use super::{Physics, SimKind};
 use crate::envs::cassie::robot::motor::{Drive, Motor};
 use crate::envs::cassie::robot::N;
 use crate::envs::cassie::robot::{Dynamics, PASSIVE};
+use crate::envs::terrain::Heightfield;
 use crate::envs::{BodyPose, BodyShape, Primitive};
 pub use model::patched_xml;
 
@@ -65,6 +68,7 @@ struct Nominal {
     jnt_stiffness: Vec<f64>,
     pair_friction: Vec<[f64; 5]>,
     floor_quat: [f64; 4],
+    floor_pos: [f64; 3],
 }
 
 /// One simulated Cassie on the lab's MuJoCo model.
@@ -99,6 +103,10 @@ pub struct MujocoCassie {
     substeps: u64,
     /// A substep since the reset ended in MuJoCo's bad-state reset ([`Physics::diverged`]).
     diverged: bool,
+    /// The ground on the floor from the next reset on ([`Physics::set_terrain`]).
+    terrain: Option<Arc<Heightfield>>,
+    /// The terrain's geom and heightfield, in a model compiled with one.
+    terrain_ids: Option<(usize, usize)>,
 }
 
 fn v3(a: &[f64]) -> Vec3 {
@@ -113,7 +121,12 @@ fn quat(q: &[f64]) -> Quat {
 impl MujocoCassie {
     /// The lab's model at physics step `dt`, in the reset pose (nominal dynamics, heading 0).
     pub fn new(dt: f64) -> Self {
-        let mut model = MjModel::from_xml_string(&patched_xml())
+        Self::from_xml(dt, &patched_xml())
+    }
+
+    /// [`Self::new`] from `xml` (the lab's model, with or without a terrain).
+    fn from_xml(dt: f64, xml: &str) -> Self {
+        let mut model = MjModel::from_xml_string(xml)
             .unwrap_or_else(|e| panic!("MuJoCo refused the lab's cassie_fast.xml: {e}"));
         model.opt_mut().timestep = dt;
         let m = &model;
@@ -136,6 +149,10 @@ impl MujocoCassie {
             }
         }
         let floor = geom("floor");
+        let terrain = m.name_to_id(MjtObjBase::mjOBJ_GEOM, "terrain").map(|g| {
+            let h = model::id(m, MjtObjBase::mjOBJ_HFIELD, "terrain");
+            (g, h)
+        });
         let drawn = (1..m.ffi().nbody as usize)
             .filter_map(|b| {
                 let geoms: Vec<usize> = (0..m.ffi().ngeom as usize)
@@ -152,6 +169,7 @@ impl MujocoCassie {
             jnt_stiffness: m.jnt_stiffness().to_vec(),
             pair_friction: m.pair_friction().to_vec(),
             floor_quat: m.geom_quat()[floor],
+            floor_pos: m.geom_pos()[floor],
         };
         let motor_models =
             crate::envs::cassie::robot::description::Description::cassie().motor_models();
@@ -189,6 +207,8 @@ impl MujocoCassie {
             base_vel_before: (Vec3::ZERO, Vec3::ZERO),
             substeps: 0,
             diverged: false,
+            terrain: None,
+            terrain_ids: terrain,
         };
         sim.reset(&Dynamics::default(), 0.0);
         sim.foot_reset_rotation = foot_bodies.map(|b| quat(&sim.data.xquat()[b]));
@@ -237,6 +257,28 @@ impl MujocoCassie {
         let n = nominal.floor_quat;
         let floor = tilt * rapier3d::glamx::DQuat::from_xyzw(n[1], n[2], n[3], n[0]);
         model.geom_quat_mut()[self.floor] = [floor.w, floor.x, floor.y, floor.z];
+        let mut floor_pos = nominal.floor_pos;
+        if let Some((geom, hfield)) = self.terrain_ids {
+            // The terrain's heights as the heightfield's data in [0, 1] over TERRAIN_RANGE,
+            // or, without a terrain, the geom far under the floor.
+            let (pos, lowest) = match &self.terrain {
+                Some(field) => {
+                    let adr = model.hfield_adr()[hfield] as usize;
+                    let n = field.heights.len();
+                    let data = &mut model.hfield_data_mut()[adr..adr + n];
+                    for (d, h) in data.iter_mut().zip(&field.heights) {
+                        *d = ((*h as f64 + model::TERRAIN_RANGE / 2.0) / model::TERRAIN_RANGE)
+                            .clamp(0.0, 1.0) as f32;
+                    }
+                    let [cx, cy] = field.centre();
+                    ([cx as f64, cy as f64, -model::TERRAIN_RANGE / 2.0], field.range()[0])
+                }
+                None => ([0.0, 0.0, -100.0], 0.0),
+            };
+            model.geom_pos_mut()[geom] = pos;
+            floor_pos[2] += crate::envs::terrain::floor_under(lowest) as f64;
+        }
+        model.geom_pos_mut()[self.floor] = floor_pos;
     }
 
     /// How many times MuJoCo found a bad qpos, qvel or qacc (each time it resets the state).
@@ -246,6 +288,16 @@ impl MujocoCassie {
             .iter()
             .map(|&k| w[k as usize].number as i64)
             .sum()
+    }
+
+    /// Tests only: the ground's height at world `(x, y)`, by MuJoCo's own ray down onto the
+    /// static geoms (floor and terrain).
+    #[cfg(test)]
+    pub fn ground_height(&mut self, x: f64, y: f64) -> f64 {
+        let (hit, distance) =
+            self.data.ray(&[x, y, 5.0], &[0.0, 0.0, -1.0], None, true, Some(self.pelvis), None);
+        assert!(hit.is_some(), "a ray down at ({x}, {y}) meets the ground");
+        5.0 - distance
     }
 
     fn contact_involves(&self, geom: usize) -> bool {
@@ -312,6 +364,28 @@ impl Physics for MujocoCassie {
     fn set_motors(&mut self, motors: [Motor; N]) {
         self.kd = motors.map(|m| m.kd as f64);
         self.drive = Drive::new(motors, &Dynamics::default(), self.dt as f32);
+    }
+
+    /// A model compiled without a heightfield of the terrain's size is compiled again with
+    /// one (once; its motors kept).
+    fn set_terrain(&mut self, terrain: Option<Arc<Heightfield>>) {
+        if let Some(field) = &terrain {
+            let fits = self.terrain_ids.is_some_and(|(_, h)| {
+                let m = self.data.model();
+                let size = m.hfield_size()[h];
+                let [ex, ey] = field.extent();
+                (m.hfield_ncol()[h] as usize, m.hfield_nrow()[h] as usize) == (field.nx, field.ny)
+                    && (size[0], size[1]) == (ex as f64 / 2.0, ey as f64 / 2.0)
+            });
+            if !fits {
+                let [ex, ey] = field.extent();
+                let half = [ex as f64 / 2.0, ey as f64 / 2.0];
+                let motors = *self.drive.motors();
+                *self = Self::from_xml(self.dt, &model::terrain_xml(field.nx, field.ny, half));
+                self.set_motors(motors);
+            }
+        }
+        self.terrain = terrain;
     }
 
     fn set_push(&mut self, force: Vec3) {

@@ -56,6 +56,40 @@ pub fn patched_xml() -> String {
     xml
 }
 
+/// The floor's geom in the lab's file (a plane; its pairs are the ground contacts).
+const FLOOR_GEOM: &str =
+    "<geom name='floor' pos='0.001 0 0' size='100 10 .125' type='plane' material='plane' priority='100'/>";
+
+/// The heightfield's elevation range (m) and the geom's z: data in [0, 1] spans heights from
+/// `-TERRAIN_RANGE / 2` to `+TERRAIN_RANGE / 2`.
+pub const TERRAIN_RANGE: f64 = 10.0;
+
+/// [`patched_xml`] with a terrain: a heightfield `terrain` of `nx × ny` points over
+/// `2·half[0] × 2·half[1]` m (its data zero, written at reset), a geom `terrain` on it with the
+/// floor's priority, and a copy of every floor pair for it.
+pub fn terrain_xml(nx: usize, ny: usize, half: [f64; 2]) -> String {
+    let mut xml = patched_xml();
+    let hfield = format!(
+        "  <hfield name='terrain' nrow='{ny}' ncol='{nx}' size='{} {} {TERRAIN_RANGE} 0.1'/>\n  </asset>",
+        half[0], half[1]
+    );
+    xml = xml.replacen("</asset>", &hfield, 1);
+    let geom = format!(
+        "{FLOOR_GEOM}\n    <geom name='terrain' type='hfield' hfield='terrain' pos='0 0 {}' \
+         material='plane' priority='100'/>",
+        -TERRAIN_RANGE / 2.0
+    );
+    assert_eq!(xml.matches(FLOOR_GEOM).count(), 1, "cassie_fast.xml: one floor geom");
+    xml = xml.replacen(FLOOR_GEOM, &geom, 1);
+    let pairs: Vec<String> = xml
+        .lines()
+        .filter(|l| l.contains("<pair geom1=") && l.contains("geom2=\"floor\""))
+        .map(|l| l.replace("geom2=\"floor\"", "geom2=\"terrain\""))
+        .collect();
+    assert!(pairs.len() >= 8, "the floor's pairs");
+    xml.replacen("</contact>", &format!("{}\n  </contact>", pairs.join("\n")), 1)
+}
+
 /// The motors' joints in policy order.
 pub const MOTOR_JOINTS: [&str; N] = [
     "left-hip-roll",

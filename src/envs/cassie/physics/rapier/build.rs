@@ -9,6 +9,7 @@ use crate::envs::cassie::robot::description::{
     Collider as ColliderDesc, ColliderRole, ContactGroup, Description, Drive, Shape, Side,
 };
 use crate::envs::cassie::robot::motor::Drive as MotorDrive;
+use crate::envs::terrain::{self, Heightfield};
 
 fn v(a: [f32; 3]) -> Vec3 {
     Vec3::from_array(a)
@@ -59,12 +60,18 @@ fn mass_properties(
 impl CassieSim {
     /// Builds the robot in its reset pose, pelvis yawed by `yaw` about the vertical.
     pub fn new(desc: &Description, dynamics: &Dynamics, dt: f32, yaw: f32) -> Self {
-        Self::build(Arc::new(desc.clone()), dynamics, dt, yaw)
+        Self::build(Arc::new(desc.clone()), dynamics, dt, yaw, None)
     }
 
     /// [`CassieSim::new`] on a shared description (a reset rebuilds the world from it).
-    pub(super) fn build(desc: Arc<Description>, dynamics: &Dynamics, dt: f32, yaw: f32) -> Self {
-        let mut world = empty_world(dt, dynamics);
+    pub(super) fn build(
+        desc: Arc<Description>,
+        dynamics: &Dynamics,
+        dt: f32,
+        yaw: f32,
+        terrain: Option<Arc<Heightfield>>,
+    ) -> Self {
+        let mut world = empty_world(dt, dynamics, terrain.as_deref());
 
         let heading = Quat::from_rotation_z(yaw);
         let place = |com: Vec3| Pose::from_parts(heading * com, heading);
@@ -146,13 +153,14 @@ impl CassieSim {
             substeps: 0,
             fresh_kinematics: false,
             desc,
+            terrain,
         }
     }
 }
 
 /// A world at timestep `dt` with gravity and the floor (tilted by `dynamics.slope`, with its
-/// friction), and no robot yet.
-fn empty_world(dt: f32, dynamics: &Dynamics) -> PhysicsWorld {
+/// friction), the terrain's heightfield on it if there is one, and no robot yet.
+fn empty_world(dt: f32, dynamics: &Dynamics, terrain: Option<&Heightfield>) -> PhysicsWorld {
     let mut world = PhysicsWorld::new();
     world.gravity = Vec3::new(0.0, 0.0, -9.80665);
     world.integration_parameters.dt = dt;
@@ -166,17 +174,43 @@ fn empty_world(dt: f32, dynamics: &Dynamics) -> PhysicsWorld {
 
     let slope = Quat::from_euler(EulerRot::XYZ, dynamics.slope[0], dynamics.slope[1], 0.0);
     let ground = world.bodies.insert(RigidBodyBuilder::fixed().build());
+    let groups = InteractionGroups::new(GROUND, LEFT | RIGHT | BODY, InteractionTestMode::And);
+    let floor_top = terrain.map_or(0.0, |t| terrain::floor_under(t.range()[0]));
     let floor = ColliderBuilder::cuboid(50.0, 50.0, 0.5)
-        .position(Pose::from_parts(slope * Vec3::new(0.0, 0.0, -0.5), slope))
+        .position(Pose::from_parts(slope * Vec3::new(0.0, 0.0, floor_top - 0.5), slope))
         .friction(dynamics.friction)
-        .collision_groups(InteractionGroups::new(
-            GROUND,
-            LEFT | RIGHT | BODY,
-            InteractionTestMode::And,
-        ))
+        .collision_groups(groups)
         .build();
     world.colliders.insert_with_parent(floor, ground, &mut world.bodies);
+    if let Some(field) = terrain {
+        let ground_shape = heightfield_collider(field)
+            .friction(dynamics.friction)
+            .collision_groups(groups)
+            .build();
+        world.colliders.insert_with_parent(ground_shape, ground, &mut world.bodies);
+    }
     world
+}
+
+/// `field` as parry's heightfield, which lays its grid in its local x-z plane with heights
+/// along local y: turned +90° about x (local y to world z, local z to world −y), so its rows
+/// run along −y, and filled so. Parry's default split of a cell (from its point (row + 1,
+/// col) to (row, col + 1)) is then the diagonal from `(i, j)` to `(i + 1, j + 1)` of
+/// [`Heightfield::height_at`].
+fn heightfield_collider(field: &Heightfield) -> ColliderBuilder {
+    let (nx, ny) = (field.nx, field.ny);
+    // Column-major: entry (row, col) at row + col · nrows.
+    let mut data = Vec::with_capacity(nx * ny);
+    for col in 0..nx {
+        for row in 0..ny {
+            data.push(field.at(col, ny - 1 - row));
+        }
+    }
+    let [ex, ey] = field.extent();
+    let [cx, cy] = field.centre();
+    let turn = Quat::from_rotation_x(std::f32::consts::FRAC_PI_2);
+    ColliderBuilder::heightfield(Array2::new(ny, nx, data), Vec3::new(ex, 1.0, ey))
+        .position(Pose::from_parts(Vec3::new(cx, cy, 0.0), turn))
 }
 
 /// A dynamic body at `pose` with `props`, never asleep.

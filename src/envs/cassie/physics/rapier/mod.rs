@@ -11,6 +11,8 @@ use rapier3d::prelude::*;
 
 use std::sync::Arc;
 
+use crate::envs::terrain::Heightfield;
+
 use super::{Physics, SimKind};
 use crate::envs::cassie::robot::description::{Collider as ColliderDesc, Description, Shape};
 use crate::envs::cassie::robot::motor::{Drive, Motor};
@@ -63,6 +65,8 @@ pub struct CassieSim {
     /// Tests only: run forward kinematics afresh before every substep (see
     /// `tests::skipping_unchanged_kinematics_changes_nothing`).
     fresh_kinematics: bool,
+    /// The ground beyond the floor, rebuilt with the world at every reset.
+    terrain: Option<Arc<Heightfield>>,
 }
 
 impl CassieSim {
@@ -137,6 +141,23 @@ impl CassieSim {
         self.fresh_kinematics = on;
     }
 
+    /// Tests only: the ground's height at world `(x, y)`, a ray down onto the ground body's
+    /// colliders (floor and terrain) by parry's own ray casts.
+    #[cfg(test)]
+    pub fn ground_height(&self, x: f32, y: f32) -> f32 {
+        let ray = Ray::new(Vec3::new(x, y, 5.0), Vec3::new(0.0, 0.0, -1.0));
+        let hits = self
+            .world
+            .colliders
+            .iter()
+            .filter(|(_, c)| c.parent().is_some_and(|b| self.world.bodies[b].is_fixed()));
+        let toi = hits
+            .filter_map(|(_, c)| c.shape().cast_ray(c.position(), &ray, 100.0, true))
+            .fold(f32::INFINITY, f32::min);
+        assert!(toi.is_finite(), "a ray down at ({x}, {y}) meets the ground");
+        5.0 - toi
+    }
+
     /// Every body's position and rotation, flat (the tests compare runs bit for bit).
     #[cfg(test)]
     pub fn body_states(&self) -> Vec<f32> {
@@ -160,7 +181,8 @@ impl Physics for CassieSim {
     /// Rebuilds the world (about 0.1 ms): nothing of the last episode survives.
     fn reset(&mut self, dynamics: &Dynamics, heading: f32) {
         let fresh = self.fresh_kinematics;
-        *self = Self::build(self.desc.clone(), dynamics, self.dt, heading);
+        let terrain = self.terrain.clone();
+        *self = Self::build(self.desc.clone(), dynamics, self.dt, heading, terrain);
         self.fresh_kinematics = fresh;
     }
 
@@ -178,6 +200,10 @@ impl Physics for CassieSim {
 
     fn set_motors(&mut self, motors: [Motor; N]) {
         Arc::make_mut(&mut self.desc).set_motor_models(motors);
+    }
+
+    fn set_terrain(&mut self, terrain: Option<Arc<Heightfield>>) {
+        self.terrain = terrain;
     }
 
     fn set_push(&mut self, force: Vec3) {

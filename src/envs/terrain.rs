@@ -1,0 +1,253 @@
+//! Ground that is not a flat floor, described once and built by every physics backend: a
+//! heightfield on a regular grid (rapier's `HeightField`, MuJoCo's `hfield`), drawn from a
+//! seed, so one episode seed meets the same ground on either model.
+//!
+//! The surface between grid points is two triangles per cell, split along the diagonal from
+//! point `(i, j)` to `(i + 1, j + 1)`, as both backends build it; [`Heightfield::height_at`]
+//! is that surface, and the backends' tests compare their own ground against it.
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// Heights on a regular grid: point `(i, j)` lies at `origin + (i, j) · cell` (x, y in metres)
+/// and has height `heights[j · nx + i]`. Outside the grid the ground is the flat floor, at 0 or
+/// just under the grid's lowest point ([`floor_under`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Heightfield {
+    /// Grid spacing (m).
+    pub cell: f32,
+    /// Points along x.
+    pub nx: usize,
+    /// Points along y.
+    pub ny: usize,
+    /// World (x, y) of point (0, 0).
+    pub origin: [f32; 2],
+    /// Heights (m), row by row along x (`heights[j · nx + i]`).
+    pub heights: Vec<f32>,
+}
+
+impl Heightfield {
+    /// A flat grid of `nx × ny` points at height 0, centred on the world's origin.
+    pub fn flat(cell: f32, nx: usize, ny: usize) -> Self {
+        let origin = [-((nx - 1) as f32) * cell / 2.0, -((ny - 1) as f32) * cell / 2.0];
+        Self { cell, nx, ny, origin, heights: vec![0.0; nx * ny] }
+    }
+
+    /// Side lengths (m) along x and y.
+    pub fn extent(&self) -> [f32; 2] {
+        [(self.nx - 1) as f32 * self.cell, (self.ny - 1) as f32 * self.cell]
+    }
+
+    /// The world (x, y) of the grid's centre.
+    pub fn centre(&self) -> [f32; 2] {
+        let [ex, ey] = self.extent();
+        [self.origin[0] + ex / 2.0, self.origin[1] + ey / 2.0]
+    }
+
+    /// The height of point `(i, j)`.
+    pub fn at(&self, i: usize, j: usize) -> f32 {
+        self.heights[j * self.nx + i]
+    }
+
+    /// The lowest and highest heights.
+    pub fn range(&self) -> [f32; 2] {
+        self.heights
+            .iter()
+            .fold([f32::INFINITY, f32::NEG_INFINITY], |[lo, hi], &h| [lo.min(h), hi.max(h)])
+    }
+
+    /// Sets every point's height to `f(x, y)` of its world position.
+    pub fn fill(&mut self, f: impl Fn(f32, f32) -> f32) {
+        for j in 0..self.ny {
+            for i in 0..self.nx {
+                let x = self.origin[0] + i as f32 * self.cell;
+                let y = self.origin[1] + j as f32 * self.cell;
+                self.heights[j * self.nx + i] = f(x, y);
+            }
+        }
+    }
+
+    /// The ground's height at world `(x, y)` on the triangulated surface; `None` outside
+    /// the grid.
+    pub fn height_at(&self, x: f32, y: f32) -> Option<f32> {
+        let u = (x - self.origin[0]) / self.cell;
+        let v = (y - self.origin[1]) / self.cell;
+        let (last_x, last_y) = ((self.nx - 1) as f32, (self.ny - 1) as f32);
+        if !(0.0..=last_x).contains(&u) || !(0.0..=last_y).contains(&v) {
+            return None;
+        }
+        let i = (u.floor() as usize).min(self.nx - 2);
+        let j = (v.floor() as usize).min(self.ny - 2);
+        let (fu, fv) = (u - i as f32, v - j as f32);
+        let (h00, h10) = (self.at(i, j), self.at(i + 1, j));
+        let (h01, h11) = (self.at(i, j + 1), self.at(i + 1, j + 1));
+        Some(if fu >= fv {
+            h00 + fu * (h10 - h00) + fv * (h11 - h10)
+        } else {
+            h00 + fv * (h01 - h00) + fu * (h11 - h01)
+        })
+    }
+}
+
+/// The flat floor's height under a grid whose lowest point is `lowest` (m): 0, or 1 cm below a
+/// grid that goes below 0, so the floor never cuts through the ground a grid describes.
+pub fn floor_under(lowest: f32) -> f32 {
+    if lowest < 0.0 {
+        lowest - 0.01
+    } else {
+        0.0
+    }
+}
+
+/// The kinds of ground gait builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TerrainKind {
+    /// The flat floor.
+    Flat,
+    /// Smooth random bumps.
+    Rough,
+    /// A ramp up, then down.
+    Slope,
+    /// A flight of stairs up, a landing, and a flight down.
+    Stairs,
+    /// Random single steps up and down.
+    Flights,
+}
+
+/// One ground to build: its kind, its difficulty in [0, 1] and its seed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TerrainSpec {
+    /// What ground.
+    pub kind: TerrainKind,
+    /// 0: the kind's mildest (a 2 cm bump, a 5 cm riser), 1: its hardest (5 cm, 20 cm).
+    pub difficulty: f32,
+    /// Seeds the ground's random parts (bumps, treads, flights).
+    pub seed: u64,
+}
+
+/// The grid every terrain is drawn on: 4 cm cells over 24 × 24 m, centred where the robot
+/// starts (an episode of 20 s at 1 m/s stays on it in any direction).
+pub const CELL: f32 = 0.04;
+/// Points along each side.
+pub const POINTS: usize = 601;
+
+/// Where the ground starts to change, ahead of the robot's start (m): it starts on the flat.
+const RUN_UP: f32 = 1.0;
+
+impl TerrainSpec {
+    /// The ground, laid out along `heading` (rad) from the origin where the robot starts.
+    pub fn build(&self, heading: f32) -> Heightfield {
+        let mut field = Heightfield::flat(CELL, POINTS, POINTS);
+        let d = self.difficulty.clamp(0.0, 1.0);
+        let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(self.seed);
+        let (s, c) = heading.sin_cos();
+        // Distance along the heading past the run-up (m), and across it.
+        let along = move |x: f32, y: f32| c * x + s * y - RUN_UP;
+        match self.kind {
+            TerrainKind::Flat => {}
+            TerrainKind::Rough => {
+                let amplitude = 0.02 + 0.03 * d;
+                let waves: Vec<[f32; 4]> = (0..12)
+                    .map(|_| {
+                        let k = rng.gen_range(2.0..9.0f32);
+                        let dir = rng.gen_range(0.0..std::f32::consts::TAU);
+                        [
+                            k * dir.cos(),
+                            k * dir.sin(),
+                            rng.gen_range(0.0..std::f32::consts::TAU),
+                            0.0,
+                        ]
+                    })
+                    .collect();
+                let norm = amplitude / (waves.len() as f32).sqrt() * std::f32::consts::SQRT_2;
+                field.fill(|x, y| {
+                    let sum: f32 = waves.iter().map(|w| (w[0] * x + w[1] * y + w[2]).sin()).sum();
+                    (norm * sum).clamp(-amplitude, amplitude)
+                });
+            }
+            TerrainKind::Slope => {
+                let grade = (5.0 + 10.0 * d).to_radians().tan();
+                let top = 4.0;
+                field.fill(|x, y| {
+                    let a = along(x, y);
+                    grade * a.clamp(0.0, top).min((2.0 * top - a).max(0.0))
+                });
+            }
+            TerrainKind::Stairs => {
+                let riser = 0.05 + 0.15 * d;
+                let tread = rng.gen_range(0.25..0.40f32);
+                let steps = rng.gen_range(4..=16) as f32;
+                let landing = 1.0;
+                field.fill(|x, y| {
+                    let a = along(x, y);
+                    let up = (a / tread).floor().clamp(0.0, steps);
+                    let down_from = steps * tread + landing;
+                    let down = ((a - down_from) / tread).floor().clamp(0.0, steps + 1.0);
+                    riser * (up - down).max(0.0)
+                });
+            }
+            TerrainKind::Flights => {
+                let mut edges = Vec::new();
+                let (mut at, mut level) = (0.0f32, 0.0f32);
+                while at < 12.0 {
+                    at += rng.gen_range(0.6..2.0);
+                    let rise = rng.gen_range(0.10..0.17f32) * (0.3 + 0.7 * d);
+                    level += if rng.gen::<bool>() { rise } else { -rise };
+                    edges.push((at, level));
+                }
+                field.fill(|x, y| {
+                    let a = along(x, y);
+                    edges.iter().take_while(|(e, _)| a >= *e).last().map_or(0.0, |&(_, h)| h)
+                });
+            }
+        }
+        field
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_surface_interpolates_each_cell_as_two_triangles() {
+        let mut f = Heightfield::flat(1.0, 2, 2);
+        f.origin = [0.0, 0.0];
+        f.heights = vec![0.0, 1.0, 2.0, 4.0]; // (0,0) (1,0) (0,1) (1,1)
+        assert_eq!(f.height_at(0.0, 0.0), Some(0.0));
+        assert_eq!(f.height_at(1.0, 1.0), Some(4.0));
+        // Below the diagonal: triangle (0,0) (1,0) (1,1).
+        assert_eq!(f.height_at(0.5, 0.25), Some(0.5 + 0.25 * 3.0));
+        // Above it: triangle (0,0) (0,1) (1,1).
+        assert_eq!(f.height_at(0.25, 0.5), Some(0.5 * 2.0 + 0.25 * 2.0));
+        assert_eq!(f.height_at(1.5, 0.5), None);
+    }
+
+    #[test]
+    fn each_kind_is_flat_where_the_robot_starts_and_seeded() {
+        for kind in [
+            TerrainKind::Flat,
+            TerrainKind::Rough,
+            TerrainKind::Slope,
+            TerrainKind::Stairs,
+            TerrainKind::Flights,
+        ] {
+            let spec = TerrainSpec { kind, difficulty: 1.0, seed: 3 };
+            let field = spec.build(0.7);
+            assert_eq!(field, spec.build(0.7), "{kind:?}: the same seed, the same ground");
+            if kind != TerrainKind::Rough {
+                let start = field.height_at(0.0, 0.0).unwrap();
+                assert_eq!(start, 0.0, "{kind:?}");
+            }
+            let [lo, hi] = field.range();
+            assert!(lo.is_finite() && hi - lo < 3.0, "{kind:?}: {lo} {hi}");
+        }
+        let stairs = TerrainSpec { kind: TerrainKind::Stairs, difficulty: 0.5, seed: 1 }.build(0.0);
+        // Risers of 12.5 cm at difficulty 0.5, counted along +x from the run-up.
+        let [_, hi] = stairs.range();
+        let steps = (hi / 0.125).round();
+        assert!((hi - steps * 0.125).abs() < 1e-5 && (4.0..=16.0).contains(&steps), "{hi}");
+    }
+}
