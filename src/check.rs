@@ -93,6 +93,8 @@ pub struct CheckOptions {
     pub push_exact: bool,
     /// The floor's friction factor, as `gait eval --friction` (None: the run's).
     pub friction: Option<f64>,
+    /// The ground, as `gait eval --terrain` (None: flat).
+    pub terrain: Option<crate::envs::TerrainArg>,
     /// Sensing latency (s), as `gait eval --latency` (None: none).
     pub latency: Option<f64>,
     /// Sensor noise and IMU bias in multiples of the reference's levels, as `gait eval
@@ -372,6 +374,7 @@ impl Job<'_> {
                 friction: opts.friction,
                 latency: opts.latency,
                 sensor_noise: opts.sensor_noise,
+                terrain: opts.terrain,
                 ..PhysicsOverride::default()
             }),
             push: opts.push,
@@ -506,6 +509,14 @@ fn write_preamble(
     if let Some(push) = opts.push.filter(|&p| p > 0.0) {
         let size = if opts.push_exact { "exactly" } else { "up to" };
         writeln!(out, "pushes: {size} {push} m/s every 2-5 s, in a random horizontal direction")?;
+    }
+    if let Some(t) = opts.terrain {
+        writeln!(
+            out,
+            "terrain: {} of difficulty {}, drawn per episode",
+            t.kind.name(),
+            t.difficulty
+        )?;
     }
     if let Some(friction) = opts.friction {
         writeln!(out, "floor friction: ×{friction} of each model's own")?;

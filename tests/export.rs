@@ -169,6 +169,7 @@ fn check_onnx_matches_the_run(run: &Path, model: &Path) {
         push: None,
         push_exact: false,
         friction: None,
+        terrain: None,
         latency: None,
         sensor_noise: None,
         workers: 2,

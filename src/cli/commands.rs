@@ -9,7 +9,7 @@ use crate::bench::{BenchEnvOptions, BenchOptimizeOptions, BENCH_ACT, BENCH_OBS, 
 use crate::check::{CheckOptions, CheckSim, CheckTask, TASK_COMMANDS, TASK_COURSE};
 use crate::config::{TrainConfig, UsageError};
 use crate::envs::cassie::SimKind;
-use crate::envs::PhysicsOverride;
+use crate::envs::{PhysicsOverride, TerrainArg};
 use crate::eval::{CourseSegment, EvalOptions, Source};
 use crate::export::{ActorCheckpoint, ExportOptions, Format};
 use crate::plot::PlotOptions;
@@ -135,6 +135,11 @@ pub struct EvalFlags {
     /// IMU bias per episode where the run trained with one.
     #[arg(long, value_parser = cassie_number("eval_noise"), allow_negative_numbers = true, help_heading = "Physics (Cassie)")]
     pub sensor_noise: Option<f64>,
+    /// The ground: `KIND[:DIFFICULTY]`, KIND flat, rough, slope, stairs or flights, DIFFICULTY
+    /// in [0, 1] (0.5): a terrain drawn per episode from --seed along its heading, the same on
+    /// both models [default: flat]
+    #[arg(long, help_heading = "Physics (Cassie)")]
+    pub terrain: Option<TerrainArg>,
 }
 
 impl EvalFlags {
@@ -157,6 +162,7 @@ impl EvalFlags {
                 friction: self.friction,
                 latency: self.latency,
                 sensor_noise: self.sensor_noise,
+                terrain: self.terrain,
             },
             push: self.push.map(|v| v as f32),
             push_exact: self.push_exact,
@@ -211,6 +217,9 @@ pub struct CheckFlags {
     /// Sensor noise at this multiple of the reference's levels, as `gait eval --sensor-noise`.
     #[arg(long, value_parser = cassie_number("eval_noise"), allow_negative_numbers = true)]
     pub sensor_noise: Option<f64>,
+    /// The ground, `KIND[:DIFFICULTY]`, as `gait eval --terrain`.
+    #[arg(long)]
+    pub terrain: Option<TerrainArg>,
     /// Cells evaluated at once [default: the cores available]; the table is the same for any
     /// count.
     #[arg(long, value_parser = positive_usize)]
@@ -259,6 +268,7 @@ impl CheckFlags {
             friction: self.friction,
             latency: self.latency,
             sensor_noise: self.sensor_noise,
+            terrain: self.terrain,
             workers,
         })
     }

@@ -101,10 +101,11 @@ pub fn floor_under(lowest: f32) -> f32 {
 }
 
 /// The kinds of ground gait builds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum TerrainKind {
     /// The flat floor.
+    #[default]
     Flat,
     /// Smooth random bumps.
     Rough,
@@ -114,6 +115,19 @@ pub enum TerrainKind {
     Stairs,
     /// Random single steps up and down.
     Flights,
+}
+
+impl TerrainKind {
+    /// The value as `--terrain` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Flat => "flat",
+            Self::Rough => "rough",
+            Self::Slope => "slope",
+            Self::Stairs => "stairs",
+            Self::Flights => "flights",
+        }
+    }
 }
 
 /// One ground to build: its kind, its difficulty in [0, 1] and its seed.
@@ -164,7 +178,9 @@ impl TerrainSpec {
                 let norm = amplitude / (waves.len() as f32).sqrt() * std::f32::consts::SQRT_2;
                 field.fill(|x, y| {
                     let sum: f32 = waves.iter().map(|w| (w[0] * x + w[1] * y + w[2]).sin()).sum();
-                    (norm * sum).clamp(-amplitude, amplitude)
+                    // Flat under the robot's start, the bumps full from the run-up on.
+                    let fade = ((x.hypot(y) - 0.5) / (RUN_UP - 0.5)).clamp(0.0, 1.0);
+                    fade * (norm * sum).clamp(-amplitude, amplitude)
                 });
             }
             TerrainKind::Slope => {
@@ -237,9 +253,8 @@ mod tests {
             let spec = TerrainSpec { kind, difficulty: 1.0, seed: 3 };
             let field = spec.build(0.7);
             assert_eq!(field, spec.build(0.7), "{kind:?}: the same seed, the same ground");
-            if kind != TerrainKind::Rough {
-                let start = field.height_at(0.0, 0.0).unwrap();
-                assert_eq!(start, 0.0, "{kind:?}");
+            for (x, y) in [(0.0, 0.0), (0.3, 0.2), (-0.2, 0.3)] {
+                assert_eq!(field.height_at(x, y).unwrap(), 0.0, "{kind:?} at ({x}, {y})");
             }
             let [lo, hi] = field.range();
             assert!(lo.is_finite() && hi - lo < 3.0, "{kind:?}: {lo} {hi}");

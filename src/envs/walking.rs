@@ -41,6 +41,43 @@ pub struct PhysicsOverride {
     /// Sensor noise and IMU bias in multiples of the reference's levels
     /// (`CassieConfig::eval_noise`), already range-checked; unset: exact sensors.
     pub sensor_noise: Option<f64>,
+    /// The ground and its difficulty in [0, 1] (`CassieConfig::terrain`); unset: the flat
+    /// floor.
+    pub terrain: Option<TerrainArg>,
+}
+
+/// `--terrain KIND[:DIFFICULTY]`: a kind of ground and its difficulty in [0, 1] (0.5 unless
+/// given).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TerrainArg {
+    /// The kind of ground.
+    pub kind: crate::envs::terrain::TerrainKind,
+    /// Its difficulty in [0, 1].
+    pub difficulty: f64,
+}
+
+impl std::str::FromStr for TerrainArg {
+    type Err = String;
+
+    /// `stairs`, `stairs:0.8`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        use clap::ValueEnum;
+        let (kind, difficulty) = match s.split_once(':') {
+            Some((kind, d)) => (kind, Some(d)),
+            None => (s, None),
+        };
+        let kind = crate::envs::terrain::TerrainKind::from_str(kind.trim(), false).map_err(|_| {
+            format!("'{s}': a terrain is flat, rough, slope, stairs or flights, then :DIFFICULTY in [0, 1] if you like")
+        })?;
+        let difficulty = match difficulty {
+            None => 0.5,
+            Some(d) => match d.trim().parse::<f64>() {
+                Ok(v) if (0.0..=1.0).contains(&v) => v,
+                _ => return Err(format!("'{s}': the difficulty after ':' is a number in [0, 1]")),
+            },
+        };
+        Ok(Self { kind, difficulty })
+    }
 }
 
 impl PhysicsOverride {

@@ -11,6 +11,7 @@ use super::physics::SimKind;
 use super::reference::{self, Gait, ReferenceKind};
 use super::reward::{ProgressKind, RewardKind, TurnKind};
 use super::stage::Stage;
+use crate::envs::terrain::TerrainKind;
 use crate::envs::StageGate;
 
 /// What the policy observes beyond the reference's layout (`--obs`).
@@ -42,6 +43,15 @@ pub const DEFAULT_VELOCITY_LAG: f64 = 0.03;
 /// `velocity_lag`'s default, for run files from before the setting.
 fn default_velocity_lag() -> f64 {
     DEFAULT_VELOCITY_LAG
+}
+
+/// `terrain_difficulty`'s default: the middle of each kind's range.
+const DEFAULT_TERRAIN_DIFFICULTY: f64 = 0.5;
+
+/// [`DEFAULT_TERRAIN_DIFFICULTY`] for serde (run files from before the setting ran on the flat
+/// floor, where it means nothing).
+fn default_terrain_difficulty() -> f64 {
+    DEFAULT_TERRAIN_DIFFICULTY
 }
 
 /// `forward_reach`'s default, [`reference::HIP_PITCH_PER_SPEED`], which is also what older run
@@ -380,6 +390,16 @@ crate::settings! {
         #[serde(default)]
         eval_noise: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 10.0, what: "a noise scale in [0, 10]" };
+        /// The ground of every episode: the flat floor, or a terrain drawn anew each episode
+        /// from the env's seed and laid along its heading (rough ground, a 5-15° slope up and
+        /// down, a flight of stairs up and down, random single steps), the same on both
+        /// models. The policy does not see it.
+        #[serde(default)]
+        terrain: TerrainKind = TerrainKind::Flat;
+        /// The terrain's difficulty in [0, 1]: bumps of 2-5 cm, slopes of 5-15°, risers of
+        /// 5-20 cm, single steps of 3-17 cm.
+        #[serde(default = "default_terrain_difficulty")]
+        terrain_difficulty: f64 = DEFAULT_TERRAIN_DIFFICULTY, Range::Unit;
     }
 }
 
@@ -390,7 +410,8 @@ crate::choice_settings!(
     CommandKind,
     ObsKind,
     ProgressKind,
-    TurnKind
+    TurnKind,
+    TerrainKind
 );
 
 /// Observation noise at `obs_noise = 1`: standard deviations of the pelvis angular velocity

@@ -59,6 +59,7 @@ pub struct LastPush {
 pub fn write_extras(
     out: &mut [f32],
     sim: &dyn Physics,
+    ground: [f32; 3],
     dynamics: &Dynamics,
     push: Option<LastPush>,
     now: f32,
@@ -74,9 +75,9 @@ pub fn write_extras(
         _ => (PUSH_MEMORY, [0.0; 2]),
     };
     out.copy_from_slice(&[
-        sim.base_position().z,
-        sites[0].0.z,
-        sites[1].0.z,
+        sim.base_position().z - ground[0],
+        sites[0].0.z - ground[1],
+        sites[1].0.z - ground[2],
         sim.foot_force(0).length() / WEIGHT,
         sim.foot_force(1).length() / WEIGHT,
         if sim.kind() == SimKind::Mujoco { 1.0 } else { 0.0 },

@@ -1,8 +1,10 @@
-//! `gait eval --sim/--sim-dt/--friction/--latency/--sensor-noise` on a Cassie run: which
-//! model, timestep, floor and sensing its evaluation episodes run, and the line that says so.
+//! `gait eval --sim/--sim-dt/--friction/--latency/--sensor-noise/--terrain` on a Cassie run:
+//! which model, timestep, floor, ground and sensing its evaluation episodes run, and the line
+//! that says so.
 
 use super::config::CassieConfig;
 use super::SimKind;
+use crate::envs::terrain::TerrainKind;
 use crate::envs::PhysicsOverride;
 
 /// `cassie` (a run's settings) with `over` applied, and a line saying what runs where; the
@@ -27,7 +29,9 @@ pub(super) fn apply(cassie: &mut CassieConfig, over: &PhysicsOverride) -> Result
     if let Some(friction) = over.friction {
         cassie.friction = friction;
     }
-    // Evaluations never inherit training's sensing: exact unless asked.
+    // Evaluations never inherit training's sensing or ground: exact and flat unless asked.
+    cassie.terrain = over.terrain.map_or(TerrainKind::Flat, |t| t.kind);
+    cassie.terrain_difficulty = over.terrain.map_or(cassie.terrain_difficulty, |t| t.difficulty);
     cassie.eval_latency = over.latency.unwrap_or(0.0);
     cassie.eval_noise = over.sensor_noise.unwrap_or(0.0);
     cassie.check().map_err(|e| {
@@ -47,7 +51,7 @@ pub(super) fn apply(cassie: &mut CassieConfig, over: &PhysicsOverride) -> Result
     } else {
         format!("; trained on {}: a sim-to-sim check", trained.name())
     };
-    let floor = if cassie.friction == 1.0 {
+    let mut floor = if cassie.friction == 1.0 {
         String::new()
     } else {
         format!(", floor friction ×{}", cassie.friction)
@@ -58,6 +62,13 @@ pub(super) fn apply(cassie: &mut CassieConfig, over: &PhysicsOverride) -> Result
     }
     if cassie.eval_noise > 0.0 {
         sensing += &format!(", sensor noise ×{} of the reference's", cassie.eval_noise);
+    }
+    if cassie.terrain != TerrainKind::Flat {
+        floor += &format!(
+            ", terrain {} of difficulty {} (drawn per episode)",
+            cassie.terrain.name(),
+            cassie.terrain_difficulty
+        );
     }
     Ok(format!(
         "physics: {} ({model}), dt {} s{floor}{sensing}{check}",

@@ -12,6 +12,8 @@
 //! `--full-gait`). Observation layout: §7.3's 44 values (46 with `--full-clock`), then with
 //! `--obs velocity` the pelvis linear velocity in its heading (yaw) frame, 3 more.
 
+use std::sync::Arc;
+
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rapier3d::glamx::Vec3;
@@ -28,6 +30,7 @@ use crate::envs::cassie::robot::motor::Motor;
 use crate::envs::cassie::robot::Dynamics;
 use crate::envs::cassie::robot::N;
 use crate::envs::controller::PdTargets;
+use crate::envs::terrain::{Heightfield, TerrainKind, TerrainSpec};
 use crate::envs::{
     CommandError, Drawable, Env, Mirrored, PrivilegedCritic, Pushes, RewardTerm, Step, Walking,
 };
@@ -94,6 +97,8 @@ pub struct CassieEnv {
     targets_input: bool,
     /// [`Env::drive_targets`]'s torque delay (s), in place of the drawn dynamics' one.
     torque_delay: Option<f32>,
+    /// The episode's ground beyond the floor (`--terrain`).
+    terrain: Option<Arc<Heightfield>>,
     terms: Vec<RewardTerm>,
     metrics: [RewardTerm; 6],
     /// Each foot site's position after the last step if the foot was loaded then
@@ -153,6 +158,7 @@ impl CassieEnv {
             fell: None,
             targets_input: false,
             torque_delay: None,
+            terrain: None,
             terms: Vec::with_capacity(16),
             metrics: [
                 ("forward_speed", 0.0),
@@ -266,6 +272,16 @@ impl CassieEnv {
             None => self.config.dt_of(kind),
         };
         self.sim.set_timestep(self.dt);
+        if self.config.terrain != TerrainKind::Flat {
+            let spec = TerrainSpec {
+                kind: self.config.terrain,
+                difficulty: self.config.terrain_difficulty as f32,
+                seed: self.rng.gen(),
+            };
+            let field = Arc::new(spec.build(heading as f32));
+            self.sim.set_terrain(Some(field.clone()));
+            self.terrain = Some(field);
+        }
         self.sim.reset(&dynamics, heading as f32);
         self.dynamics = dynamics;
         self.sensing = self.draw_sensing();
@@ -360,7 +376,7 @@ impl Env for CassieEnv {
         self.metrics[0].1 = forward;
         self.metrics[1].1 = lateral;
         self.metrics[2].1 = self.sim.base_angvel().z;
-        self.metrics[3].1 = self.sim.base_position().z;
+        self.metrics[3].1 = self.pelvis_height();
         self.steps += 1;
         self.last_action = Some(a);
         self.clock.increment();

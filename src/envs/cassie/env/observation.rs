@@ -101,6 +101,15 @@ impl CassieEnv {
     /// The rest of the observation (command, gait, clock), the critic's copy, then the
     /// sensors' noise and bias on the sensed part.
     pub(super) fn write_task_obs(&mut self) {
+        // The ground under the pelvis and the feet, which the critic's heights are above.
+        let ground = match self.critic_obs.is_empty() {
+            true => [0.0; 3],
+            false => [
+                self.ground_under(self.sim.base_position()),
+                self.ground_under(self.sim.foot_site(0).0),
+                self.ground_under(self.sim.foot_site(1).0),
+            ],
+        };
         let o = &mut self.obs;
         let c = self.command;
         o[35..38].copy_from_slice(&[c.x as f32, c.y as f32, c.turn as f32]);
@@ -133,6 +142,7 @@ impl CassieEnv {
             critic_obs::write_extras(
                 extras,
                 self.sim.as_ref(),
+                ground,
                 &self.dynamics,
                 self.last_push,
                 now,

@@ -62,12 +62,12 @@ impl CassieEnv {
             base_acceleration: sim.base_acceleration(),
             foot_force: [sim.foot_force(0), sim.foot_force(1)],
             foot_speed: [foot(0), foot(1)],
-            foot_height: [sites[0].0.z, sites[1].0.z],
+            foot_height: [0, 1].map(|k| sites[k].0.z - self.ground_under(sites[k].0)),
             foot_rotation: [sites[0].1, sites[1].1],
             von_mises: [vm[0] as f32, vm[1] as f32],
             stepping_gain: self.stepping_gain,
             upright_weight: self.config.upright as f32,
-            base_height: sim.base_position().z,
+            base_height: self.pelvis_height(),
             height_target: self.config.height_target as f32,
             foot_slide: self.metrics[FOOT_SLIDE].1,
             slide_weight: self.config.slide_penalty as f32,
@@ -88,7 +88,23 @@ impl CassieEnv {
         }
     }
 
-    /// Fell: |roll| or |pitch| > 20°, pelvis below 0.65 m, or a heel spring touching anything
+    /// The ground's height (m) under world point `p`: the episode's terrain, or the floor at 0.
+    pub(super) fn ground_under(&self, p: rapier3d::glamx::Vec3) -> f32 {
+        match &self.terrain {
+            Some(field) => field
+                .height_at(p.x, p.y)
+                .unwrap_or_else(|| crate::envs::terrain::floor_under(field.range()[0])),
+            None => 0.0,
+        }
+    }
+
+    /// The pelvis's height (m) above the ground under it.
+    pub(super) fn pelvis_height(&self) -> f32 {
+        let p = self.sim.base_position();
+        p.z - self.ground_under(p)
+    }
+
+    /// Fell: |roll| or |pitch| > 20°, pelvis below 0.65 m (above the ground under it), or a heel spring touching anything
     /// (knee walking). The linear reward also ends episodes scoring below 0.4, as the
     /// reference's does. Returns which, first match in that order.
     pub(super) fn fall(&self, reward: f32) -> Option<Fall> {
@@ -97,7 +113,7 @@ impl CassieEnv {
             Some(Fall::Roll)
         } else if pitch.abs() > MAX_TILT {
             Some(Fall::Pitch)
-        } else if self.sim.base_position().z < MIN_HEIGHT {
+        } else if self.pelvis_height() < MIN_HEIGHT {
             Some(Fall::Low)
         } else if self.sim.knee_contact() {
             Some(Fall::Knee)

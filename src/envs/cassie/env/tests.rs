@@ -1479,3 +1479,29 @@ fn the_friction_setting_centres_the_drawn_floor() {
     }
     assert!(nominal.iter().any(|d| d.friction != 1.0), "randomized");
 }
+
+/// `--terrain`: an episode's ground is drawn from the env's seed, so the same seed meets the
+/// same ground on either model; a new episode draws another; the flat floor draws none. The
+/// pelvis's height (metric, fall bound) is above the ground under it.
+#[test]
+fn a_terrain_episode_meets_the_same_ground_on_either_model() {
+    use crate::envs::terrain::TerrainKind;
+    let ground = |sim, kind| {
+        let config =
+            CassieConfig { sim, terrain: kind, terrain_difficulty: 0.7, ..CassieConfig::default() };
+        let mut env = CassieEnv::new(config);
+        env.seed(4);
+        env.reset();
+        let first = env.terrain.clone();
+        env.reset();
+        let height = env.pelvis_height();
+        (first, env.terrain.clone(), height)
+    };
+    let (rapier, rapier_next, height) = ground(SimKind::Rapier, TerrainKind::Stairs);
+    let (mujoco, _, _) = ground(SimKind::Mujoco, TerrainKind::Stairs);
+    let (rapier, mujoco) = (rapier.unwrap(), mujoco.unwrap());
+    assert_eq!(*rapier, *mujoco, "the same seed, the same ground");
+    assert_ne!(*rapier, *rapier_next.unwrap(), "each episode draws its own");
+    assert!((height - 1.01).abs() < 1e-3, "reset pose above the flat start: {height}");
+    assert!(ground(SimKind::Rapier, TerrainKind::Flat).0.is_none());
+}

@@ -71,6 +71,33 @@ struct Nominal {
     floor_pos: [f64; 3],
 }
 
+impl Nominal {
+    /// `m`'s own parameters, with its floor geom `floor`.
+    fn of(m: &MjModel, floor: usize) -> Self {
+        Self {
+            body_mass: m.body_mass().to_vec(),
+            body_inertia: m.body_inertia().to_vec(),
+            body_ipos: m.body_ipos().to_vec(),
+            dof_damping: m.dof_damping().to_vec(),
+            jnt_stiffness: m.jnt_stiffness().to_vec(),
+            pair_friction: m.pair_friction().to_vec(),
+            floor_quat: m.geom_quat()[floor],
+            floor_pos: m.geom_pos()[floor],
+        }
+    }
+}
+
+/// The bodies with a geom (those drawn in pictures), each with its geoms.
+fn drawn_bodies(m: &MjModel) -> Vec<(usize, Vec<usize>)> {
+    (1..m.ffi().nbody as usize)
+        .filter_map(|b| {
+            let geoms: Vec<usize> =
+                (0..m.ffi().ngeom as usize).filter(|&g| m.geom_bodyid()[g] as usize == b).collect();
+            (!geoms.is_empty()).then_some((b, geoms))
+        })
+        .collect()
+}
+
 /// One simulated Cassie on the lab's MuJoCo model.
 pub struct MujocoCassie {
     data: MjData<Box<MjModel>>,
@@ -153,24 +180,8 @@ impl MujocoCassie {
             let h = model::id(m, MjtObjBase::mjOBJ_HFIELD, "terrain");
             (g, h)
         });
-        let drawn = (1..m.ffi().nbody as usize)
-            .filter_map(|b| {
-                let geoms: Vec<usize> = (0..m.ffi().ngeom as usize)
-                    .filter(|&g| m.geom_bodyid()[g] as usize == b)
-                    .collect();
-                (!geoms.is_empty()).then_some((b, geoms))
-            })
-            .collect();
-        let nominal = Nominal {
-            body_mass: m.body_mass().to_vec(),
-            body_inertia: m.body_inertia().to_vec(),
-            body_ipos: m.body_ipos().to_vec(),
-            dof_damping: m.dof_damping().to_vec(),
-            jnt_stiffness: m.jnt_stiffness().to_vec(),
-            pair_friction: m.pair_friction().to_vec(),
-            floor_quat: m.geom_quat()[floor],
-            floor_pos: m.geom_pos()[floor],
-        };
+        let drawn = drawn_bodies(m);
+        let nominal = Nominal::of(m, floor);
         let motor_models =
             crate::envs::cassie::robot::description::Description::cassie().motor_models();
         let kd = motor_models.map(|mm| mm.kd as f64);
