@@ -20,6 +20,7 @@ pub(crate) mod sampler;
 pub(crate) mod seeding;
 mod selection;
 mod setup;
+pub use setup::SetupEvents;
 pub(crate) mod symmetry;
 pub(crate) mod tracking;
 pub mod train;

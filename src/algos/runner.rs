@@ -28,7 +28,7 @@ use super::sampler::{local_sampler, Collect, MakeSampler};
 use super::seeding::INIT_LOCK;
 use super::seeding::{derive, stream};
 use super::selection::{self, best_is_replaced, evaluation_settled, Selector};
-use super::setup::{self, RunFiles};
+use super::setup::{self, RunFiles, SetupEvents};
 use super::symmetry::Symmetry;
 use super::{tracking, CollectRequest, Collected, PolicySnapshot};
 use crate::config::{Start, StdSchedule, TrainConfig};
@@ -63,24 +63,6 @@ pub struct Runner {
 /// resets, not on the task. Robot-grade Cassie runs (MuJoCo at 4 ms, pushed) blew up in at most
 /// 10 of an iteration's 25-40 episodes.
 const BLOWUP_ITERATIONS: u32 = 3;
-
-/// How set-up reports progress before the first iteration.
-pub trait SetupEvents {
-    /// Prenormalization visited `n` of `total` steps.
-    fn prenorm(&mut self, _n: usize, _total: usize) {}
-
-    /// A warning about the set-up that does not stop it (more workers than cores).
-    fn warning(&mut self, line: &str) {
-        crate::stdio::eline(line);
-    }
-
-    /// A fact about the set-up worth a line (the measured `--backprop-workers -1` choice).
-    fn note(&mut self, line: &str) {
-        crate::stdio::eline(line);
-    }
-}
-
-impl SetupEvents for () {}
 
 impl Runner {
     /// A fresh run (prenormalized when configured) or the continuation of the run in `start`'s

@@ -13,13 +13,30 @@ use tch::Device;
 use super::algorithm::Algorithm;
 use super::autotune::fastest_backprop_threads;
 use super::checkpoint::{self, BestSoFar, TrainState};
-use super::runner::SetupEvents;
 use super::symmetry::Symmetry;
 use super::Collect;
 use crate::config::{BackpropWorkers, Start, TrainConfig, UsageError};
 use crate::envs::Env;
 use crate::logging::{self, EventWriter, Experiment, RunStatus, ScalarTable, SelectionTable};
 use crate::policies::NetSpec;
+
+/// How set-up reports progress before the first iteration.
+pub trait SetupEvents {
+    /// Prenormalization visited `n` of `total` steps.
+    fn prenorm(&mut self, _n: usize, _total: usize) {}
+
+    /// A warning about the set-up that does not stop it (more workers than cores).
+    fn warning(&mut self, line: &str) {
+        crate::stdio::eline(line);
+    }
+
+    /// A fact about the set-up worth a line (the measured `--backprop-workers -1` choice).
+    fn note(&mut self, line: &str) {
+        crate::stdio::eline(line);
+    }
+}
+
+impl SetupEvents for () {}
 
 /// Sets libtorch's thread count for the update: `--backprop-workers N`, or with `-1` the
 /// fastest of 1..=`cores` threads on one measured epoch (returned, for `experiment.json`).

@@ -16,7 +16,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::interrupt::{self, Interrupted};
-use super::runner::{Runner, SetupEvents};
+use super::runner::Runner;
+use super::setup::SetupEvents;
 use crate::config::{TrainConfig, TrainJob};
 use crate::logging::summary::FinalEval;
 use crate::logging::{self, RunStatus};

@@ -5,8 +5,8 @@ use std::io::Write;
 
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 
-use crate::algos::runner::SetupEvents;
 use crate::algos::train::TrainReport;
+use crate::algos::SetupEvents;
 
 /// The terminal: a progress bar, and lines printed above it.
 pub struct Terminal {

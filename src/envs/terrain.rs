@@ -115,7 +115,18 @@ pub enum TerrainKind {
     Stairs,
     /// Random single steps up and down.
     Flights,
+    /// Each episode one of the kinds above, the flat floor included, drawn at random.
+    Mix,
 }
+
+/// The kinds [`TerrainKind::Mix`] draws from, equally likely.
+pub const MIXED: [TerrainKind; 5] = [
+    TerrainKind::Flat,
+    TerrainKind::Rough,
+    TerrainKind::Slope,
+    TerrainKind::Stairs,
+    TerrainKind::Flights,
+];
 
 impl TerrainKind {
     /// The value as `--terrain` takes it.
@@ -126,11 +137,13 @@ impl TerrainKind {
             Self::Slope => "slope",
             Self::Stairs => "stairs",
             Self::Flights => "flights",
+            Self::Mix => "mix",
         }
     }
 }
 
-/// One ground to build: its kind, its difficulty in [0, 1] and its seed.
+/// One ground to build: its kind (not [`TerrainKind::Mix`], which draws one), its difficulty
+/// in [0, 1] and its seed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TerrainSpec {
     /// What ground.
@@ -160,7 +173,7 @@ impl TerrainSpec {
         // Distance along the heading past the run-up (m), and across it.
         let along = move |x: f32, y: f32| c * x + s * y - RUN_UP;
         match self.kind {
-            TerrainKind::Flat => {}
+            TerrainKind::Flat | TerrainKind::Mix => {}
             TerrainKind::Rough => {
                 let amplitude = 0.02 + 0.03 * d;
                 let waves: Vec<[f32; 4]> = (0..12)

@@ -66,9 +66,13 @@ impl std::str::FromStr for TerrainArg {
             Some((kind, d)) => (kind, Some(d)),
             None => (s, None),
         };
-        let kind = crate::envs::terrain::TerrainKind::from_str(kind.trim(), false).map_err(|_| {
-            format!("'{s}': a terrain is flat, rough, slope, stairs or flights, then :DIFFICULTY in [0, 1] if you like")
-        })?;
+        let kind =
+            crate::envs::terrain::TerrainKind::from_str(kind.trim(), false).map_err(|_| {
+                format!(
+                "'{s}': a terrain is flat, rough, slope, stairs, flights or mix, then :DIFFICULTY \
+                 in [0, 1] if you like"
+            )
+            })?;
         let difficulty = match difficulty {
             None => 0.5,
             Some(d) => match d.trim().parse::<f64>() {

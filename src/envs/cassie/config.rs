@@ -392,14 +392,25 @@ crate::settings! {
             Range::Within { lo: 0.0, hi: 10.0, what: "a noise scale in [0, 10]" };
         /// The ground of every episode: the flat floor, or a terrain drawn anew each episode
         /// from the env's seed and laid along its heading (rough ground, a 5-15° slope up and
-        /// down, a flight of stairs up and down, random single steps), the same on both
-        /// models. The policy does not see it.
+        /// down, a flight of stairs up and down, random single steps, or each episode one of
+        /// these or the flat floor: mix), the same on both models. The policy does not see it.
         #[serde(default)]
         terrain: TerrainKind = TerrainKind::Flat;
         /// The terrain's difficulty in [0, 1]: bumps of 2-5 cm, slopes of 5-15°, risers of
-        /// 5-20 cm, single steps of 3-17 cm.
+        /// 5-20 cm, single steps of 3-17 cm. Training episodes draw theirs uniformly up to it
+        /// times the terrain stage's strength (`terrain_start`, `terrain_ramp`), so easy ground
+        /// stays in the mix; evaluations run it exactly.
         #[serde(default = "default_terrain_difficulty")]
         terrain_difficulty: f64 = DEFAULT_TERRAIN_DIFFICULTY, Range::Unit;
+        /// Training steps on the flat floor before the terrain begins (behind the
+        /// perturbations' gate when `robust_start_speed` sets one). Why: stairs ask for a gait
+        /// to adapt, which a robot that cannot walk yet does not have.
+        #[serde(default)]
+        terrain_start: u64 = 0, Range::Natural;
+        /// Training steps over which the terrain's top difficulty grows from 0 to
+        /// `terrain_difficulty` (0: at once).
+        #[serde(default)]
+        terrain_ramp: u64 = 0, Range::Natural;
     }
 }
 
@@ -485,6 +496,16 @@ impl CassieConfig {
             not_before: self.full_step_start,
             gated: self.full_step_start > 0 && self.robust_start_speed > 0.0,
             ramp: 0,
+        }
+    }
+
+    /// The terrain's stage: from `terrain_start` (behind the perturbations' gate), its top
+    /// difficulty growing over `terrain_ramp` steps.
+    pub fn terrain_stage(&self) -> Stage {
+        Stage {
+            not_before: self.terrain_start,
+            gated: self.robust_start_speed > 0.0,
+            ramp: self.terrain_ramp,
         }
     }
 

@@ -30,7 +30,7 @@ use crate::envs::cassie::robot::motor::Motor;
 use crate::envs::cassie::robot::Dynamics;
 use crate::envs::cassie::robot::N;
 use crate::envs::controller::PdTargets;
-use crate::envs::terrain::{Heightfield, TerrainKind, TerrainSpec};
+use crate::envs::terrain::{Heightfield, TerrainKind, TerrainSpec, MIXED};
 use crate::envs::{
     CommandError, Drawable, Env, Mirrored, PrivilegedCritic, Pushes, RewardTerm, Step, Walking,
 };
@@ -194,6 +194,34 @@ impl CassieEnv {
         }
     }
 
+    /// Draws the episode's ground (`--terrain`) along `heading` and gives it to the physics:
+    /// its kind (one of [`MIXED`] with `mix`), its difficulty (training: uniform up to the
+    /// setting's times the terrain stage's strength, the flat floor before the stage; else the
+    /// setting's) and its seed, in that order from the env's generator.
+    fn draw_terrain(&mut self, heading: f32) {
+        let mut kind = self.config.terrain;
+        if kind == TerrainKind::Mix {
+            kind = MIXED[self.rng.gen_range(0..MIXED.len())];
+        }
+        let top = self.config.terrain_difficulty;
+        let difficulty = match self.training {
+            Some(t) => {
+                let strength = self.config.terrain_stage().strength(t, self.stage_from);
+                if strength == 0.0 {
+                    kind = TerrainKind::Flat;
+                }
+                self.rng.gen_range(0.0..=1.0) * top * strength
+            }
+            None => top,
+        };
+        let seed = self.rng.gen();
+        let field = (kind != TerrainKind::Flat).then(|| {
+            Arc::new(TerrainSpec { kind, difficulty: difficulty as f32, seed }.build(heading))
+        });
+        self.sim.set_terrain(field.clone());
+        self.terrain = field;
+    }
+
     /// Makes `model` (one of the run's) the episode's physics.
     fn swap_in(&mut self, model: SimKind) {
         if self.sim.kind() != model {
@@ -273,14 +301,7 @@ impl CassieEnv {
         };
         self.sim.set_timestep(self.dt);
         if self.config.terrain != TerrainKind::Flat {
-            let spec = TerrainSpec {
-                kind: self.config.terrain,
-                difficulty: self.config.terrain_difficulty as f32,
-                seed: self.rng.gen(),
-            };
-            let field = Arc::new(spec.build(heading as f32));
-            self.sim.set_terrain(Some(field.clone()));
-            self.terrain = Some(field);
+            self.draw_terrain(heading as f32);
         }
         self.sim.reset(&dynamics, heading as f32);
         self.dynamics = dynamics;

@@ -1505,3 +1505,39 @@ fn a_terrain_episode_meets_the_same_ground_on_either_model() {
     assert!((height - 1.01).abs() < 1e-3, "reset pose above the flat start: {height}");
     assert!(ground(SimKind::Rapier, TerrainKind::Flat).0.is_none());
 }
+
+/// Training's terrain follows its stage: the flat floor before `terrain_start`, then each
+/// episode a difficulty drawn up to the setting's times the stage's strength; `mix` draws
+/// every kind, the flat floor among them; an evaluation runs the setting's difficulty.
+#[test]
+fn training_terrain_follows_its_stage_and_mix_draws_every_kind() {
+    use crate::envs::terrain::TerrainKind;
+    let config = CassieConfig {
+        terrain: TerrainKind::Mix,
+        terrain_difficulty: 0.8,
+        terrain_start: 1000,
+        terrain_ramp: 1000,
+        ..CassieConfig::default()
+    };
+    let mut env = CassieEnv::new(config);
+    env.seed(9);
+    env.set_training(Some(999));
+    for _ in 0..5 {
+        env.reset();
+        assert!(env.terrain.is_none(), "flat before the stage");
+    }
+    // Half way up the ramp: risers of at most 5 + 15 × 0.4 cm.
+    env.set_training(Some(1500));
+    let mut kinds = 0;
+    for _ in 0..40 {
+        env.reset();
+        if let Some(field) = &env.terrain {
+            kinds += 1;
+            let [lo, hi] = field.range();
+            assert!(hi - lo < 17.0 * 0.11 + 1e-3 && hi <= 17.0 * 0.11 + 1e-3, "{lo} {hi}");
+        }
+    }
+    assert!((20..40).contains(&kinds), "mix draws the flat floor too: {kinds} of 40 not flat");
+    env.set_training(None);
+    env.reset();
+}
