@@ -52,6 +52,92 @@ pub struct Episode {
     pub course: Vec<crate::envs::CourseLeg>,
     /// One frame per policy step.
     pub frames: Vec<Frame>,
+    /// The ground beyond the flat floor the episode walked on (`--terrain`), around its path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ground: Option<Ground>,
+}
+
+/// A heightfield (every point's height on a regular grid), as the page and the GIF draw it:
+/// point `(i, j)` at `origin + (i, j) · cell` has height `heights[j · nx + i]` (m).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ground {
+    /// World (x, y) of point (0, 0).
+    pub origin: [f32; 2],
+    /// Grid spacing (m).
+    pub cell: f32,
+    /// Points along x.
+    pub nx: usize,
+    /// Points along y.
+    pub ny: usize,
+    /// Heights, row by row along x.
+    pub heights: Vec<f32>,
+}
+
+/// Every how many of the terrain's points a recording keeps (8 cm of its 4 cm cells).
+const GROUND_STRIDE: usize = 2;
+
+/// Metres of ground kept around an episode's path.
+const GROUND_MARGIN: f32 = 2.0;
+
+impl Ground {
+    /// The part of `field` within 2 m of the pelvis path of `frames`, every second point (8 cm
+    /// of its 4 cm); `None` without frames or off the grid.
+    pub fn around(field: &crate::envs::terrain::Heightfield, frames: &[Frame]) -> Option<Self> {
+        let path: Vec<[f32; 2]> = frames
+            .iter()
+            .filter_map(|f| f.pose(0))
+            .map(|p| [p.position[0], p.position[1]])
+            .collect();
+        let lo = path.iter().fold([f32::INFINITY; 2], |m, p| [m[0].min(p[0]), m[1].min(p[1])]);
+        let hi = path.iter().fold([f32::NEG_INFINITY; 2], |m, p| [m[0].max(p[0]), m[1].max(p[1])]);
+        let index = |v: f32, origin: f32, n: usize| {
+            (((v - origin) / field.cell).floor().max(0.0) as usize).min(n - 1)
+        };
+        let (i0, i1) = (
+            index(lo[0] - GROUND_MARGIN, field.origin[0], field.nx),
+            index(hi[0] + GROUND_MARGIN, field.origin[0], field.nx),
+        );
+        let (j0, j1) = (
+            index(lo[1] - GROUND_MARGIN, field.origin[1], field.ny),
+            index(hi[1] + GROUND_MARGIN, field.origin[1], field.ny),
+        );
+        if path.is_empty() || i1 <= i0 || j1 <= j0 {
+            return None;
+        }
+        let (is, js): (Vec<usize>, Vec<usize>) = (
+            (i0..=i1).step_by(GROUND_STRIDE).collect(),
+            (j0..=j1).step_by(GROUND_STRIDE).collect(),
+        );
+        let heights = js.iter().flat_map(|&j| is.iter().map(move |&i| field.at(i, j))).collect();
+        Some(Self {
+            origin: [
+                field.origin[0] + i0 as f32 * field.cell,
+                field.origin[1] + j0 as f32 * field.cell,
+            ],
+            cell: field.cell * GROUND_STRIDE as f32,
+            nx: is.len(),
+            ny: js.len(),
+            heights,
+        })
+    }
+
+    /// The height at world `(x, y)`, bilinear between points (0 off the grid): for drawing.
+    pub fn height_at(&self, x: f32, y: f32) -> f32 {
+        let u = (x - self.origin[0]) / self.cell;
+        let v = (y - self.origin[1]) / self.cell;
+        if self.nx < 2 || self.ny < 2 || u < 0.0 || v < 0.0 {
+            return 0.0;
+        }
+        let (i, j) = (u.floor() as usize, v.floor() as usize);
+        if i + 1 >= self.nx || j + 1 >= self.ny {
+            return 0.0;
+        }
+        let (fu, fv) = (u - i as f32, v - j as f32);
+        let at = |i: usize, j: usize| self.heights[j * self.nx + i];
+        let bottom = at(i, j) + fu * (at(i + 1, j) - at(i, j));
+        let top = at(i, j + 1) + fu * (at(i + 1, j + 1) - at(i, j + 1));
+        bottom + fv * (top - bottom)
+    }
 }
 
 impl Episode {
@@ -304,10 +390,29 @@ pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize
                 (walked[k] + along, p[2])
             };
             let centre = walked[k];
-            let px = |(x, z): (f32, f32)| {
-                (((x - centre) * scale + w / 2.0) as i32, (ground_px - z * scale) as i32)
+            // On a terrain the view follows the ground under the pelvis (its mean over ±0.3 m
+            // along the view), so a robot on stairs stays in the picture.
+            let height_along = |d: f32| {
+                let g = rec.ground.as_ref();
+                g.map_or(0.0, |g| g.height_at(pelvis[0] + d * axis[0], pelvis[1] + d * axis[1]))
             };
-            draw_ground(&root, &style, centre, ground_px, &px).map_err(draw_err)?;
+            let base =
+                [-0.3, -0.15, 0.0, 0.15, 0.3].iter().map(|&d| height_along(d)).sum::<f32>() / 5.0;
+            let px = |(x, z): (f32, f32)| {
+                (((x - centre) * scale + w / 2.0) as i32, (ground_px - (z - base) * scale) as i32)
+            };
+            // The terrain's profile along the view through the pelvis, every 4 pixels.
+            let profile: Option<Vec<(i32, i32)>> = rec.ground.as_ref().map(|_| {
+                (0..=style.width as i32 / 4)
+                    .map(|c| {
+                        let x = c as f32 * 4.0;
+                        let d = (x - w / 2.0) / scale;
+                        px((centre + d, height_along(d)))
+                    })
+                    .collect()
+            });
+            draw_ground(&root, &style, centre, ground_px, &px, profile.as_deref())
+                .map_err(draw_err)?;
             for &i in &order {
                 let (Some(body), Some(pose)) = (replay.bodies.get(i), frame.pose(i)) else {
                     continue;
@@ -330,13 +435,15 @@ pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize
 }
 
 /// The ground of a side view: white sky, a grid every 0.25 m that slides past as the robot
-/// walks (`centre`: how far it has walked), and the floor below `ground_px`.
+/// walks (`centre`: how far it has walked), and the floor below `ground_px`, or below the
+/// terrain's `profile` (pixel points, left to right).
 fn draw_ground<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
     style: &GifStyle,
     centre: f32,
     ground_px: f32,
     px: &impl Fn((f32, f32)) -> (i32, i32),
+    profile: Option<&[(i32, i32)]>,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
     let first = ((centre - style.span_m) / 0.25).floor() as i32;
@@ -345,12 +452,23 @@ fn draw_ground<DB: DrawingBackend>(
         let (gx, _) = px((x, 0.0));
         let colour =
             if (first + i) % 4 == 0 { RGBColor(170, 170, 170) } else { RGBColor(225, 225, 225) };
-        root.draw(&PathElement::new(vec![(gx, 0), (gx, ground_px as i32)], colour))?;
+        root.draw(&PathElement::new(vec![(gx, 0), (gx, style.height as i32)], colour))?;
     }
-    root.draw(&Rectangle::new(
-        [(0, ground_px as i32), (style.width as i32, style.height as i32)],
-        RGBColor(205, 195, 175).filled(),
-    ))
+    let earth = RGBColor(205, 195, 175);
+    match profile {
+        None => root.draw(&Rectangle::new(
+            [(0, ground_px as i32), (style.width as i32, style.height as i32)],
+            earth.filled(),
+        )),
+        Some(points) => {
+            let bottom = style.height as i32;
+            let mut outline = points.to_vec();
+            outline.push((style.width as i32, bottom));
+            outline.push((0, bottom));
+            root.draw(&Polygon::new(outline, earth.filled()))?;
+            root.draw(&PathElement::new(points.to_vec(), RGBColor(125, 115, 95)))
+        }
+    }
 }
 
 /// One body's primitives at `pose`: a world point to the side view by `side` (along the view
@@ -522,5 +640,33 @@ mod tests {
         let h = hull(vec![(0.0, 0.0), (1.0, 0.0), (0.5, 0.5), (1.0, 1.0), (0.0, 1.0)]);
         assert_eq!(h.len(), 4, "{h:?}");
         assert!(!h.contains(&(0.5, 0.5)));
+    }
+
+    /// A recording keeps the terrain around the pelvis's path, every second point, and draws
+    /// it where the terrain is.
+    #[test]
+    fn a_recording_keeps_the_ground_around_the_path() {
+        use crate::envs::terrain::{TerrainKind, TerrainSpec};
+        let field = TerrainSpec { kind: TerrainKind::Stairs, difficulty: 0.5, seed: 2 }.build(0.0);
+        let frame = |x: f32| Frame {
+            poses: vec![[x, 0.0, 0.9, 0.0, 0.0, 0.0, 1.0]],
+            forward_speed: None,
+            lateral_speed: None,
+            yaw_rate: None,
+            reward: 0.0,
+            terms: BTreeMap::new(),
+            contacts: vec![],
+        };
+        let frames: Vec<Frame> = (0..50).map(|k| frame(k as f32 * 0.1)).collect();
+        let g = Ground::around(&field, &frames).unwrap();
+        // 4.9 m of path and 2 m either side along x, 4 m across, at 8 cm.
+        assert!(
+            (g.nx as f32 * g.cell - 8.9).abs() < 0.2 && (g.ny as f32 * g.cell - 4.0).abs() < 0.2
+        );
+        for x in [0.5f32, 1.7, 3.3, 5.9] {
+            let want = field.height_at(x + 0.01, 0.01).unwrap();
+            assert!((g.height_at(x + 0.01, 0.01) - want).abs() < 0.13, "{x}");
+        }
+        assert!(Ground::around(&field, &[]).is_none());
     }
 }

@@ -78,6 +78,11 @@ pub trait Drawable {
     /// Whether each body is in contact now, in [`Drawable::body_shapes`] order (cleared first; left
     /// empty by envs that do not know).
     fn body_contacts(&self, out: &mut Vec<bool>);
+
+    /// The ground beyond the flat floor this episode walks on, if any (pictures draw it).
+    fn ground(&self) -> Option<&crate::envs::terrain::Heightfield> {
+        None
+    }
 }
 
 #[cfg(test)]

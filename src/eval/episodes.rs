@@ -11,7 +11,8 @@ use crate::algos::rollout::{EpisodeEnd, Flow, Rollout};
 use crate::algos::seeding::{derive, stream};
 use crate::algos::tracking::EvalEpisode;
 use crate::course::LegTally;
-use crate::replay::{render_gif, write_page, Episode, Frame, GifStyle};
+use crate::envs::CourseLeg;
+use crate::replay::{render_gif, write_page, Episode, Frame, GifStyle, Ground};
 
 impl PreparedEval {
     /// Runs the episodes and prints one line per episode plus a summary.
@@ -147,6 +148,7 @@ impl PreparedEval {
         let recorded = if self.args.record.is_some() { self.args.episodes } else { 1 };
         let recording = self.replay.is_some() && episode < recorded;
         let (env_name, policy) = (self.env_name.as_str(), &mut self.policy);
+        let traj_len = self.traj_len;
         let (mut ret, mut episode_metrics) = (0.0f64, Vec::new());
         // Both the start and the step callbacks write it.
         let trace = std::cell::RefCell::new(self.trace.take());
@@ -196,15 +198,15 @@ impl PreparedEval {
                 }
                 if let Some(replay) = self.replay.as_mut().filter(|_| recording) {
                     if replay.episodes.len() == episode {
-                        let course = self.course.as_ref();
-                        let legs = course.map(|(legs, _)| legs.clone()).unwrap_or_default();
-                        let command = match legs.first() {
-                            Some(leg) => Some(leg.command),
-                            None => self.args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
-                        };
-                        replay.episodes.push(Episode { command, course: legs, frames: vec![] });
+                        replay.episodes.push(new_episode(self.course.as_ref(), &self.args));
                     }
-                    replay.episodes[episode].frames.push(Frame::capture(env, tr.reward, tr.info));
+                    let recorded = &mut replay.episodes[episode];
+                    recorded.frames.push(Frame::capture(env, tr.reward, tr.info));
+                    let last = tr.done || recorded.frames.len() == traj_len;
+                    if last || crate::algos::interrupt::requested() {
+                        let field = env.bodies().and_then(|b| b.ground());
+                        recorded.ground = field.and_then(|f| Ground::around(f, &recorded.frames));
+                    }
                 }
                 if crate::algos::interrupt::requested() {
                     return Ok(Flow::Stop);
@@ -242,6 +244,17 @@ impl PreparedEval {
         }
         Ok(())
     }
+}
+
+/// A recorded episode before its first frame: its command (with a course: the first leg's)
+/// and the course.
+fn new_episode(course: Option<&(Vec<CourseLeg>, usize)>, args: &super::EvalOptions) -> Episode {
+    let legs = course.map(|(legs, _)| legs.clone()).unwrap_or_default();
+    let command = match legs.first() {
+        Some(leg) => Some(leg.command),
+        None => args.command.as_ref().map(|c| [c[0], c[1], c[2]]),
+    };
+    Episode { command, course: legs, frames: vec![], ground: None }
 }
 
 /// One episode's sums of each reward term and metric over its steps, added to the summary's

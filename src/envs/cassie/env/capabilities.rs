@@ -166,4 +166,8 @@ impl Drawable for CassieEnv {
     fn body_contacts(&self, out: &mut Vec<bool>) {
         self.sim.body_contacts(out);
     }
+
+    fn ground(&self) -> Option<&crate::envs::terrain::Heightfield> {
+        self.terrain.as_deref()
+    }
 }
