@@ -404,7 +404,7 @@ crate::settings! {
         terrain_difficulty: f64 = DEFAULT_TERRAIN_DIFFICULTY, Range::Unit;
         /// Training steps on the flat floor before the terrain begins (behind the
         /// perturbations' gate when `robust_start_speed` sets one). Why: stairs ask for a gait
-        /// to adapt, which a robot that cannot walk yet does not have.
+        /// to adapt, which a robot that cannot walk yet does not have (D-043).
         #[serde(default)]
         terrain_start: u64 = 0, Range::Natural;
         /// Training steps over which the terrain's top difficulty grows from 0 to
