@@ -354,17 +354,7 @@ pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize
     let axes = view_axes(rec, dt);
     let map = TopView::new(rec, &style);
     let yaw_window = ((1.0 / dt.max(1e-6)).round() as usize).max(1);
-    // How far the pelvis has walked along the camera's axis: the ground grid slides by this,
-    // so it moves when the robot walks and stands still when it turns in place.
-    let mut walked = vec![0.0f32; rec.frames.len()];
-    for k in 1..rec.frames.len() {
-        let (Some(a), Some(b)) = (rec.frames[k - 1].pose(0), rec.frames[k].pose(0)) else {
-            walked[k] = walked[k - 1];
-            continue;
-        };
-        let d = [b.position[0] - a.position[0], b.position[1] - a.position[1]];
-        walked[k] = walked[k - 1] + d[0] * axes[k][0] + d[1] * axes[k][1];
-    }
+    let walked = walked_along(rec, &axes);
     let (w, h) = (style.width as f32, style.height as f32);
     let scale = w / style.span_m;
     let ground_px = h - 0.12 * h;
@@ -390,14 +380,11 @@ pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize
                 (walked[k] + along, p[2])
             };
             let centre = walked[k];
-            // On a terrain the view follows the ground under the pelvis (its mean over ±0.3 m
-            // along the view), so a robot on stairs stays in the picture.
             let height_along = |d: f32| {
                 let g = rec.ground.as_ref();
                 g.map_or(0.0, |g| g.height_at(pelvis[0] + d * axis[0], pelvis[1] + d * axis[1]))
             };
-            let base =
-                [-0.3, -0.15, 0.0, 0.15, 0.3].iter().map(|&d| height_along(d)).sum::<f32>() / 5.0;
+            let base = view_base(&height_along);
             let px = |(x, z): (f32, f32)| {
                 (((x - centre) * scale + w / 2.0) as i32, (ground_px - (z - base) * scale) as i32)
             };
@@ -432,6 +419,28 @@ pub fn render_gif(replay: &Replay, path: &Path, style: GifStyle) -> Result<usize
         Ok(())
     })?;
     Ok(frames)
+}
+
+/// How far the pelvis has walked along the camera's axis at each frame: the ground grid
+/// slides by this, so it moves when the robot walks and stands still when it turns in place.
+fn walked_along(rec: &Episode, axes: &[[f32; 2]]) -> Vec<f32> {
+    let mut walked = vec![0.0f32; rec.frames.len()];
+    for k in 1..rec.frames.len() {
+        let (Some(a), Some(b)) = (rec.frames[k - 1].pose(0), rec.frames[k].pose(0)) else {
+            walked[k] = walked[k - 1];
+            continue;
+        };
+        let d = [b.position[0] - a.position[0], b.position[1] - a.position[1]];
+        walked[k] = walked[k - 1] + d[0] * axes[k][0] + d[1] * axes[k][1];
+    }
+    walked
+}
+
+/// The height the side view puts at its ground line: on a terrain, the mean of the ground
+/// (`height_along`: its height that far from the pelvis along the view) over ±0.3 m, so a
+/// robot on stairs stays in the picture; 0 on the flat floor.
+fn view_base(height_along: &impl Fn(f32) -> f32) -> f32 {
+    [-0.3, -0.15, 0.0, 0.15, 0.3].iter().map(|&d| height_along(d)).sum::<f32>() / 5.0
 }
 
 /// The ground of a side view: white sky, a grid every 0.25 m that slides past as the robot

@@ -6,7 +6,8 @@ use rapier3d::prelude::*;
 
 use super::*;
 use crate::envs::cassie::robot::description::{
-    Collider as ColliderDesc, ColliderRole, ContactGroup, Description, Drive, Shape, Side,
+    Collider as ColliderDesc, ColliderRole, ContactGroup, Description, Drive, Joint as JointDesc,
+    Shape, Side,
 };
 use crate::envs::cassie::robot::motor::Drive as MotorDrive;
 use crate::envs::terrain::{self, Heightfield};
@@ -72,7 +73,6 @@ impl CassieSim {
         terrain: Option<Arc<Heightfield>>,
     ) -> Self {
         let mut world = empty_world(dt, dynamics, terrain.as_deref());
-
         let heading = Quat::from_rotation_z(yaw);
         let place = |com: Vec3| Pose::from_parts(heading * com, heading);
         let body = |world: &mut PhysicsWorld, com, mass, inertia, k: usize| {
@@ -83,7 +83,6 @@ impl CassieSim {
         let attach = |world: &mut PhysicsWorld, cs: &[ColliderDesc], com: Vec3, h| {
             attach_colliders(world, cs, com, h, dynamics.friction)
         };
-
         let base_com = v(desc.base.com);
         let base = body(&mut world, base_com, desc.base.mass, desc.base.inertia, 0);
         attach(&mut world, &desc.base.colliders, base_com, base);
@@ -108,18 +107,7 @@ impl CassieSim {
                     }
                 }
                 let j = link.joint;
-                let anchor = v(j.anchor);
-                let mut builder = RevoluteJointBuilder::new(v(j.axis))
-                    .local_anchor1(anchor - parent_com)
-                    .local_anchor2(anchor - com)
-                    .contacts_enabled(false);
-                if let Some([lo, hi]) = j.range {
-                    builder = builder.limits([lo - j.reset, hi - j.reset]);
-                }
-                let handle = world
-                    .multibody_joints
-                    .insert(parent, child, builder, true)
-                    .expect("the Cassie description is a tree");
+                let handle = join(&mut world, (parent, parent_com), (child, com), &j);
                 joint_handles.push(handle);
                 slots.push((handle, v(j.axis), j.reset, parent, child));
                 (parent, parent_com) = (child, com);
@@ -156,6 +144,28 @@ impl CassieSim {
             terrain,
         }
     }
+}
+
+/// Joins `child` to `parent` (each with its COM, where the body's frame sits) by the
+/// description's revolute joint `j`, its range about the reset angle; the joint's handle.
+fn join(
+    world: &mut PhysicsWorld,
+    (parent, parent_com): (RigidBodyHandle, Vec3),
+    (child, com): (RigidBodyHandle, Vec3),
+    j: &JointDesc,
+) -> MultibodyJointHandle {
+    let anchor = v(j.anchor);
+    let mut builder = RevoluteJointBuilder::new(v(j.axis))
+        .local_anchor1(anchor - parent_com)
+        .local_anchor2(anchor - com)
+        .contacts_enabled(false);
+    if let Some([lo, hi]) = j.range {
+        builder = builder.limits([lo - j.reset, hi - j.reset]);
+    }
+    world
+        .multibody_joints
+        .insert(parent, child, builder, true)
+        .expect("the Cassie description is a tree")
 }
 
 /// A world at timestep `dt` with gravity and the floor (tilted by `dynamics.slope`, with its
