@@ -19,6 +19,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::envs::{BodyPose, BodyShape, Primitive};
 
+mod ground;
+pub use ground::Ground;
+
 /// The `format` field of every replay.
 pub const REPLAY_FORMAT: &str = "gait-replay";
 /// The `version` field; bumped on any incompatible change of the format.
@@ -55,89 +58,6 @@ pub struct Episode {
     /// The ground beyond the flat floor the episode walked on (`--terrain`), around its path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ground: Option<Ground>,
-}
-
-/// A heightfield (every point's height on a regular grid), as the page and the GIF draw it:
-/// point `(i, j)` at `origin + (i, j) · cell` has height `heights[j · nx + i]` (m).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Ground {
-    /// World (x, y) of point (0, 0).
-    pub origin: [f32; 2],
-    /// Grid spacing (m).
-    pub cell: f32,
-    /// Points along x.
-    pub nx: usize,
-    /// Points along y.
-    pub ny: usize,
-    /// Heights, row by row along x.
-    pub heights: Vec<f32>,
-}
-
-/// Every how many of the terrain's points a recording keeps (8 cm of its 4 cm cells).
-const GROUND_STRIDE: usize = 2;
-
-/// Metres of ground kept around an episode's path.
-const GROUND_MARGIN: f32 = 2.0;
-
-impl Ground {
-    /// The part of `field` within 2 m of the pelvis path of `frames`, every second point (8 cm
-    /// of its 4 cm); `None` without frames or off the grid.
-    pub fn around(field: &crate::envs::terrain::Heightfield, frames: &[Frame]) -> Option<Self> {
-        let path: Vec<[f32; 2]> = frames
-            .iter()
-            .filter_map(|f| f.pose(0))
-            .map(|p| [p.position[0], p.position[1]])
-            .collect();
-        let lo = path.iter().fold([f32::INFINITY; 2], |m, p| [m[0].min(p[0]), m[1].min(p[1])]);
-        let hi = path.iter().fold([f32::NEG_INFINITY; 2], |m, p| [m[0].max(p[0]), m[1].max(p[1])]);
-        let index = |v: f32, origin: f32, n: usize| {
-            (((v - origin) / field.cell).floor().max(0.0) as usize).min(n - 1)
-        };
-        let (i0, i1) = (
-            index(lo[0] - GROUND_MARGIN, field.origin[0], field.nx),
-            index(hi[0] + GROUND_MARGIN, field.origin[0], field.nx),
-        );
-        let (j0, j1) = (
-            index(lo[1] - GROUND_MARGIN, field.origin[1], field.ny),
-            index(hi[1] + GROUND_MARGIN, field.origin[1], field.ny),
-        );
-        if path.is_empty() || i1 <= i0 || j1 <= j0 {
-            return None;
-        }
-        let (is, js): (Vec<usize>, Vec<usize>) = (
-            (i0..=i1).step_by(GROUND_STRIDE).collect(),
-            (j0..=j1).step_by(GROUND_STRIDE).collect(),
-        );
-        let heights = js.iter().flat_map(|&j| is.iter().map(move |&i| field.at(i, j))).collect();
-        Some(Self {
-            origin: [
-                field.origin[0] + i0 as f32 * field.cell,
-                field.origin[1] + j0 as f32 * field.cell,
-            ],
-            cell: field.cell * GROUND_STRIDE as f32,
-            nx: is.len(),
-            ny: js.len(),
-            heights,
-        })
-    }
-
-    /// The height at world `(x, y)`, bilinear between points (0 off the grid): for drawing.
-    pub fn height_at(&self, x: f32, y: f32) -> f32 {
-        let u = (x - self.origin[0]) / self.cell;
-        let v = (y - self.origin[1]) / self.cell;
-        if self.nx < 2 || self.ny < 2 || u < 0.0 || v < 0.0 {
-            return 0.0;
-        }
-        let (i, j) = (u.floor() as usize, v.floor() as usize);
-        if i + 1 >= self.nx || j + 1 >= self.ny {
-            return 0.0;
-        }
-        let (fu, fv) = (u - i as f32, v - j as f32);
-        let at = |i: usize, j: usize| self.heights[j * self.nx + i];
-        let bottom = at(i, j) + fu * (at(i + 1, j) - at(i, j));
-        let top = at(i, j + 1) + fu * (at(i + 1, j + 1) - at(i, j + 1));
-        bottom + fv * (top - bottom)
-    }
 }
 
 impl Episode {
@@ -589,7 +509,7 @@ fn draw_map<DB: DrawingBackend>(
 
 /// The page template: `/*GAIT_THREE_JS*/`, `/*GAIT_THREE_LICENSE*/` and `/*GAIT_REPLAY_JSON*/`
 /// are replaced by three.js, its licence and the recording.
-const PAGE: &str = include_str!("../assets/replay.html");
+const PAGE: &str = include_str!("../../assets/replay.html");
 
 /// three.js as embedded at build time (`scripts/setup.sh` installs it; `build.rs` embeds it).
 #[cfg(gait_three)]
