@@ -10,7 +10,7 @@
 //! * [`policies`]: Gaussian actors and critics on tch, with their observation normalizer;
 //! * [`logging`]: run directories, experiment files, the metrics, TensorBoard events, CSV
 //!   tables;
-//! * [`eval`], [`replay`], [`plot`], [`bench`](mod@bench): the other commands.
+//! * [`eval`], [`play`], [`replay`], [`plot`], [`bench`](mod@bench): the other commands.
 
 #![warn(missing_docs)]
 // Functions stay under 80 lines (clippy.toml); the longer ones left are marked to be split.
@@ -29,6 +29,7 @@ pub(crate) mod fsutil;
 pub mod logging;
 pub mod malloc_tuning;
 pub(crate) mod outputs;
+pub mod play;
 pub mod plot;
 pub mod policies;
 pub mod replay;

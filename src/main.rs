@@ -58,7 +58,12 @@ fn run() -> ExitCode {
             let _ = writeln!(std::io::stdout(), "{note}");
         }
     }
-    let result = match parsed.action {
+    run_action(parsed.action, &argv)
+}
+
+/// Runs what the command line resolved, to its exit code.
+fn run_action(action: Action, argv: &[OsString]) -> ExitCode {
+    let result = match action {
         Action::Train(job) => {
             install_signal_handler(
                 "stopping: abandoning the current iteration (Ctrl-C again to exit at once)",
@@ -90,6 +95,13 @@ fn run() -> ExitCode {
             );
             match gait::eval::run_eval(&args, &mut Stdout::default()) {
                 Ok(summary) if summary.interrupted => return ExitCode::from(EXIT_INTERRUPTED),
+                other => other.map(|_| ()),
+            }
+        }
+        Action::Play(args) => {
+            install_signal_handler("stopping the server", SECOND_EVAL);
+            match gait::play::run_play(&args, &mut Stdout::default()) {
+                Ok(gait::play::PlayEnd::Interrupted) => return ExitCode::from(EXIT_INTERRUPTED),
                 other => other.map(|_| ()),
             }
         }

@@ -19,6 +19,11 @@ const NOT_RUN: &[(&str, &str)] = &[
     ),
     ("make test", "CI itself: `.ci/run` runs it (checked below)"),
     (
+        "gait play --path pretrained/cassie-walk",
+        "serves until its page closes: tests/play.rs runs it on a free port and drives it from \
+         headless Chromium",
+    ),
+    (
         "cargo build --release --features mpi",
         "`make test` builds and tests with `--features mpi` (checked below)",
     ),

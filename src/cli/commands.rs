@@ -1,4 +1,4 @@
-//! Flags of `gait eval`, `gait check`, `gait bench` and `gait plot`, and the typed options they become.
+//! Flags of `gait eval`, `gait play`, `gait check`, `gait bench` and `gait plot`, and the typed options they become.
 
 use std::path::PathBuf;
 
@@ -12,6 +12,7 @@ use crate::envs::cassie::SimKind;
 use crate::envs::{PhysicsOverride, TerrainArg};
 use crate::eval::{CourseSegment, EvalOptions, Source};
 use crate::export::{ActorCheckpoint, ExportOptions, Format};
+use crate::play::PlayOptions;
 use crate::plot::PlotOptions;
 use crate::policies::Arch;
 use crate::settings::{non_negative_f32, positive_usize, Range};
@@ -116,6 +117,36 @@ pub struct EvalFlags {
     /// Seeded by --seed. 0: the deterministic policy.
     #[arg(long, default_value_t = 0.0, value_parser = action_noise, allow_negative_numbers = true)]
     pub action_noise: f32,
+    /// The physics, floor, sensors and ground.
+    #[command(flatten)]
+    pub physics: PhysicsFlags,
+}
+
+impl EvalFlags {
+    /// The typed options.
+    pub fn options(self) -> EvalOptions {
+        let source = self.policy.source();
+        EvalOptions {
+            source,
+            episodes: self.episodes,
+            traj_len: self.traj_len,
+            command: self.command.map(|c| c.0),
+            course: self.course,
+            seed: self.seed,
+            gif: self.gif,
+            record: self.record,
+            trace: self.trace,
+            physics: self.physics.options(),
+            push: self.push.map(|v| v as f32),
+            push_exact: self.push_exact,
+            action_noise: self.action_noise,
+        }
+    }
+}
+
+/// The physics a Cassie policy runs on in `gait eval` and `gait play`, when not the run's.
+#[derive(Debug, Clone, Args)]
+pub struct PhysicsFlags {
     /// Run a Cassie policy on this physics instead of the one it trained on: `--sim mujoco`
     /// on a rapier-trained run is the sim-to-sim check on the lab's own model.
     #[arg(long, value_enum, help_heading = "Physics (Cassie)")]
@@ -142,32 +173,68 @@ pub struct EvalFlags {
     pub terrain: Option<TerrainArg>,
 }
 
-impl EvalFlags {
-    /// The typed options.
-    pub fn options(self) -> EvalOptions {
-        let source = self.policy.source();
-        EvalOptions {
-            source,
-            episodes: self.episodes,
-            traj_len: self.traj_len,
-            command: self.command.map(|c| c.0),
-            course: self.course,
-            seed: self.seed,
-            gif: self.gif,
-            record: self.record,
-            trace: self.trace,
-            physics: PhysicsOverride {
-                sim: self.sim,
-                sim_dt: self.sim_dt,
-                friction: self.friction,
-                latency: self.latency,
-                sensor_noise: self.sensor_noise,
-                terrain: self.terrain,
-            },
-            push: self.push.map(|v| v as f32),
-            push_exact: self.push_exact,
-            action_noise: self.action_noise,
+impl PhysicsFlags {
+    /// The typed override.
+    pub fn options(self) -> PhysicsOverride {
+        PhysicsOverride {
+            sim: self.sim,
+            sim_dt: self.sim_dt,
+            friction: self.friction,
+            latency: self.latency,
+            sensor_noise: self.sensor_noise,
+            terrain: self.terrain,
         }
+    }
+}
+
+/// Flags of `gait play`.
+#[derive(Debug, Clone, Args)]
+pub struct PlayFlags {
+    /// The policy.
+    #[command(flatten)]
+    pub policy: PolicyFlags,
+    /// The port to serve the page on (0: any free one; the address printed names it).
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+    /// The address to listen on: the loopback unless you want other machines to watch (and
+    /// the first page anywhere to drive).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// Simulated seconds per second: 1 real time, 0.25 slow motion (0.05-4).
+    #[arg(long, default_value_t = 1.0, value_parser = play_speed)]
+    pub speed: f64,
+    /// Seeds the episodes' initial states and grounds.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The physics, floor, sensors and starting ground.
+    #[command(flatten)]
+    pub physics: PhysicsFlags,
+}
+
+impl PlayFlags {
+    /// The typed options.
+    pub fn options(self) -> PlayOptions {
+        PlayOptions {
+            source: self.policy.source(),
+            physics: self.physics.options(),
+            host: self.host,
+            port: self.port,
+            speed: self.speed,
+            seed: self.seed,
+        }
+    }
+}
+
+/// `--speed`: a finite factor in [`crate::play::SPEED_RANGE`].
+fn play_speed(s: &str) -> Result<f64, String> {
+    let range = crate::play::SPEED_RANGE;
+    match s.trim().parse::<f64>() {
+        Ok(v) if range.contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{s}': a speed factor from {} (slow motion) to {} (fast forward)",
+            range.start(),
+            range.end()
+        )),
     }
 }
 

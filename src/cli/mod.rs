@@ -12,7 +12,8 @@ use std::ffi::OsString;
 use clap::{CommandFactory, Parser, Subcommand};
 
 pub use commands::{
-    BenchEnvFlags, BenchOptimizeFlags, CheckFlags, EvalFlags, ExportFlags, PlotFlags,
+    BenchEnvFlags, BenchOptimizeFlags, CheckFlags, EvalFlags, ExportFlags, PhysicsFlags, PlayFlags,
+    PlotFlags,
 };
 pub use train::{
     flag_of, resolve, shown, A2cSettings, AlgoScope, EnvSettings, PpoSettings, Scope, SettingFlags,
@@ -25,6 +26,7 @@ use crate::config::{presets, AlgoKind, TrainConfig, TrainJob};
 use crate::envs;
 use crate::eval::EvalOptions;
 use crate::export::ExportOptions;
+use crate::play::PlayOptions;
 use crate::plot::PlotOptions;
 
 #[derive(Debug, Parser)]
@@ -48,6 +50,10 @@ pub enum Command {
     Train(TrainCommand),
     /// Run a trained policy deterministically and report returns and reward terms.
     Eval(EvalFlags),
+    /// Drive a trained walking policy live from a browser page: a local server steps it in
+    /// real time and the page steers it with the keyboard or a gamepad, pushes it and changes
+    /// the ground.
+    Play(PlayFlags),
     /// Check a walking policy on the task's commands, on each physics model: every cell
     /// (command, model) within the task's bounds in every episode, no fall. Exit code 3 when a
     /// cell is not.
@@ -93,6 +99,8 @@ pub enum Action {
     PrintConfig(Box<TrainConfig>),
     /// `eval`.
     Eval(EvalOptions),
+    /// `play`.
+    Play(PlayOptions),
     /// `check`.
     Check(CheckOptions),
     /// `export`.
@@ -176,6 +184,7 @@ pub fn parse(argv: &[OsString]) -> anyhow::Result<Parsed> {
         Command::Train(TrainCommand::Ppo(flags)) => return train_action(&flags),
         Command::Train(TrainCommand::A2c(flags)) => return train_action(&flags),
         Command::Eval(args) => Action::Eval(args.options()),
+        Command::Play(args) => Action::Play(args.options()),
         Command::Check(args) => Action::Check(args.options()?),
         Command::Export(args) => Action::Export(args.options()),
         Command::Bench(BenchCommand::Env(args)) => Action::BenchEnv(args.options()?),

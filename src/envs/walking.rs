@@ -107,6 +107,28 @@ pub trait Walking {
     /// Sets the task command (e.g. x velocity, y velocity, turn rate) for `gait eval --command`.
     /// Refuses (and changes nothing) values the env cannot mean, NaN and infinities included.
     fn set_command(&mut self, command: &[f32]) -> Result<(), CommandError>;
+    /// Changes the command now, inside the running episode (the next step runs it), and
+    /// holds it for the episodes that follow: live driving (`gait play`). Refuses (and changes
+    /// nothing) as [`Walking::set_command`] does.
+    fn steer(&mut self, _command: &[f32]) -> Result<(), CommandError> {
+        Err(CommandError::Unsupported)
+    }
+    /// Pushes the robot during the next step by the speed change `dv` (world x and y, m/s),
+    /// as a training push of that size would (`gait play`'s push key). Refused by envs that
+    /// cannot be pushed, and for a change that is not finite or above 5 m/s.
+    fn push_now(&mut self, _dv: [f32; 2]) -> Result<(), CommandError> {
+        Err(CommandError::Unsupported)
+    }
+    /// The range each command entry `[x, y, turn]` is trained over, `[low, high]` (the
+    /// distribution the run's episodes draw from), so that live driving keeps to it; `None`:
+    /// not known (live driving then keeps to what [`Walking::steer`] accepts).
+    fn command_range(&self) -> Option<[[f32; 2]; 3]> {
+        None
+    }
+    /// Where the gait cycle is, in [0, 1), for envs with a gait clock.
+    fn gait_phase(&self) -> Option<f32> {
+        None
+    }
     /// Returns to drawing commands from the env's own distribution (undoes
     /// [`Walking::set_command`] and [`Walking::set_course`]).
     fn clear_command(&mut self) {}

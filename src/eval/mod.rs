@@ -126,7 +126,7 @@ pub enum Source {
 }
 
 /// A policy as `gait eval` steps it.
-trait EvalPolicy {
+trait EvalPolicy: Send {
     /// A new episode (recurrent state to zero).
     fn reset(&mut self);
     /// What the env is given for `obs`: the deterministic action, or PD targets; `noise`
@@ -328,6 +328,65 @@ fn check_recording_size(episodes: usize, traj_len: usize) -> Result<(), UsageErr
 /// Runs the evaluation and prints one line per episode plus a summary.
 pub fn run_eval(args: &EvalOptions, out: &mut impl Write) -> Result<EvalSummary> {
     prepare_eval(args)?.run(out)
+}
+
+/// A policy and its env for a caller that owns the loop (`gait play`): built and checked as
+/// `gait eval` builds them, with no command, course or pushes of the env's own.
+pub struct Driven {
+    /// The env's name.
+    pub env_name: String,
+    /// The env, not reset yet.
+    pub env: Box<dyn envs::Env>,
+    /// The file driven: the run's checkpoint or the ONNX model.
+    pub checkpoint: PathBuf,
+    /// What runs where, for an env with physics models.
+    pub physics: Option<String>,
+    policy: Box<dyn EvalPolicy>,
+    noise: ActionNoise,
+}
+
+impl Driven {
+    /// A policy and env as [`run_eval`] would run them from `source` on `physics`.
+    pub fn new(source: &Source, physics: PhysicsOverride) -> Result<Self> {
+        let args = EvalOptions {
+            source: source.clone(),
+            episodes: 1,
+            traj_len: None,
+            command: None,
+            course: None,
+            seed: 0,
+            gif: None,
+            record: None,
+            trace: None,
+            physics,
+            push: None,
+            push_exact: false,
+            action_noise: 0.0,
+        };
+        let prepared = prepare_eval(&args)?;
+        Ok(Self {
+            env_name: prepared.env_name,
+            env: prepared.env,
+            checkpoint: prepared.checkpoint,
+            physics: prepared.physics,
+            policy: prepared.policy,
+            noise: ActionNoise::new(0.0, 0),
+        })
+    }
+
+    /// A new episode begins: the policy's recurrent state back to zero.
+    pub fn reset(&mut self) {
+        self.policy.reset();
+    }
+
+    /// The deterministic action (or PD targets) for `obs`; a non-finite one is an error.
+    pub fn act(&mut self, obs: &[f32], action: &mut [f32]) -> Result<()> {
+        self.policy.act(obs, &mut self.noise, action)?;
+        if let Some(i) = action.iter().position(|a| !a.is_finite()) {
+            bail!("the policy produced a non-finite action (entry {i} = {})", action[i]);
+        }
+        Ok(())
+    }
 }
 
 /// Gives `env` the `--command` `command`, its refusal a usage error.

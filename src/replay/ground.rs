@@ -37,18 +37,28 @@ impl Ground {
             .collect();
         let lo = path.iter().fold([f32::INFINITY; 2], |m, p| [m[0].min(p[0]), m[1].min(p[1])]);
         let hi = path.iter().fold([f32::NEG_INFINITY; 2], |m, p| [m[0].max(p[0]), m[1].max(p[1])]);
+        if path.is_empty() {
+            return None;
+        }
+        let margin = |v: [f32; 2], by: f32| [v[0] + by, v[1] + by];
+        Self::within(field, margin(lo, -GROUND_MARGIN), margin(hi, GROUND_MARGIN))
+    }
+
+    /// The part of `field` in the box from `lo` to `hi` (world x, y), every second point (8 cm
+    /// of its 4 cm); `None` off the grid.
+    pub fn within(
+        field: &crate::envs::terrain::Heightfield,
+        lo: [f32; 2],
+        hi: [f32; 2],
+    ) -> Option<Self> {
         let index = |v: f32, origin: f32, n: usize| {
             (((v - origin) / field.cell).floor().max(0.0) as usize).min(n - 1)
         };
-        let (i0, i1) = (
-            index(lo[0] - GROUND_MARGIN, field.origin[0], field.nx),
-            index(hi[0] + GROUND_MARGIN, field.origin[0], field.nx),
-        );
-        let (j0, j1) = (
-            index(lo[1] - GROUND_MARGIN, field.origin[1], field.ny),
-            index(hi[1] + GROUND_MARGIN, field.origin[1], field.ny),
-        );
-        if path.is_empty() || i1 <= i0 || j1 <= j0 {
+        let (i0, i1) =
+            (index(lo[0], field.origin[0], field.nx), index(hi[0], field.origin[0], field.nx));
+        let (j0, j1) =
+            (index(lo[1], field.origin[1], field.ny), index(hi[1], field.origin[1], field.ny));
+        if i1 <= i0 || j1 <= j0 {
             return None;
         }
         let (is, js): (Vec<usize>, Vec<usize>) = (

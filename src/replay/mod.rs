@@ -507,9 +507,13 @@ fn draw_map<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The page template: `/*GAIT_THREE_JS*/`, `/*GAIT_THREE_LICENSE*/` and `/*GAIT_REPLAY_JSON*/`
-/// are replaced by three.js, its licence and the recording.
+/// The page template: `/*GAIT_THREE_JS*/`, `/*GAIT_THREE_LICENSE*/`, `/*GAIT_SCENE_JS*/` and
+/// `/*GAIT_REPLAY_JSON*/` are replaced by three.js, its licence, the scene and the recording.
 const PAGE: &str = include_str!("../../assets/replay.html");
+
+/// The 3D scene both pages draw (this one and `gait play`'s): lights, floor, bodies, contact
+/// rings, terrain and the orbit camera.
+const SCENE_JS: &str = include_str!("../../assets/scene.js");
 
 /// three.js as embedded at build time (`scripts/setup.sh` installs it; `build.rs` embeds it).
 #[cfg(gait_three)]
@@ -534,14 +538,20 @@ pub fn ensure_pages_supported() -> Result<()> {
 /// The page for `replay`: one self-contained HTML file (three.js, its licence and the replay
 /// JSON inside) that works offline from `file://`.
 pub fn page(replay: &Replay) -> Result<String> {
-    let (three, licence) = three_js()?;
     // `</` would end the <script> element early; `<\/` is the same JSON string.
     let json = serde_json::to_string(replay)?.replace("</", "<\\/");
+    Ok(page_with_scene(PAGE)?.replacen("/*GAIT_REPLAY_JSON*/", &json, 1))
+}
+
+/// `template` with three.js, its licence and the scene code in place of
+/// `/*GAIT_THREE_JS*/`, `/*GAIT_THREE_LICENSE*/` and `/*GAIT_SCENE_JS*/`.
+pub fn page_with_scene(template: &str) -> Result<String> {
+    let (three, licence) = three_js()?;
     let licence = licence.replace("*/", "* /");
-    Ok(PAGE
+    Ok(template
         .replacen("/*GAIT_THREE_LICENSE*/", &format!("/*\n{licence}*/"), 1)
         .replacen("/*GAIT_THREE_JS*/", three, 1)
-        .replacen("/*GAIT_REPLAY_JSON*/", &json, 1))
+        .replacen("/*GAIT_SCENE_JS*/", SCENE_JS, 1))
 }
 
 /// The replay JSON embedded in a page written by [`page`] (for tools and tests).

@@ -62,6 +62,18 @@ impl CommandKind {
         Command::sample_in(rng, ranges).0
     }
 
+    /// The range of each entry `[x, y, turn]` the distribution draws (m/s, m/s, rad/s).
+    pub fn ranges(self) -> [[f32; 2]; 3] {
+        let span = |r: &std::ops::Range<f64>| [r.start as f32, r.end as f32];
+        match self {
+            Self::Forward => [[0.0, FORWARD_SPEEDS.end as f32], [0.0; 2], [0.0; 2]],
+            Self::Omni => {
+                [span(&REFERENCE_OMNI.x), span(&REFERENCE_OMNI.y), span(&REFERENCE_OMNI.turn)]
+            }
+            Self::OmniWalk => [span(&OMNI_WALK.x), span(&OMNI_WALK.y), span(&OMNI_WALK.turn)],
+        }
+    }
+
     /// Policy steps until the next redraw.
     pub fn next_redraw(self, rng: &mut impl Rng) -> u32 {
         match self {

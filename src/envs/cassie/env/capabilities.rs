@@ -10,6 +10,9 @@ use crate::envs::{
     CommandError, CourseLeg, Drawable, MirrorIndices, Mirrored, PrivilegedCritic, Pushes, Walking,
 };
 
+/// The largest push [`Walking::push_now`] takes (m/s), as `--push`'s range.
+const MAX_ASKED_PUSH: f32 = 5.0;
+
 /// A command `gait eval` may give, checked against [`COMMAND_LIMITS`].
 fn checked_command(command: &[f32]) -> Result<Command, CommandError> {
     let [x, y, turn] = command else {
@@ -28,6 +31,41 @@ impl Walking for CassieEnv {
         self.fixed_command = Some(checked_command(command)?);
         self.course.clear();
         Ok(())
+    }
+
+    fn steer(&mut self, command: &[f32]) -> Result<(), CommandError> {
+        let command = checked_command(command)?;
+        self.fixed_command = Some(command);
+        self.course.clear();
+        if self.command != command {
+            self.command = command;
+            self.retime_clock();
+        }
+        Ok(())
+    }
+
+    fn push_now(&mut self, dv: [f32; 2]) -> Result<(), CommandError> {
+        let speed = dv[0].hypot(dv[1]);
+        if !(speed.is_finite() && speed <= MAX_ASKED_PUSH) {
+            return Err(CommandError::OutOfRange {
+                name: "push",
+                value: speed,
+                min: 0.0,
+                max: MAX_ASKED_PUSH,
+                unit: "m/s",
+            });
+        }
+        self.asked_push = Some(dv);
+        Ok(())
+    }
+
+    /// The run's command distribution's ranges ([`CommandKind::ranges`]).
+    fn command_range(&self) -> Option<[[f32; 2]; 3]> {
+        Some(self.config.commands.ranges())
+    }
+
+    fn gait_phase(&self) -> Option<f32> {
+        Some((self.clock.phase() / self.clock.cycle_time()) as f32)
     }
 
     fn set_course(&mut self, course: &[CourseLeg]) -> Result<(), CommandError> {

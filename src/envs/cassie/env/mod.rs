@@ -91,6 +91,9 @@ pub struct CassieEnv {
     /// The policy step of the next push, and whether the last step pushed.
     next_push: u32,
     pushing: bool,
+    /// [`Walking::push_now`](crate::envs::Walking::push_now): a push asked for at the next
+    /// step (world `[vx, vy]`, m/s).
+    asked_push: Option<[f32; 2]>,
     /// What ended the episode at the last step.
     fell: Option<Fall>,
     /// [`Env::drive_targets`]: actions are the PD targets themselves.
@@ -155,6 +158,7 @@ impl CassieEnv {
             stage_from: None,
             next_push: u32::MAX,
             pushing: false,
+            asked_push: None,
             fell: None,
             targets_input: false,
             torque_delay: None,
@@ -309,6 +313,7 @@ impl CassieEnv {
         self.estimator.reset(self.sim.base_linvel());
         self.steps = 0;
         self.pushing = false;
+        self.asked_push = None;
         self.last_push = None;
         self.fell = None;
         self.schedule_push(0);

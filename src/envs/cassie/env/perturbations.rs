@@ -149,27 +149,45 @@ impl CassieEnv {
     }
 
     /// Starts or ends a push before a policy step of `duration` seconds: a push is the
-    /// impulse `ROBOT_MASS · v` in a random horizontal direction, held for that one step.
+    /// impulse `ROBOT_MASS · v` in a random horizontal direction (or the one
+    /// [`Walking::push_now`](crate::envs::Walking::push_now) asked for), held for that one step.
     pub(super) fn update_push(&mut self, duration: f32) {
         if self.pushing {
             self.sim.set_push(rapier3d::glamx::Vec3::ZERO);
             self.pushing = false;
         }
-        if self.steps == self.next_push {
-            let speed = match self.pushes {
-                Pushes::Exactly(v) => v,
-                Pushes::Own | Pushes::Full | Pushes::UpTo(_) => {
-                    self.rng.gen_range(0.0..=self.push_speed())
-                }
-            };
-            let angle = self.rng.gen_range(0.0..std::f32::consts::TAU);
-            let force = ROBOT_MASS * speed / duration;
-            let (s, c) = angle.sin_cos();
-            self.sim.set_push(rapier3d::glamx::Vec3::new(c * force, s * force, 0.0));
-            self.pushing = true;
-            let at = self.steps as f32 / self.config.policy_rate as f32;
-            self.last_push = Some(LastPush { at, dv: [c * speed, s * speed] });
-            self.schedule_push(self.steps);
+        let asked = self.asked_push.take();
+        if asked.is_none() && self.steps != self.next_push {
+            return;
         }
+        // (direction cosine, sine, speed); the force is computed as it always was, so that
+        // runs without asked pushes keep their numbers to the bit.
+        let (c, s, speed) = match asked {
+            Some([x, y]) => {
+                let speed = x.hypot(y);
+                if speed > 0.0 {
+                    (x / speed, y / speed, speed)
+                } else {
+                    (1.0, 0.0, 0.0)
+                }
+            }
+            None => {
+                let speed = match self.pushes {
+                    Pushes::Exactly(v) => v,
+                    Pushes::Own | Pushes::Full | Pushes::UpTo(_) => {
+                        self.rng.gen_range(0.0..=self.push_speed())
+                    }
+                };
+                let angle = self.rng.gen_range(0.0..std::f32::consts::TAU);
+                let (s, c) = angle.sin_cos();
+                self.schedule_push(self.steps);
+                (c, s, speed)
+            }
+        };
+        let force = ROBOT_MASS * speed / duration;
+        self.sim.set_push(rapier3d::glamx::Vec3::new(c * force, s * force, 0.0));
+        self.pushing = true;
+        let at = self.steps as f32 / self.config.policy_rate as f32;
+        self.last_push = Some(LastPush { at, dv: [c * speed, s * speed] });
     }
 }
