@@ -52,6 +52,14 @@ fn start_play(args: &[&str]) -> Server {
     Server { child, url, out }
 }
 
+impl Drop for Server {
+    /// However the test ends, the server ends with it.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Headless Chromium on one page, driven through the DevTools protocol.
 struct Browser {
     child: Child,
