@@ -220,7 +220,10 @@ fn eval_and_plot_refuse_bad_values_with_usage_errors() {
         (&["--command", "-0.3,0"], "--command takes 3 values x,y,turn, got 2"),
         (&["--traj-len", "0"], "invalid value '0' for '--traj-len"),
         (&["--episodes", "0"], "invalid value '0' for '--episodes"),
-        (&["--terrain", "mud"], "'mud': a terrain is flat, rough, slope, stairs, flights or mix"),
+        (
+            &["--terrain", "mud"],
+            "'mud': a terrain is flat, rough, slope, stairs, flights, upstairs, downstairs or mix",
+        ),
         (&["--terrain", "stairs:2"], "'stairs:2': the difficulty after ':' is a number in [0, 1]"),
         (&["--terrain", "stairs:nan"], "the difficulty after ':' is a number in [0, 1]"),
     ];

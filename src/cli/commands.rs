@@ -166,9 +166,10 @@ pub struct PhysicsFlags {
     /// IMU bias per episode where the run trained with one.
     #[arg(long, value_parser = cassie_number("eval_noise"), allow_negative_numbers = true, help_heading = "Physics (Cassie)")]
     pub sensor_noise: Option<f64>,
-    /// The ground: `KIND[:DIFFICULTY]`, KIND flat, rough, slope, stairs or flights, DIFFICULTY
-    /// in [0, 1] (0.5): a terrain drawn per episode from --seed along its heading, the same on
-    /// both models [default: flat]
+    /// The ground: `KIND[:DIFFICULTY]`, KIND flat, rough, slope, stairs, flights, upstairs or
+    /// downstairs (the check's flights of 8 with 30 cm treads), DIFFICULTY in [0, 1] (0.5;
+    /// risers 5 + 15·D cm): a terrain drawn per episode from --seed along its heading, the same
+    /// on both models [default: flat]
     #[arg(long, help_heading = "Physics (Cassie)")]
     pub terrain: Option<TerrainArg>,
 }
@@ -255,6 +256,11 @@ pub struct CheckFlags {
     /// 4:0,0,0.4 3:0,0,0).
     #[arg(long, num_args = 0.., conflicts_with = "commands", allow_negative_numbers = true, value_name = "SECONDS:X,Y,TURN")]
     pub course: Option<Vec<CourseSegment>>,
+    /// The terrain task instead: stairs up and down (15 cm risers, 30 cm treads, flights of
+    /// 8), random flights of 10-17 cm, 10° slopes at 0.5 m/s, and the ten commands on ±4 cm
+    /// rough ground, each cell judged by its ground's rule (the bar: --episodes 10).
+    #[arg(long, conflicts_with_all = ["commands", "course", "terrain"])]
+    pub terrains: bool,
     /// The models, each command checked on each (MuJoCo at the lab model's 0.5 ms, rapier at
     /// its 2 ms).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "mujoco,rapier")]
@@ -298,6 +304,7 @@ impl CheckFlags {
     pub fn options(self) -> Result<CheckOptions, UsageError> {
         let source = self.policy.source();
         let task = match (self.course, self.commands) {
+            _ if self.terrains => CheckTask::Terrain,
             (Some(legs), _) if legs.is_empty() => CheckTask::Course(
                 TASK_COURSE
                     .iter()

@@ -25,7 +25,9 @@ pub use registry::{
     apply_physics, available, factory, has_physics_models, make, spec, EnvConfig, EnvSchedule,
     EnvSection, EnvSpec, UnknownEnv, UserChoices, ENVS,
 };
-pub use walking::{CourseLeg, PhysicsOverride, Pushes, StageGate, TerrainArg, Walking};
+pub use walking::{
+    CourseLeg, EpisodePlan, PhysicsOverride, Pushes, StageGate, TerrainArg, Walking,
+};
 
 /// Builds one fresh env. The runner calls it once to read the sizes and mirror lists, and once
 /// per sampler worker, so an env of your own trains without being registered

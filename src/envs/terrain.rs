@@ -115,6 +115,10 @@ pub enum TerrainKind {
     Stairs,
     /// Random single steps up and down.
     Flights,
+    /// The check's flight up: 8 steps of 30 cm treads, then a long top.
+    Upstairs,
+    /// The check's flight down: the same, from the top.
+    Downstairs,
     /// Each episode one of the kinds above, the flat floor included, drawn at random.
     Mix,
 }
@@ -137,10 +141,41 @@ impl TerrainKind {
             Self::Slope => "slope",
             Self::Stairs => "stairs",
             Self::Flights => "flights",
+            Self::Upstairs => "upstairs",
+            Self::Downstairs => "downstairs",
             Self::Mix => "mix",
         }
     }
 }
+
+/// Steps of [`TerrainKind::Upstairs`] and [`TerrainKind::Downstairs`]: the check, a
+/// flight of 8 (a storey of a building at 15 cm risers is 18-20).
+pub const CHECK_STEPS: u32 = 8;
+/// Their tread (m).
+pub const CHECK_TREAD: f32 = 0.30;
+
+impl TerrainKind {
+    /// How far along the heading an episode must walk to have crossed this ground (m): past
+    /// the check's flights and 0.5 m beyond, or up and down the whole slope; `None` for ground
+    /// without an end (rough, random flights, stairs of random length, the flat floor).
+    pub fn course_length(self) -> Option<f32> {
+        match self {
+            Self::Upstairs | Self::Downstairs => {
+                Some(RUN_UP + (CHECK_STEPS + 1) as f32 * CHECK_TREAD + 0.5)
+            }
+            Self::Slope => Some(RUN_UP + 2.0 * SLOPE_LENGTH),
+            _ => None,
+        }
+    }
+
+    /// The riser (m) of stairs at `difficulty` (5-20 cm).
+    pub fn riser(difficulty: f32) -> f32 {
+        0.05 + 0.15 * difficulty.clamp(0.0, 1.0)
+    }
+}
+
+/// The length of each of a slope's two ramps (m).
+const SLOPE_LENGTH: f32 = 4.0;
 
 /// One ground to build: its kind (not [`TerrainKind::Mix`], which draws one), its difficulty
 /// in [0, 1] and its seed.
@@ -198,14 +233,14 @@ impl TerrainSpec {
             }
             TerrainKind::Slope => {
                 let grade = (5.0 + 10.0 * d).to_radians().tan();
-                let top = 4.0;
+                let top = SLOPE_LENGTH;
                 field.fill(|x, y| {
                     let a = along(x, y);
                     grade * a.clamp(0.0, top).min((2.0 * top - a).max(0.0))
                 });
             }
             TerrainKind::Stairs => {
-                let riser = 0.05 + 0.15 * d;
+                let riser = TerrainKind::riser(d);
                 let tread = rng.gen_range(0.25..0.40f32);
                 let steps = rng.gen_range(4..=16) as f32;
                 let landing = 1.0;
@@ -215,6 +250,14 @@ impl TerrainSpec {
                     let down_from = steps * tread + landing;
                     let down = ((a - down_from) / tread).floor().clamp(0.0, steps + 1.0);
                     riser * (up - down).max(0.0)
+                });
+            }
+            TerrainKind::Upstairs | TerrainKind::Downstairs => {
+                let riser = TerrainKind::riser(d);
+                let sign = if self.kind == TerrainKind::Upstairs { 1.0 } else { -1.0 };
+                let steps = CHECK_STEPS as f32;
+                field.fill(|x, y| {
+                    sign * riser * (along(x, y) / CHECK_TREAD).floor().clamp(0.0, steps)
                 });
             }
             TerrainKind::Flights => {
@@ -262,6 +305,8 @@ mod tests {
             TerrainKind::Slope,
             TerrainKind::Stairs,
             TerrainKind::Flights,
+            TerrainKind::Upstairs,
+            TerrainKind::Downstairs,
         ] {
             let spec = TerrainSpec { kind, difficulty: 1.0, seed: 3 };
             let field = spec.build(0.7);
@@ -277,5 +322,12 @@ mod tests {
         let [_, hi] = stairs.range();
         let steps = (hi / 0.125).round();
         assert!((hi - steps * 0.125).abs() < 1e-5 && (4.0..=16.0).contains(&steps), "{hi}");
+        // The check's flights: 8 risers of 15 cm at difficulty 2/3, 30 cm apart.
+        for (kind, sign) in [(TerrainKind::Upstairs, 1.0), (TerrainKind::Downstairs, -1.0)] {
+            let f = TerrainSpec { kind, difficulty: 2.0 / 3.0, seed: 0 }.build(0.0);
+            let at = |x: f32| f.height_at(x, 0.02).unwrap() * sign;
+            assert!((at(RUN_UP + 0.31) - 0.15).abs() < 1e-4 && at(RUN_UP + 0.29).abs() < 1e-6);
+            assert!((at(RUN_UP + 2.45) - 1.2).abs() < 1e-4 && (at(8.0) - 1.2).abs() < 1e-4);
+        }
     }
 }

@@ -69,7 +69,7 @@ impl std::str::FromStr for TerrainArg {
         let kind =
             crate::envs::terrain::TerrainKind::from_str(kind.trim(), false).map_err(|_| {
                 format!(
-                "'{s}': a terrain is flat, rough, slope, stairs, flights or mix, then :DIFFICULTY \
+                "'{s}': a terrain is flat, rough, slope, stairs, flights, upstairs, downstairs or mix, then :DIFFICULTY \
                  in [0, 1] if you like"
             )
             })?;
@@ -101,9 +101,36 @@ pub struct CourseLeg {
     pub command: [f32; 3],
 }
 
+/// How the next episode of a walking env begins, as data: what the sampler's jobs (training,
+/// evaluation, selection) differ by. [`Walking::begin_episode`] applies it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EpisodePlan {
+    /// A command held for the whole episode; `None`: the env's own draws.
+    pub command: Option<[f32; 3]>,
+    /// The physics model to run (`< eval_models()`); `None`: drawn.
+    pub model: Option<usize>,
+    /// The pushes.
+    pub pushes: Pushes,
+    /// The train step at which the run's gated stage began (`None`: not yet).
+    pub stage_from: Option<u64>,
+}
+
 /// A commanded locomotion task. Commands are `[x, y, turn]` (m/s, m/s, rad/s) in the commanded
 /// heading's frame.
 pub trait Walking {
+    /// Sets the next episode up as `plan` says, whatever the previous episode was set to: the
+    /// one call the sampler makes before each episode. Refuses (with what it could not take) a
+    /// model or command the env does not have; an env that cannot be pushed runs unpushed.
+    fn begin_episode(&mut self, plan: &EpisodePlan) -> Result<(), CommandError> {
+        self.set_eval_model(plan.model)?;
+        match &plan.command {
+            Some(command) => self.set_command(command)?,
+            None => self.clear_command(),
+        }
+        let _ = self.set_push(plan.pushes);
+        self.set_stage(plan.stage_from);
+        Ok(())
+    }
     /// Sets the task command (e.g. x velocity, y velocity, turn rate) for `gait eval --command`.
     /// Refuses (and changes nothing) values the env cannot mean, NaN and infinities included.
     fn set_command(&mut self, command: &[f32]) -> Result<(), CommandError>;

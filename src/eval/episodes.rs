@@ -30,6 +30,7 @@ impl PreparedEval {
             course_episodes: Vec::new(),
             blowups: 0,
             interrupted: false,
+            policy_dt: self.env.policy_dt(),
         };
         let mut steps_total = 0usize;
         let mut rollout = Rollout::new();

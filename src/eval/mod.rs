@@ -288,6 +288,8 @@ pub struct EvalSummary {
     pub blowups: usize,
     /// Ctrl-C or SIGTERM ended the evaluation early (what ran is reported and written).
     pub interrupted: bool,
+    /// Simulated seconds per step.
+    pub policy_dt: f32,
 }
 
 impl EvalSummary {

@@ -1,6 +1,7 @@
 //! How a sampler job's episode begins on a walking env: the command, the physics model, the
-//! pushes and the curriculum stage the job asks for, set through the env's [`Walking`](crate::envs::Walking)
-//! controls. An env that is no walking task runs its own draws.
+//! pushes and the curriculum stage the job asks for, as one [`EpisodePlan`] (a pure function of
+//! the job) given to the env's [`Walking::begin_episode`](crate::envs::Walking::begin_episode).
+//! An env that is no walking task runs its own draws.
 
 use std::borrow::Cow;
 
@@ -8,7 +9,7 @@ use anyhow::{bail, Context, Result};
 
 use super::{JobKind, JobSpec};
 use crate::algos::tracking;
-use crate::envs::{Env, Pushes};
+use crate::envs::{Env, EpisodePlan, Pushes};
 
 /// Sets a walking env up for `job`'s episode and returns its command: eval episode `i` runs the
 /// env's eval command `i % n`; selection episode `k` the selection's command `k % n` on physics
@@ -34,27 +35,74 @@ pub(super) fn begin(env: &mut dyn Env, job: &JobSpec) -> Result<Option<[f32; 3]>
         }
         return Ok(None);
     };
+    let plan = plan(job, &commands, walking.eval_models())?;
+    walking
+        .begin_episode(&plan)
+        .with_context(|| format!("the env refused its own episode plan {plan:?}"))?;
+    Ok(plan.command)
+}
+
+/// The plan of `job`'s episode on a walking env with these eval (or selection) `commands` and
+/// `models` physics models: a pure function of the job.
+fn plan(job: &JobSpec, commands: &[[f32; 3]], models: usize) -> Result<EpisodePlan> {
     let n = commands.len() as u64;
     let command = (job.kind != JobKind::Train && n > 0).then(|| commands[(job.id % n) as usize]);
     let model = match job.kind {
-        JobKind::Select if n > 0 => Some((job.id / n) as usize % walking.eval_models()),
+        JobKind::Select if n > 0 => Some((job.id / n) as usize % models.max(1)),
         JobKind::Select => bail!("selection episodes need an env with eval commands"),
         JobKind::Train | JobKind::Eval => None,
     };
-    walking.set_eval_model(model).context("the env refused a selection episode's model")?;
-    match &command {
-        Some(c) => {
-            walking
-                .set_command(c)
-                .with_context(|| format!("the env refused its own eval command {c:?}"))?;
-        }
-        None => walking.clear_command(),
-    }
-    let _ = walking.set_push(match job.kind {
+    let pushes = match job.kind {
         JobKind::Train => Pushes::Own,
         JobKind::Eval => Pushes::Full,
         JobKind::Select => Pushes::UpTo(job.select_push),
-    });
-    walking.set_stage(job.stage_from);
-    Ok(command)
+    };
+    Ok(EpisodePlan { command, model, pushes, stage_from: job.stage_from })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SelectionCommands;
+
+    fn job(kind: JobKind, id: u64) -> JobSpec {
+        JobSpec {
+            id,
+            kind,
+            seed: 0,
+            max_len: 10,
+            select_commands: SelectionCommands::Eval,
+            select_push: 0.5,
+            timesteps: 0,
+            stage_from: Some(7),
+        }
+    }
+
+    /// Each job kind's plan: training draws its own commands and pushes on the run's schedule;
+    /// evaluation cycles the commands at full pushes; selection walks every (command, model)
+    /// cell in order at the selection's pushes; every plan carries the stage.
+    #[test]
+    fn each_job_kind_plans_its_episode_as_data() {
+        let commands = [[1.0, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.0]];
+        let train = plan(&job(JobKind::Train, 4), &commands, 2).unwrap();
+        let expected =
+            EpisodePlan { command: None, model: None, pushes: Pushes::Own, stage_from: Some(7) };
+        assert_eq!(train, expected);
+        let eval = plan(&job(JobKind::Eval, 4), &commands, 2).unwrap();
+        assert_eq!(
+            (eval.command, eval.model, eval.pushes),
+            (Some(commands[1]), None, Pushes::Full)
+        );
+        let cells: Vec<_> = (0..6)
+            .map(|id| {
+                let p = plan(&job(JobKind::Select, id), &commands, 2).unwrap();
+                assert_eq!(p.pushes, Pushes::UpTo(0.5));
+                (p.command.unwrap(), p.model.unwrap())
+            })
+            .collect();
+        let want: Vec<_> =
+            [0, 1].iter().flat_map(|&m| commands.iter().map(move |&c| (c, m))).collect();
+        assert_eq!(cells, want);
+        assert!(plan(&job(JobKind::Select, 0), &[], 2).is_err());
+    }
 }

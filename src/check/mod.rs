@@ -26,6 +26,9 @@ use crate::envs::cassie::SimKind;
 use crate::envs::PhysicsOverride;
 use crate::eval::{check_options, env_of, run_eval, CourseSegment, EvalOptions, Source};
 
+mod terrain;
+pub use terrain::{GroundOutcome, Success, TerrainCase, TERRAIN_CASES, TERRAIN_HEADER};
+
 /// The ten commands of the walking task (issue 27's "Done means"), `[x m/s, y m/s, turn rad/s]`.
 pub const TASK_COMMANDS: [[f32; 3]; 10] = [
     [1.0, 0.0, 0.0],
@@ -112,6 +115,8 @@ pub enum CheckTask {
     /// One course per episode, as `gait eval --course` runs it: one cell per leg and model,
     /// judged on the leg's means from a second into it ([`crate::course::SETTLE_SECONDS`]).
     Course(Vec<CourseSegment>),
+    /// The terrain task ([`TERRAIN_CASES`]): one cell per ground, command and model.
+    Terrain,
 }
 
 /// Steps of a held-command episode unless `--traj-len` says otherwise: 20 s.
@@ -155,8 +160,11 @@ pub struct Cell {
     pub worst: [f64; 3],
     /// Episodes a simulation blow-up cut (neither falls nor judged; the cell is not within).
     pub cuts: usize,
-    /// Every episode reached it, none fell or was cut, every one within the task's bounds.
+    /// Every episode reached it, none fell or was cut, every one within the task's bounds
+    /// (a terrain cell: enough episodes succeeded, none was cut).
     pub within: bool,
+    /// A terrain cell's ground and successes.
+    pub ground: Option<GroundOutcome>,
 }
 
 /// One episode's part in a cell: its means (None: it did not reach the leg) and a fall.
@@ -192,6 +200,7 @@ impl Cell {
                 && cuts == 0
                 && !samples.is_empty()
                 && reached.len() == samples.len(),
+            ground: None,
         };
         for e in &reached {
             // Falls are counted above; the judge sees each episode's speeds.
@@ -225,6 +234,32 @@ impl Cell {
             })
             .collect();
         Self::judge(sim, None, command, &samples)
+    }
+
+    /// A terrain cell: the speeds as a held command's, within when enough episodes succeeded
+    /// on `case`'s ground and none was cut.
+    fn of_terrain(
+        sim: CheckSim,
+        case: &TerrainCase,
+        command: [f32; 3],
+        episodes: &[EvalEpisode],
+        len: usize,
+        dt: f32,
+    ) -> Result<Self> {
+        let mut cell = Self::of_command(sim, command, episodes, len)?;
+        let successes =
+            episodes.iter().filter(|e| case.succeeds(e, e.steps < len && !e.cut, dt)).count();
+        let walked: f64 = episodes
+            .iter()
+            .map(|e| e.metric("forward_speed").unwrap_or(0.0) * e.steps as f64 * dt as f64)
+            .sum::<f64>()
+            / episodes.len().max(1) as f64;
+        let needed = case.needed(episodes.len());
+        cell.within = cell.cuts == 0 && !episodes.is_empty() && successes >= needed;
+        let t = case.terrain;
+        let ground = format!("{}:{}", t.kind.name(), (t.difficulty * 1000.0).round() / 1000.0);
+        cell.ground = Some(GroundOutcome { ground, successes, needed, walked });
+        Ok(cell)
     }
 
     /// A course's cells, one per leg, from each episode's leg outcomes.
@@ -272,9 +307,12 @@ impl fmt::Display for Cell {
             (false, 0) => "no".to_string(),
             (false, n) => format!("no ({n} cut by a simulation blow-up)"),
         };
-        match self.leg {
-            None => write!(f, "{:<7} {command:<12} {falls}", self.sim.name())?,
-            Some(leg) => {
+        match (&self.ground, self.leg) {
+            (Some(ground), _) => {
+                write!(f, "{:<7} {command:<12} {falls} {ground}", self.sim.name())?
+            }
+            (None, None) => write!(f, "{:<7} {command:<12} {falls}", self.sim.name())?,
+            (None, Some(leg)) => {
                 let reached = format!("{}/{:<6}", self.reached, self.episodes);
                 write!(f, "{:<7} {leg:<4} {command:<14} {falls} {reached}", self.sim.name())?;
                 if self.reached == 0 {
@@ -343,12 +381,13 @@ impl CheckReport {
 enum Job<'a> {
     Command(CheckSim, [f32; 3]),
     Course(CheckSim, &'a [CourseSegment]),
+    Terrain(CheckSim, &'static TerrainCase, [f32; 3]),
 }
 
 impl Job<'_> {
     fn sim(self) -> CheckSim {
         match self {
-            Self::Command(sim, _) | Self::Course(sim, _) => sim,
+            Self::Command(sim, _) | Self::Course(sim, _) | Self::Terrain(sim, ..) => sim,
         }
     }
 
@@ -359,6 +398,13 @@ impl Job<'_> {
                 (Some(c.to_vec()), None, Some(opts.traj_len.unwrap_or(COMMAND_STEPS)))
             }
             Self::Course(_, legs) => (None, Some(legs.to_vec()), opts.traj_len),
+            Self::Terrain(_, case, c) => {
+                (Some(c.to_vec()), None, Some(opts.traj_len.unwrap_or(case.steps)))
+            }
+        };
+        let terrain = match self {
+            Self::Terrain(_, case, _) => Some(case.terrain),
+            Self::Command(..) | Self::Course(..) => opts.terrain,
         };
         EvalOptions {
             source: opts.source.clone(),
@@ -374,7 +420,7 @@ impl Job<'_> {
                 friction: opts.friction,
                 latency: opts.latency,
                 sensor_noise: opts.sensor_noise,
-                terrain: opts.terrain,
+                terrain,
                 ..PhysicsOverride::default()
             }),
             push: opts.push,
@@ -393,9 +439,14 @@ impl Job<'_> {
                 vec![Cell::of_command(sim, command, &summary.episodes, len)?]
             }
             Self::Course(sim, _) => Cell::of_course(sim, &summary.course_episodes)?,
+            Self::Terrain(sim, case, command) => {
+                let len = eval.traj_len.unwrap_or(case.steps);
+                let episodes = &summary.episodes;
+                vec![Cell::of_terrain(sim, case, command, episodes, len, summary.policy_dt)?]
+            }
         };
         let falls = match self {
-            Self::Command(..) => cells.iter().map(|c| c.falls).sum(),
+            Self::Command(..) | Self::Terrain(..) => cells.iter().map(|c| c.falls).sum(),
             Self::Course(..) => {
                 summary.course_episodes.iter().filter(|e| e.iter().any(|l| l.fell)).count()
             }
@@ -415,6 +466,9 @@ impl fmt::Display for Job<'_> {
         match self {
             Self::Command(sim, c) => write!(f, "{} {}", sim.name(), CommandText(*c)),
             Self::Course(sim, _) => write!(f, "{} course", sim.name()),
+            Self::Terrain(sim, case, c) => {
+                write!(f, "{} {} {}", sim.name(), case.terrain.kind.name(), CommandText(*c))
+            }
         }
     }
 }
@@ -447,12 +501,22 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
             .flat_map(|&s| commands.iter().map(move |&c| Job::Command(s, c)))
             .collect(),
         CheckTask::Course(legs) => opts.sims.iter().map(|&s| Job::Course(s, legs)).collect(),
+        CheckTask::Terrain => opts
+            .sims
+            .iter()
+            .flat_map(|&s| {
+                TERRAIN_CASES.iter().flat_map(move |case| {
+                    case.commands.iter().map(move |&c| Job::Terrain(s, case, c))
+                })
+            })
+            .collect(),
     };
     // Before the first line: the weights, the course, pushes and every command, checked once
     // as `gait eval` checks them, so a bad flag is one error and no table.
     let commands = match &opts.task {
         CheckTask::Commands(commands) => commands.as_slice(),
         CheckTask::Course(_) => &[],
+        CheckTask::Terrain => &TASK_COMMANDS,
     };
     let policy =
         jobs.first().map(|first| check_options(&first.options(opts), commands)).transpose()?;
@@ -460,6 +524,7 @@ pub fn run_check(opts: &CheckOptions, out: &mut impl Write) -> Result<CheckRepor
     let header = match opts.task {
         CheckTask::Commands(_) => COMMAND_HEADER,
         CheckTask::Course(_) => COURSE_HEADER,
+        CheckTask::Terrain => TERRAIN_HEADER,
     };
     writeln!(out, "{header}")?;
     let report = run_jobs(&jobs, opts, out)?;
@@ -498,6 +563,16 @@ fn write_preamble(
             opts.sims.len(),
             opts.episodes,
             crate::course::SETTLE_SECONDS
+        )?,
+        CheckTask::Terrain => writeln!(
+            out,
+            "{} cells, {} episode{s} each: stairs up and down (15 cm risers, 30 cm treads, \
+             flights of 8) crossed at 0.5 m/s in 9 of 10 episodes; random flights of 10-17 cm \
+             walked at 0.5 m/s for 20 s in 8 of 10; the ten commands on ±4 cm rough ground \
+             with no fall, speeds within 0.2 m/s; a 10° slope crossed up and down at 0.5 m/s \
+             in 30 s, no fall",
+            TERRAIN_CASES.iter().map(|c| c.commands.len()).sum::<usize>() * opts.sims.len(),
+            opts.episodes
         )?,
     }
     if let Some((policy, note)) = policy {
@@ -706,6 +781,7 @@ mod tests {
             mean: [-0.25, 0.01, -0.002],
             worst: [0.08, 0.03, 0.01],
             within: false,
+            ground: None,
         };
         assert_eq!(
             cell.to_string(),
