@@ -1130,3 +1130,29 @@ fn the_check_scripts_are_gait_check() {
     assert_eq!(course, stdout(&o));
     assert!(course.contains("a course of 2 legs"), "{course}");
 }
+
+/// `gait check --terrains`: one row per ground, command and model, in the task's order, each
+/// judged by its ground's rule: 1.2 s cannot cross a flight of stairs, so those cells miss and
+/// the check exits 3; the task does not mix with held commands.
+#[test]
+fn the_terrain_task_has_a_cell_per_ground_and_command() {
+    let walk = common::pretrained_walk();
+    let walk = walk.to_str().unwrap();
+    let args = ["--episodes", "1", "--traj-len", "60", "--sims", "rapier", "--workers", "2"];
+    let o = gait(&[&["check", "--path", walk, "--terrains"], &args[..]].concat());
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(3), "{out}{}", stderr(&o));
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("rapier")).collect();
+    let grounds: Vec<&str> = rows.iter().map(|r| r.split_whitespace().nth(3).unwrap()).collect();
+    let mut want = vec!["upstairs:0.667", "downstairs:0.667", "flights:1"];
+    want.extend(["rough:0.667"; 10]);
+    want.push("slope:0.5");
+    assert_eq!(grounds, want, "{out}");
+    for row in &rows[..2] {
+        let fields: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!((fields[4], *fields.last().unwrap()), ("0/1", "no"), "{row}");
+    }
+    assert!(out.contains("stairs up and down (15 cm risers, 30 cm treads, flights of 8)"), "{out}");
+    let o = gait(&["check", "--path", walk, "--terrains", "--command", "1,0,0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
