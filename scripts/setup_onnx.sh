@@ -13,6 +13,7 @@ set -euo pipefail
 
 ORT_VERSION=1.32.0
 ONNX_VERSION=1.23.2
+GYMNASIUM_VERSION=1.2.2
 MUJOCO_VERSION=3.17.0
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="${GAIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gait}"
@@ -42,6 +43,21 @@ if [[ ! -f "$mujoco_marker" ]]; then
     "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: \
       "mujoco==$MUJOCO_VERSION"
     touch "$mujoco_marker"
+  fi
+  flock -u 7
+fi
+# Gymnasium with its MuJoCo extra (the pinned version whose models ship in
+# assets/gymnasium-mujoco; mujoco stays at the version gait links): the reference the gym envs'
+# step-for-step test compares against.
+gym_marker="$venv/.gait-installed-gymnasium-mujoco-$GYMNASIUM_VERSION"
+if [[ ! -f "$gym_marker" ]]; then
+  echo "setup: installing gymnasium $GYMNASIUM_VERSION (Python) into $venv" >&2
+  exec 7>"$cache/.lock-onnx"
+  flock 7
+  if [[ ! -f "$gym_marker" ]]; then
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: \
+      "gymnasium[mujoco]==$GYMNASIUM_VERSION" "mujoco==$MUJOCO_VERSION"
+    touch "$gym_marker"
   fi
   flock -u 7
 fi

@@ -8,6 +8,7 @@ pub(crate) mod bodies;
 mod cartpole;
 pub mod cassie;
 pub(crate) mod controller;
+pub mod gym;
 pub(crate) mod mirror;
 mod mountaincar;
 mod pendulum;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::cassie::{CassieConfig, CassieEnv};
+use super::gym::{GymEnv, Task};
 use super::{CartPole, Env, EnvFactory, MountainCar, Pendulum};
 
 /// Env-specific settings (the reference's "Env arguments" group), one section per env that has
@@ -205,6 +206,34 @@ pub static ENVS: &[EnvSpec] = &[
         make: |_| Ok(Box::new(MountainCar::new())),
         section: None,
         preset: include_str!("presets/mountaincar.toml"),
+    },
+    EnvSpec {
+        name: "gym/InvertedPendulum-v5",
+        about: "Gymnasium InvertedPendulum-v5 (MuJoCo): balance a pole on a cart",
+        make: |_| Ok(Box::new(GymEnv::new(Task::InvertedPendulum)?)),
+        section: None,
+        preset: include_str!("presets/gym.toml"),
+    },
+    EnvSpec {
+        name: "gym/Hopper-v5",
+        about: "Gymnasium Hopper-v5 (MuJoCo): hop forward on one leg",
+        make: |_| Ok(Box::new(GymEnv::new(Task::Hopper)?)),
+        section: None,
+        preset: include_str!("presets/gym.toml"),
+    },
+    EnvSpec {
+        name: "gym/Walker2d-v5",
+        about: "Gymnasium Walker2d-v5 (MuJoCo): walk forward, planar biped",
+        make: |_| Ok(Box::new(GymEnv::new(Task::Walker2d)?)),
+        section: None,
+        preset: include_str!("presets/gym.toml"),
+    },
+    EnvSpec {
+        name: "gym/HalfCheetah-v5",
+        about: "Gymnasium HalfCheetah-v5 (MuJoCo): run forward, never terminates",
+        make: |_| Ok(Box::new(GymEnv::new(Task::HalfCheetah)?)),
+        section: None,
+        preset: include_str!("presets/gym.toml"),
     },
 ];
 

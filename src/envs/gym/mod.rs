@@ -1,0 +1,154 @@
+//! Gymnasium's MuJoCo tasks (v5) as gait envs, `--env gym/Hopper-v5`: the models Gymnasium
+//! ships (`assets/gymnasium-mujoco`, copied from its wheel by `scripts/gym_assets.sh`), run by the
+//! same MuJoCo 3.17.0 gait links for Cassie, with Gymnasium's observation, reward terms (as
+//! `info`), termination, reset noise and frame skip at its default keyword arguments. The
+//! 1000-step truncation is the episode length (`traj_len`) of each task's preset.
+//!
+//! Step for step the same as Gymnasium's: from the same state, with the same actions, the
+//! observations, rewards and terminations agree (`tests/gym.rs` steps both). What differs:
+//! gait's observations and rewards are `f32` (Gymnasium's `f64`), and its reset noise is drawn
+//! from gait's own seeded generator, not NumPy's.
+
+use mujoco_rs::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::StandardNormal;
+
+use super::{Env, RewardTerm, Step};
+
+mod tasks;
+pub use tasks::{Task, TASKS};
+
+/// A Gymnasium MuJoCo task as a gait env.
+pub struct GymEnv {
+    task: Task,
+    data: MjData<Box<MjModel>>,
+    /// The model's initial `qpos`/`qvel` (Gymnasium's `init_qpos`, `init_qvel`).
+    init_qpos: Vec<f64>,
+    init_qvel: Vec<f64>,
+    obs: Vec<f32>,
+    info: Vec<RewardTerm>,
+    rng: ChaCha8Rng,
+    /// `qpos` and `qvel` after the last reset, for tests that start another simulator there.
+    start: (Vec<f64>, Vec<f64>),
+    /// Seconds per env step: the model's timestep times the frame skip.
+    dt: f64,
+}
+
+// SAFETY: an `MjData` with its boxed `MjModel` is owned data with no thread affinity; each env
+// is used by one thread at a time (gait's samplers move an env to its worker, never share it).
+unsafe impl Send for GymEnv {}
+
+impl GymEnv {
+    /// The task's env; its model compiled from the shipped XML.
+    pub fn new(task: Task) -> anyhow::Result<Self> {
+        let model = MjModel::from_xml_string(task.xml())
+            .map_err(|e| anyhow::anyhow!("MuJoCo refused {}'s model: {e}", task.name()))?;
+        let data = MjData::new(Box::new(model));
+        let init_qpos = data.qpos().to_vec();
+        let init_qvel = data.qvel().to_vec();
+        let info = task.info_names().iter().map(|&n| (n, 0.0)).collect();
+        let dt = data.model().opt().timestep * task.frame_skip() as f64;
+        let mut env = Self {
+            task,
+            data,
+            init_qpos,
+            init_qvel,
+            obs: Vec::new(),
+            info,
+            rng: ChaCha8Rng::seed_from_u64(0),
+            start: (Vec::new(), Vec::new()),
+            dt,
+        };
+        env.obs = vec![0.0; env.task.observation_size(env.nq(), env.nv())];
+        Ok(env)
+    }
+
+    fn nq(&self) -> usize {
+        self.init_qpos.len()
+    }
+
+    fn nv(&self) -> usize {
+        self.init_qvel.len()
+    }
+
+    /// `qpos` and `qvel` after the last reset.
+    pub fn start_state(&self) -> (&[f64], &[f64]) {
+        (&self.start.0, &self.start.1)
+    }
+
+    /// Sets `qpos` and `qvel` as Gymnasium's `set_state` does (then `mj_forward`) and returns the
+    /// observation there.
+    pub fn set_state(&mut self, qpos: &[f64], qvel: &[f64]) -> &[f32] {
+        self.data.qpos_mut().copy_from_slice(qpos);
+        self.data.qvel_mut().copy_from_slice(qvel);
+        self.data.forward();
+        self.task.observe(self.data.qpos(), self.data.qvel(), &mut self.obs);
+        &self.obs
+    }
+}
+
+impl Env for GymEnv {
+    fn observation_size(&self) -> usize {
+        self.obs.len()
+    }
+
+    fn action_size(&self) -> usize {
+        self.data.ctrl().len()
+    }
+
+    fn seed(&mut self, seed: u64) {
+        self.rng = ChaCha8Rng::seed_from_u64(seed);
+    }
+
+    /// `mj_resetData`, then the initial state plus the task's reset noise.
+    fn reset(&mut self) -> &[f32] {
+        self.data.reset();
+        let scale = self.task.reset_noise();
+        let mut qpos = self.init_qpos.clone();
+        for q in &mut qpos {
+            *q += self.rng.gen_range(-scale..scale);
+        }
+        let mut qvel = self.init_qvel.clone();
+        for v in &mut qvel {
+            *v += if self.task.normal_velocity_noise() {
+                scale * self.rng.sample::<f64, _>(StandardNormal)
+            } else {
+                self.rng.gen_range(-scale..scale)
+            };
+        }
+        self.set_state(&qpos, &qvel);
+        self.start = (qpos, qvel);
+        &self.obs
+    }
+
+    /// `ctrl = action`, the task's frame skip of `mj_step`, then its reward and termination.
+    fn step(&mut self, action: &[f32]) -> Step<'_> {
+        let x_before = self.data.qpos()[0];
+        for (c, &a) in self.data.ctrl_mut().iter_mut().zip(action) {
+            *c = a as f64;
+        }
+        for _ in 0..self.task.frame_skip() {
+            self.data.step();
+        }
+        // What Gymnasium computes after its steps (the contact forces of `cfrc_ext`).
+        self.data.rne_post_constraint();
+        let (qpos, qvel) = (self.data.qpos(), self.data.qvel());
+        self.task.observe(qpos, qvel, &mut self.obs);
+        let outcome = self.task.outcome(x_before, qpos, qvel, action, self.dt, &self.obs);
+        for ((_, v), term) in self.info.iter_mut().zip(outcome.terms) {
+            *v = term as f32;
+        }
+        Step {
+            obs: &self.obs,
+            reward: outcome.reward as f32,
+            done: outcome.terminated,
+            info: &self.info,
+        }
+    }
+
+    /// The model's timestep times the frame skip (Gymnasium's `dt`).
+    fn policy_dt(&self) -> f32 {
+        self.dt as f32
+    }
+}
