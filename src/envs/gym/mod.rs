@@ -10,9 +10,8 @@
 //! from gait's own seeded generator, not NumPy's.
 
 use mujoco_rs::prelude::*;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::StandardNormal;
 
 use super::{Env, RewardTerm, Step};
 
@@ -33,6 +32,8 @@ pub struct GymEnv {
     start: (Vec<f64>, Vec<f64>),
     /// Seconds per env step: the model's timestep times the frame skip.
     dt: f64,
+    /// The indices of the bodies the task reads by name ([`Task::named`]).
+    ids: Vec<usize>,
 }
 
 // SAFETY: an `MjData` with its boxed `MjModel` is owned data with no thread affinity; each env
@@ -49,6 +50,15 @@ impl GymEnv {
         let init_qvel = data.qvel().to_vec();
         let info = task.info_names().iter().map(|&n| (n, 0.0)).collect();
         let dt = data.model().opt().timestep * task.frame_skip() as f64;
+        let ids = task
+            .named()
+            .iter()
+            .map(|name| {
+                data.model()
+                    .name_to_id(MjtObjBase::mjOBJ_BODY, name)
+                    .ok_or_else(|| anyhow::anyhow!("{}'s model has no body '{name}'", task.name()))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let mut env = Self {
             task,
             data,
@@ -59,8 +69,12 @@ impl GymEnv {
             rng: ChaCha8Rng::seed_from_u64(0),
             start: (Vec::new(), Vec::new()),
             dt,
+            ids,
         };
-        env.obs = vec![0.0; env.task.observation_size(env.nq(), env.nv())];
+        let nbody = env.data.model().ffi().nbody as usize;
+        env.obs = vec![0.0; env.task.observation_size(env.nq(), env.nv(), nbody)];
+        // The observation's size is the task's formula, checked against what it writes.
+        env.reset();
         Ok(env)
     }
 
@@ -83,7 +97,7 @@ impl GymEnv {
         self.data.qpos_mut().copy_from_slice(qpos);
         self.data.qvel_mut().copy_from_slice(qvel);
         self.data.forward();
-        self.task.observe(self.data.qpos(), self.data.qvel(), &mut self.obs);
+        self.task.observe(&self.data, &self.ids, &mut self.obs);
         &self.obs
     }
 }
@@ -101,22 +115,10 @@ impl Env for GymEnv {
         self.rng = ChaCha8Rng::seed_from_u64(seed);
     }
 
-    /// `mj_resetData`, then the initial state plus the task's reset noise.
+    /// `mj_resetData`, then the task's initial state ([`Task::reset_state`]).
     fn reset(&mut self) -> &[f32] {
         self.data.reset();
-        let scale = self.task.reset_noise();
-        let mut qpos = self.init_qpos.clone();
-        for q in &mut qpos {
-            *q += self.rng.gen_range(-scale..scale);
-        }
-        let mut qvel = self.init_qvel.clone();
-        for v in &mut qvel {
-            *v += if self.task.normal_velocity_noise() {
-                scale * self.rng.sample::<f64, _>(StandardNormal)
-            } else {
-                self.rng.gen_range(-scale..scale)
-            };
-        }
+        let (qpos, qvel) = self.task.reset_state(&mut self.rng, &self.init_qpos, &self.init_qvel);
         self.set_state(&qpos, &qvel);
         self.start = (qpos, qvel);
         &self.obs
@@ -124,7 +126,7 @@ impl Env for GymEnv {
 
     /// `ctrl = action`, the task's frame skip of `mj_step`, then its reward and termination.
     fn step(&mut self, action: &[f32]) -> Step<'_> {
-        let x_before = self.data.qpos()[0];
+        let before = self.task.position(&self.data);
         for (c, &a) in self.data.ctrl_mut().iter_mut().zip(action) {
             *c = a as f64;
         }
@@ -133,9 +135,8 @@ impl Env for GymEnv {
         }
         // What Gymnasium computes after its steps (the contact forces of `cfrc_ext`).
         self.data.rne_post_constraint();
-        let (qpos, qvel) = (self.data.qpos(), self.data.qvel());
-        self.task.observe(qpos, qvel, &mut self.obs);
-        let outcome = self.task.outcome(x_before, qpos, qvel, action, self.dt, &self.obs);
+        self.task.observe(&self.data, &self.ids, &mut self.obs);
+        let outcome = self.task.outcome(before, &self.data, &self.ids, action, self.dt, &self.obs);
         for ((_, v), term) in self.info.iter_mut().zip(outcome.terms) {
             *v = term as f32;
         }
