@@ -35,6 +35,8 @@ pub struct Batch {
     pub actions: Tensor,
     /// Discounted returns (the critic's targets).
     pub returns: Tensor,
+    /// The critic's values at collection (for value-loss clipping).
+    pub old_values: Tensor,
     /// Advantages (normalized per batch, for PPO).
     pub advantages: Tensor,
     /// Log-probabilities of the actions under the sampling policy.
@@ -70,6 +72,7 @@ impl Batch {
         CriticInputs {
             states: self.critic_states.as_ref().unwrap_or(&self.states).shallow_clone(),
             returns: self.returns.shallow_clone(),
+            old_values: self.old_values.shallow_clone(),
             mask: self.mask.shallow_clone(),
         }
     }
@@ -81,6 +84,7 @@ impl Batch {
             critic_states: self.critic_states.as_ref().map(&f),
             actions: f(&self.actions),
             returns: f(&self.returns),
+            old_values: f(&self.old_values),
             advantages: f(&self.advantages),
             old_logp: f(&self.old_logp),
             old_mean: f(&self.old_mean),
@@ -125,6 +129,7 @@ impl Batch {
         });
         let actions = tensor(&buffer.actions, act_dim);
         let returns = tensor(&buffer.returns, 1);
+        let old_values = tensor(&buffer.values, 1);
         let advantages = tensor(&adv, 1);
         let mask = if recurrent {
             let mut shape = lead.clone();
@@ -134,12 +139,18 @@ impl Batch {
             Tensor::ones([n as i64, 1], (Kind::Float, dev))
         };
         let fields = [states, actions, returns, advantages, mask];
-        let ([states, actions, returns, advantages, mask], critic_states) = match options.mirror {
-            Some(m) if options.augment => (
+        let augmented = options.mirror.filter(|_| options.augment);
+        let ([states, actions, returns, advantages, mask], critic_states) = match augmented {
+            Some(m) => (
                 m.augment(fields, recurrent),
                 critic_states.map(|c| m.augment_critic(c, recurrent)),
             ),
-            _ => (fields, critic_states),
+            None => (fields, critic_states),
+        };
+        // A mirrored copy's value is its original's, as its return is.
+        let old_values = match augmented {
+            Some(_) => Tensor::cat(&[&old_values, &old_values], if recurrent { 1 } else { 0 }),
+            None => old_values,
         };
         let (old_mean, old_std, old_logp) = tch::no_grad(|| {
             let (m, s) = actor.distribution(&states);
@@ -153,6 +164,7 @@ impl Batch {
             critic_states,
             actions,
             returns,
+            old_values,
             advantages,
             old_logp,
             old_mean,
@@ -170,6 +182,8 @@ pub struct CriticInputs {
     pub states: Tensor,
     /// Its targets.
     pub returns: Tensor,
+    /// Its values at collection.
+    pub old_values: Tensor,
     /// 1 on real steps.
     pub mask: Tensor,
 }
@@ -189,6 +203,20 @@ pub fn critic_loss_scaled(critic: &Critic, b: &CriticInputs, coeff: f64) -> Tens
     let denom = b.mask.sum(Kind::Float);
     let values = critic.value(&b.states);
     coeff * masked_mean(&(&b.returns - values).square(), &b.mask, &denom)
+}
+
+/// PPO's critic loss with value clipping: `0.5·mean(max((R − V)², (R − V_clip)²))`, `V_clip`
+/// the new value moved at most `clip` from the value at collection; `clip` 0: [`critic_loss`].
+pub fn critic_loss_clipped(critic: &Critic, b: &CriticInputs, clip: f64) -> Tensor {
+    if clip <= 0.0 {
+        return critic_loss(critic, b);
+    }
+    let denom = b.mask.sum(Kind::Float);
+    let values = critic.value(&b.states);
+    let clipped = &b.old_values + (&values - &b.old_values).clamp(-clip, clip);
+    let unclipped = (&b.returns - &values).square();
+    let worse = unclipped.maximum(&(&b.returns - clipped).square());
+    0.5 * masked_mean(&worse, &b.mask, &denom)
 }
 
 /// KL(new‖old) over the batch's real steps: the Gaussians' KL per action dim, averaged over

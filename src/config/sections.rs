@@ -98,6 +98,11 @@ crate::settings! {
         entropy_coeff: f64 = 0.0, Range::NonNegativeF32;
         /// Ratio clip ε.
         clip: f64 = 0.2, Range::PositiveF32;
+        /// Value-loss clipping (PPO2's, and cleanrl's `clip_vloss`): the critic's loss is the
+        /// larger of its squared error and that of its new value moved at most this far from
+        /// its value at collection (0: plain squared error).
+        #[serde(default)]
+        value_clip: f64 = 0.0, Range::NonNegativeF32;
         /// Max gradient L2 norm, per network.
         grad_clip: f64 = 0.05, Range::PositiveF32;
         /// Minibatch size: states for a feed-forward net; whole trajectories for an LSTM (an

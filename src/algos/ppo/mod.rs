@@ -27,7 +27,7 @@ use tch::{Device, Kind, Tensor};
 use super::adam::Adam;
 pub use super::batch::Batch;
 use super::batch::{
-    critic_loss, diverged, kl_from_old, log_prob, masked_mean, non_finite, BatchOptions,
+    critic_loss_clipped, diverged, kl_from_old, log_prob, masked_mean, non_finite, BatchOptions,
     CriticInputs,
 };
 use super::symmetry::{MirrorTensors, Symmetry};
@@ -129,7 +129,8 @@ struct CriticHalf<'a> {
     opt: &'a mut Adam,
     /// The full batch's critic inputs; each minibatch selects its rows.
     full: CriticInputs,
-    grad_clip: f64,
+    /// The gradient clip and the value clip.
+    hp: &'a PpoConfig,
     /// The actor's thread's libtorch thread count.
     threads: i32,
     device: Device,
@@ -151,9 +152,10 @@ impl CriticHalf<'_> {
                     let batch = CriticInputs {
                         states: sel.apply(&self.full.states, &idx),
                         returns: sel.apply(&self.full.returns, &idx),
+                        old_values: sel.apply(&self.full.old_values, &idx),
                         mask: sel.apply(&self.full.mask, &idx),
                     };
-                    let l = critic_loss(self.critic, &batch);
+                    let l = critic_loss_clipped(self.critic, &batch, self.hp.value_clip);
                     let reply = FromCritic::Loss(l.double_value(&[]), l.detach());
                     loss = Some(l);
                     reply
@@ -162,7 +164,7 @@ impl CriticHalf<'_> {
                     let Some(l) = loss.take() else { break };
                     self.opt.zero_grad();
                     l.backward();
-                    self.opt.clip_and_step(self.grad_clip);
+                    self.opt.clip_and_step(self.hp.grad_clip);
                     FromCritic::Stepped(self.opt.first_non_finite_param().map(str::to_string))
                 }
             };
@@ -312,7 +314,7 @@ impl PpoOptim {
                 critic,
                 opt: critic_opt,
                 full: critic_inputs,
-                grad_clip: hp.grad_clip,
+                hp: &*hp,
                 threads,
                 device,
             };
@@ -395,7 +397,7 @@ impl PpoOptim {
     /// All loss terms of one batch; every mean runs over real (mask = 1) steps only.
     pub fn losses(&self, b: &Batch) -> Losses {
         let a = actor_losses(&self.actor, &self.hp, self.mirror.as_ref(), self.device, b);
-        let critic = critic_loss(&self.critic, &b.critic_inputs());
+        let critic = critic_loss_clipped(&self.critic, &b.critic_inputs(), self.hp.value_clip);
         Losses {
             actor: a.actor,
             entropy_pen: a.entropy_pen,

@@ -215,3 +215,39 @@ fn the_critics_thread_gives_the_sequential_numbers_bit_for_bit() {
     // And the updates did change them: the comparison is not of two untouched nets.
     assert_ne!(initial, a);
 }
+
+/// Value clipping (`ppo.value_clip`): the loss is the larger of the plain squared error and the
+/// one of the new value held within the clip of the value at collection, element by element;
+/// off, the plain loss to the bit.
+#[test]
+fn value_clipping_takes_the_larger_of_the_two_errors() {
+    tch::manual_seed(0);
+    let mut b = buffer(0.5);
+    // Values at collection far from what the fresh critic says, so the clip binds.
+    for (t, v) in b.values.iter_mut().enumerate() {
+        *v = if t % 2 == 0 { 3.0 } else { -3.0 };
+    }
+    let plain = PpoOptim::new(&spec(), hyper(0.02), Device::Cpu, None).unwrap();
+    let full = plain.full_batch(&b);
+    let inputs = full.critic_inputs();
+    let loss = |clip: f64| {
+        tch::no_grad(|| crate::algos::batch::critic_loss_clipped(plain.critic(), &inputs, clip))
+            .double_value(&[])
+    };
+    let values = tch::no_grad(|| plain.critic().value(&inputs.states));
+    let by_hand = |clip: f64| {
+        let clipped = &inputs.old_values + (&values - &inputs.old_values).clamp(-clip, clip);
+        let a = (&inputs.returns - &values).square();
+        let m: Tensor = a.maximum(&(&inputs.returns - clipped).square());
+        0.5 * m.mean(Kind::Float).double_value(&[])
+    };
+    let unclipped = loss(0.0);
+    assert_eq!(unclipped.to_bits(), plain.losses(&full).critic.double_value(&[]).to_bits());
+    assert!((loss(0.2) - by_hand(0.2)).abs() < 1e-6 && loss(0.2) > unclipped, "{unclipped}");
+    let mut clipped = hyper(0.02);
+    clipped.value_clip = 0.2;
+    // The same critic: the same seed before it is built.
+    tch::manual_seed(0);
+    let with = PpoOptim::new(&spec(), clipped, Device::Cpu, None).unwrap();
+    assert!((with.losses(&full).critic.double_value(&[]) - loss(0.2)).abs() < 1e-9);
+}
