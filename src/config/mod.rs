@@ -238,6 +238,7 @@ impl NetConfig {
             std,
             obs_clip: (net.obs_clip > 0.0).then_some(net.obs_clip as f32),
             critic_obs_dim: None,
+            init: net.init,
         })
     }
 }

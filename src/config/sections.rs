@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use super::{
     AlgoKind, BackpropWorkers, BestBy, DeviceKind, SaveFreq, SelectionCommands, StdSchedule,
 };
-use crate::policies::{Arch, Nonlinearity};
+use crate::policies::{Arch, Nonlinearity, WeightInit};
 use crate::settings::Range;
 
 /// `resume_freq`'s default, which run files from before the setting kept.
@@ -163,6 +163,10 @@ crate::settings! {
         layers: Vec<usize> = vec![256, 256], Range::Count;
         /// Actor hidden activation (the critic uses ReLU).
         nonlinearity: Nonlinearity = Nonlinearity::Relu;
+        /// How the linear layers' weights start: uniform (PyTorch's default, the reference's)
+        /// or orthogonal (gain √2 hidden, 0.01 action means, 1 value; cleanrl's).
+        #[serde(default)]
+        init: WeightInit = WeightInit::Uniform;
         /// Fixed action standard deviation.
         std: f64 = 0.13, Range::PositiveF32;
         /// One std per action dim, comma-separated; overrides --std.
@@ -283,6 +287,7 @@ crate::choice_settings!(
     DeviceKind,
     Arch,
     Nonlinearity,
+    WeightInit,
     StdSchedule,
     BestBy,
     SelectionCommands

@@ -62,6 +62,7 @@ impl Actor {
                 StdHead::LogParam(t)
             }
         };
+        spec.init.apply(&vs);
         Self { vs, spec: spec.clone(), norm, base, means, std }
     }
 
@@ -332,5 +333,47 @@ mod tests {
         let runaway = [mean_of(&unclipped, 1e6), mean_of(&unclipped, -1e6)].concat();
         let worst = runaway.iter().map(|a| a.abs()).fold(0.0, f32::max);
         assert!(worst > 1e3, "without the clip the action follows the input: {runaway:?}");
+    }
+}
+
+#[cfg(test)]
+mod init_tests {
+    use super::*;
+    use crate::policies::{Critic, WeightInit};
+    use tch::Kind;
+
+    /// `--init orthogonal`: orthogonal hidden weights at gain √2 (W·Wᵀ = 2·I for a wide layer),
+    /// action means at 0.01, the value layer at 1, zero biases; `uniform` is the layers as
+    /// built, to the bit.
+    #[test]
+    fn orthogonal_init_gives_the_baselines_gains() {
+        let uniform =
+            NetSpec { std: StdSpec::LogParam(vec![1.0; 2]), ..NetSpec::ff(6, 2, &[8, 8]) };
+        let orthogonal = NetSpec { init: WeightInit::Orthogonal, ..uniform.clone() };
+        tch::manual_seed(3);
+        let plain = Actor::new(&uniform, Device::Cpu);
+        tch::manual_seed(3);
+        let again = Actor::new(&uniform, Device::Cpu);
+        let same = |a: &Actor, b: &Actor| {
+            let (va, vb) = (a.var_store().variables(), b.var_store().variables());
+            va.iter().all(|(k, t)| t.equal(&vb[k]))
+        };
+        assert!(same(&plain, &again));
+        tch::manual_seed(3);
+        let actor = Actor::new(&orthogonal, Device::Cpu);
+        let critic = Critic::new(&orthogonal, Device::Cpu);
+        let vars = actor.var_store().variables();
+        let gram = |w: &Tensor| w.matmul(&w.tr());
+        // The first hidden layer is 8 × 6: its columns are orthogonal, WᵀW = 2·I.
+        let first = &vars["layers.0.weight"];
+        let wtw = first.tr().matmul(first);
+        let eye = Tensor::eye(6, (Kind::Float, Device::Cpu));
+        assert!((wtw - eye * 2.0).abs().max().double_value(&[]) < 1e-4);
+        let means = &vars["means.weight"];
+        let eye2 = Tensor::eye(2, (Kind::Float, Device::Cpu));
+        assert!((gram(means) - eye2 * 1e-4).abs().max().double_value(&[]) < 1e-7);
+        assert_eq!(vars["layers.1.bias"].abs().sum(Kind::Float).double_value(&[]), 0.0);
+        let value = &critic.var_store().variables()["critic_last_layer.weight"];
+        assert!((gram(value).double_value(&[0, 0]) - 1.0).abs() < 1e-5);
     }
 }

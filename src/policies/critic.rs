@@ -28,6 +28,7 @@ impl Critic {
         let base = Base::new(&root, spec, inputs, Nonlinearity::Relu);
         let latent = spec.layers.last().copied().unwrap_or(inputs);
         let last = linear(&root / "critic_last_layer", latent, 1);
+        spec.init.apply(&vs);
         Self { vs, norm, base, last }
     }
 

@@ -39,6 +39,57 @@ impl Nonlinearity {
     }
 }
 
+/// How the linear layers' weights start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum WeightInit {
+    /// PyTorch's default, W, b ~ U(±1/√fan_in) (the reference's).
+    #[default]
+    Uniform,
+    /// Orthogonal weights and zero biases, gain √2 in the hidden layers, 0.01 on the action
+    /// means and 1 on the value (cleanrl's and the MuJoCo PPO baselines').
+    Orthogonal,
+}
+
+impl WeightInit {
+    /// Whether it is the default (so specs written before the setting stay as they were).
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Re-initializes `vs`'s linear layers as this init says (nothing for `Uniform`, which
+    /// the layers were built with): hidden layers (`layers.*`) at gain √2, the action means
+    /// and a learned std head at 0.01, the value layer at 1; LSTM cells and the normalizer
+    /// are left as they are.
+    pub fn apply(self, vs: &nn::VarStore) {
+        if self == Self::Uniform {
+            return;
+        }
+        let _guard = tch::no_grad_guard();
+        let mut variables: Vec<(String, Tensor)> = vs.variables().into_iter().collect();
+        // The same draws in the same order on every run: by name.
+        variables.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, mut t) in variables {
+            let gain = if name.starts_with("means.") || name.starts_with("log_stds.") {
+                0.01
+            } else if name.starts_with("critic_last_layer.") {
+                1.0
+            } else if name.contains("layers.") {
+                std::f64::consts::SQRT_2
+            } else {
+                continue;
+            };
+            if name.ends_with(".bias") {
+                let _ = t.zero_();
+            } else if name.ends_with(".weight") {
+                let init = nn::Init::Orthogonal { gain };
+                let fresh = nn::init(init, &t.size(), t.device());
+                t.copy_(&fresh);
+            }
+        }
+    }
+}
+
 /// `Linear(fan_in → fan_out)` with PyTorch's default init, W, b ~ U(±1/√fan_in), which is what
 /// the reference effectively uses (its normc init is never called).
 pub fn linear(path: nn::Path, fan_in: usize, fan_out: usize) -> nn::Linear {

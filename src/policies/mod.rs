@@ -13,7 +13,7 @@ pub use actor::{Actor, StdSpec};
 pub use base::Hidden;
 pub use critic::Critic;
 pub use fast::FastActor;
-pub use layers::{Arch, Nonlinearity};
+pub use layers::{Arch, Nonlinearity, WeightInit};
 pub use normalizer::{Normalizer, RunningStats};
 pub use params::{
     all_finite, first_non_finite, load_checkpoint, load_named, read_tensors, save_checkpoint,
@@ -46,6 +46,10 @@ pub struct NetSpec {
     /// critic reads the policy's observation (every run before the setting existed).
     #[serde(default)]
     pub critic_obs_dim: Option<usize>,
+    /// How the linear layers' weights start (written only when not the default, so specs of
+    /// runs from before the setting are unchanged).
+    #[serde(default, skip_serializing_if = "WeightInit::is_default")]
+    pub init: WeightInit,
 }
 
 impl NetSpec {
@@ -61,6 +65,7 @@ impl NetSpec {
             std: StdSpec::Fixed(vec![0.13; act_dim]),
             obs_clip: None,
             critic_obs_dim: None,
+            init: WeightInit::Uniform,
         }
     }
 
