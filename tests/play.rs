@@ -60,16 +60,26 @@ impl Drop for Server {
     }
 }
 
+/// A child process killed when dropped, however the test ends (a panic included).
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Headless Chromium on one page, driven through the DevTools protocol.
 struct Browser {
-    child: Child,
+    _child: KillOnDrop,
     ws: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>,
     next_id: u64,
 }
 
 impl Browser {
     fn open(url: &str, profile: &std::path::Path) -> Self {
-        let mut child = Command::new("chromium")
+        let child = Command::new("chromium")
             .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
             .args(["--use-angle=swiftshader", "--enable-unsafe-swiftshader"])
             .args(["--disable-background-networking", "--disable-component-update"])
@@ -83,7 +93,8 @@ impl Browser {
             .stderr(Stdio::piped())
             .spawn()
             .expect("chromium is installed by scripts/setup_test.sh (make test runs it)");
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut child = KillOnDrop(child);
+        let mut stderr = BufReader::new(child.0.stderr.take().unwrap());
         let mut devtools = None;
         let mut line = String::new();
         while devtools.is_none() && stderr.read_line(&mut line).unwrap_or(0) > 0 {
@@ -110,7 +121,7 @@ impl Browser {
             sleep(Duration::from_millis(200));
         };
         let (ws, _) = tungstenite::connect(target).expect("DevTools WebSocket");
-        Self { child, ws, next_id: 0 }
+        Self { _child: child, ws, next_id: 0 }
     }
 
     /// Calls a DevTools method and returns its result (events in between are skipped).
@@ -169,13 +180,6 @@ impl Browser {
             assert!(Instant::now() < deadline, "{what}: page state {state}");
             sleep(Duration::from_millis(200));
         }
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
