@@ -326,7 +326,8 @@ mod tests {
         for (kind, sign) in [(TerrainKind::Upstairs, 1.0), (TerrainKind::Downstairs, -1.0)] {
             let f = TerrainSpec { kind, difficulty: 2.0 / 3.0, seed: 0 }.build(0.0);
             let at = |x: f32| f.height_at(x, 0.02).unwrap() * sign;
-            assert!((at(RUN_UP + 0.31) - 0.15).abs() < 1e-4 && at(RUN_UP + 0.29).abs() < 1e-6);
+            // (A riser is a 4 cm ramp between grid points: read a cell's width off the edge.)
+            assert!((at(RUN_UP + 0.34) - 0.15).abs() < 1e-4 && at(RUN_UP + 0.24).abs() < 1e-6);
             assert!((at(RUN_UP + 2.45) - 1.2).abs() < 1e-4 && (at(8.0) - 1.2).abs() < 1e-4);
         }
     }
