@@ -52,11 +52,6 @@ pub enum WeightInit {
 }
 
 impl WeightInit {
-    /// Whether it is the default (so specs written before the setting stay as they were).
-    pub fn is_default(&self) -> bool {
-        *self == Self::default()
-    }
-
     /// Re-initializes `vs`'s linear layers as this init says (nothing for `Uniform`, which
     /// the layers were built with): hidden layers (`layers.*`) at gain √2, the action means
     /// and a learned std head at 0.01, the value layer at 1; LSTM cells and the normalizer

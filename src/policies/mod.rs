@@ -46,9 +46,9 @@ pub struct NetSpec {
     /// critic reads the policy's observation (every run before the setting existed).
     #[serde(default)]
     pub critic_obs_dim: Option<usize>,
-    /// How the linear layers' weights start (written only when not the default, so specs of
-    /// runs from before the setting are unchanged).
-    #[serde(default, skip_serializing_if = "WeightInit::is_default")]
+    /// How the linear layers' weights start (runs from before the setting load as uniform;
+    /// always written: the MPI transport's encoding has no optional fields).
+    #[serde(default)]
     pub init: WeightInit,
 }
 
