@@ -6,6 +6,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use gait::algos::train::{progress_columns, train, Quiet, TIMING_COLUMNS, WALKING_COLUMNS};
+use gait::envs::cassie::CassieConfig;
 use gait::logging::{read_events, Experiment, NumberedWeights};
 use gait::logging::{EventWhat, ValueKind};
 use gait::policies::{load_checkpoint, Actor, CheckpointError, Critic};
@@ -140,7 +141,7 @@ fn a_run_written_before_the_sectioned_config_loads() {
     assert_eq!(exp.config.run.env, "cassie");
     assert_eq!(exp.config.run.timesteps, 6_000_000);
     assert_eq!(exp.config.run.run_name.as_deref(), Some("f0"));
-    let cassie = &exp.config.env.cassie;
+    let cassie = &exp.config.env.get::<CassieConfig>();
     assert_eq!(cassie.sim, gait::envs::cassie::SimKind::Rapier, "runs before --sim: rapier");
     assert_eq!(cassie.reference, gait::envs::cassie::ReferenceKind::Clock);
     assert_eq!((cassie.push, cassie.upright), (0.0, 0.0), "no perturbations, no posture term");

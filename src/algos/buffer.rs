@@ -39,6 +39,10 @@ pub struct Buffer {
     pub ep_returns: Vec<f64>,
     /// Length of each finished trajectory, in steps.
     pub ep_lens: Vec<usize>,
+    /// The value each finished trajectory's returns bootstrapped from (`V_T`: 0 where it
+    /// terminated), so [`Buffer::rescale_rewards`] can compute them again.
+    #[serde(default)]
+    pub terminal_values: Vec<f32>,
 }
 
 impl Buffer {
@@ -58,6 +62,7 @@ impl Buffer {
             returns: Vec::new(),
             traj_idx: vec![0],
             ep_returns: Vec::new(),
+            terminal_values: Vec::new(),
             ep_lens: Vec::new(),
         }
     }
@@ -131,21 +136,32 @@ impl Buffer {
         if end == start {
             return;
         }
-        let (gamma, lambda) = (self.discount, self.gae_lambda);
-        let mut returns = vec![0.0f32; end - start];
-        let mut next_value = terminal_value as f64;
-        let mut gae = 0.0f64;
-        for t in (start..end).rev() {
-            let v = self.values[t] as f64;
-            let delta = self.rewards[t] as f64 + gamma * next_value - v;
-            gae = delta + gamma * lambda * gae;
-            returns[t - start] = (gae + v) as f32;
-            next_value = v;
-        }
+        let rewards = self.rewards[start..end].iter().map(|&r| r as f64);
+        let returns = gae_returns(rewards, &self.values[start..end], terminal_value, self.gae());
         self.returns.extend_from_slice(&returns);
         self.ep_returns.push(self.rewards[start..end].iter().map(|&r| r as f64).sum());
         self.ep_lens.push(end - start);
+        self.terminal_values.push(terminal_value);
         self.traj_idx.push(end);
+    }
+
+    /// Computes every finished trajectory's returns again from its rewards times `scale`,
+    /// each clipped to ±`clip`, the values it was collected with and its terminal value
+    /// (`--scale-rewards`). The rewards and the episode returns stay as the env gave them.
+    pub fn rescale_rewards(&mut self, scale: f64, clip: f64) {
+        for k in 0..self.num_trajs() {
+            let (start, end) = (self.traj_idx[k], self.traj_idx[k + 1]);
+            let rewards =
+                self.rewards[start..end].iter().map(|&r| (r as f64 * scale).clamp(-clip, clip));
+            let returns =
+                gae_returns(rewards, &self.values[start..end], self.terminal_values[k], self.gae());
+            self.returns[start..end].copy_from_slice(&returns);
+        }
+    }
+
+    /// GAE's γ and λ.
+    fn gae(&self) -> (f64, f64) {
+        (self.discount, self.gae_lambda)
     }
 
     /// Sets the values of the open trajectory's steps, then closes it as
@@ -180,6 +196,7 @@ impl Buffer {
         self.traj_idx.extend(other.traj_idx[1..].iter().map(|i| i + offset));
         self.ep_returns.extend_from_slice(&other.ep_returns);
         self.ep_lens.extend_from_slice(&other.ep_lens);
+        self.terminal_values.extend_from_slice(&other.terminal_values);
     }
 
     /// `return − value` of every finished step (GAE's advantage: the returns are GAE-λ's).
@@ -260,6 +277,27 @@ impl Buffer {
 fn mean(values: impl ExactSizeIterator<Item = f64>) -> Option<f64> {
     let n = values.len();
     (n > 0).then(|| values.sum::<f64>() / n as f64)
+}
+
+/// One trajectory's GAE-λ returns (the module's formula) from its `rewards`, `values` and the
+/// value `terminal` it bootstraps from, with `(γ, λ)`.
+fn gae_returns(
+    rewards: impl DoubleEndedIterator<Item = f64> + ExactSizeIterator,
+    values: &[f32],
+    terminal: f32,
+    (gamma, lambda): (f64, f64),
+) -> Vec<f32> {
+    let mut returns = vec![0.0f32; values.len()];
+    let mut next_value = terminal as f64;
+    let mut gae = 0.0f64;
+    for (t, r) in rewards.enumerate().rev() {
+        let v = values[t] as f64;
+        let delta = r + gamma * next_value - v;
+        gae = delta + gamma * lambda * gae;
+        returns[t] = (gae + v) as f32;
+        next_value = v;
+    }
+    returns
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use tch::{Kind, Tensor};
 
+use super::reward_scale::ReturnStats;
 use super::Algorithm;
 use crate::config::{TrainConfig, UsageError, Weights};
 use crate::fsutil::write_atomic_with;
@@ -49,6 +50,9 @@ pub struct TrainState {
     pub eval_next: bool,
     /// The step at which the env's gated curriculum stage began ([`crate::envs::StageGate`]).
     pub stage_from: Option<u64>,
+    /// `--scale-rewards`: the discounted returns' statistics so far (`None`: not scaling, or
+    /// no iteration yet).
+    pub returns: Option<ReturnStats>,
 }
 
 /// The scores of a settled evaluation's selection episodes (`--best-by tracking` or `cells`).
@@ -119,6 +123,9 @@ pub fn save(dir: &Path, optim: &dyn Algorithm, state: &TrainState) -> Result<()>
         ("meta/stage_from".to_string(), i(state.stage_from.unwrap_or(0))),
         ("meta/has_stage_from".to_string(), has(state.stage_from.map(|s| s as f64))),
     ]);
+    if let Some(r) = state.returns {
+        named.push(("meta/return_stats".to_string(), Tensor::from_slice(&[r.count, r.mean, r.m2])));
+    }
     let named: Vec<(String, Tensor)> =
         named.into_iter().map(|(k, t)| (k, t.detach().to_device(tch::Device::Cpu))).collect();
     if let Some(tensor) = first_non_finite(named.iter().map(|(k, t)| (k, t))) {
@@ -319,7 +326,23 @@ fn state_of(map: &std::collections::HashMap<String, Tensor>, path: &Path) -> Res
             true => flag("has_stage_from")?.then(|| int("stage_from")).transpose()?,
             false => None,
         },
+        returns: return_stats(map, path)?,
     })
+}
+
+/// `meta/return_stats` (`--scale-rewards`): count, mean and m2, or `None` in a file without.
+fn return_stats(
+    map: &std::collections::HashMap<String, Tensor>,
+    path: &Path,
+) -> Result<Option<ReturnStats>> {
+    let Some(t) = map.get("meta/return_stats") else { return Ok(None) };
+    let v: Vec<f64> = Vec::<f64>::try_from(t.to_kind(Kind::Double).flatten(0, -1))?;
+    match v[..] {
+        [count, mean, m2] if v.iter().all(|x| x.is_finite()) && count >= 0.0 && m2 >= 0.0 => {
+            Ok(Some(ReturnStats { count, mean, m2 }))
+        }
+        _ => anyhow::bail!("{}: 'meta/return_stats' is not a count, mean and m2", path.display()),
+    }
 }
 
 /// `{net}{suffix}.safetensors` in run `dir`: `net` is `actor` or `critic`, `suffix` `""` for
@@ -489,6 +512,7 @@ mod tests {
                 gate_open: true,
                 eval_next: false,
                 stage_from,
+                returns: settled.then_some(ReturnStats { count: 3.0, mean: 0.5, m2: 1.25 }),
             };
             save(dir.path(), &optim, &state).unwrap();
             let path = dir.path().join(RESUME_FILE);

@@ -13,6 +13,7 @@ mod ppo;
 pub(crate) mod prenorm;
 mod registry;
 pub(crate) mod resources;
+mod reward_scale;
 mod rmsprop;
 pub(crate) mod rollout;
 pub mod runner;

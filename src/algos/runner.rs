@@ -24,6 +24,7 @@ use super::checkpoint::{self, SelectionScore, TrainState};
 use super::registry;
 use super::resources;
 use super::resources::{available_cores, resolve_device};
+use super::reward_scale::ReturnStats;
 use super::sampler::{local_sampler, Collect, MakeSampler};
 use super::seeding::INIT_LOCK;
 use super::seeding::{derive, stream};
@@ -199,7 +200,7 @@ impl Runner {
         let (itr, before) = (self.state.iteration, self.state.total_timesteps);
         let num_steps = self.config.sampler.num_steps;
         let evaluates = self.evaluates();
-        let collected =
+        let mut collected =
             self.collect(itr, num_steps, (evaluates, evaluates && self.selects()), &mut |n| {
                 on_steps(before + n as u64)
             })?;
@@ -218,6 +219,10 @@ impl Runner {
         }
         // Before the update (and `--update-norm`): what the sampled policy's normalizer did.
         let clipped_inputs = self.optim.actor().normalizer().clipped_share(&collected.train.states);
+        if self.config.sampler.scale_rewards {
+            let stats = next.returns.get_or_insert_with(ReturnStats::default);
+            stats.scale_buffer(&mut collected.train, self.config.sampler.discount);
+        }
         let optimize_start = Instant::now();
         let update = self.update(itr, &collected)?;
         let optimize_s = optimize_start.elapsed().as_secs_f64();
@@ -473,6 +478,7 @@ mod tests {
         best_is_replaced, decay_scale, evaluation_settled, std_scale, SelectionScore, TrainState,
     };
     use crate::config::{BestBy, StdSchedule, TrainConfig};
+    use crate::envs::cassie::CassieConfig;
 
     /// The walking preset's evaluations count as settled 3M steps after the perturbations
     /// reach full strength (8M with the gate open at 2.04M), or from 8M with
@@ -593,7 +599,7 @@ mod tests {
         let mut config = TrainConfig::for_env("cassie");
         config.net.std_decay = 0.75;
         config.net.std_schedule = StdSchedule::Perturbations;
-        let ramp = config.env.cassie.robust_ramp;
+        let ramp = config.env.get::<CassieConfig>().robust_ramp;
         // A gate that opens after the preset's perturbation start (7M): walking learned late.
         let gate = 7_840_000;
         let at = |steps, stage_from| std_scale(&config, steps, stage_from).unwrap();

@@ -197,6 +197,7 @@ pub fn parse(argv: &[OsString]) -> anyhow::Result<Parsed> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::envs::cassie::CassieConfig;
 
     fn ppo(args: &[&str]) -> (TrainConfig, Vec<String>) {
         let argv: Vec<OsString> = args.iter().map(OsString::from).collect();
@@ -330,7 +331,10 @@ mod tests {
     #[test]
     fn a_switch_can_turn_a_preset_off() {
         let (on, _) = ppo(&["gait", "train", "ppo", "--env", "cassie"]);
-        assert!(on.net.prenorm && on.env.cassie.dynamics_randomization, "the cassie preset");
+        assert!(
+            on.net.prenorm && on.env.get::<CassieConfig>().dynamics_randomization,
+            "the cassie preset"
+        );
         let (off, _) = ppo(&[
             "gait",
             "train",
@@ -343,8 +347,8 @@ mod tests {
             "false",
             "--full-clock",
         ]);
-        assert!(!off.net.prenorm && !off.env.cassie.dynamics_randomization);
-        assert!(off.env.cassie.full_clock, "a bare switch is true");
+        assert!(!off.net.prenorm && !off.env.get::<CassieConfig>().dynamics_randomization);
+        assert!(off.env.get::<CassieConfig>().full_clock, "a bare switch is true");
     }
 
     #[test]

@@ -69,10 +69,10 @@ mod tests {
         assert_eq!((config.run.seed, config.ppo.kl), (3, 0.05));
         assert_eq!(config.net.layers, vec![64, 64]);
         assert_eq!(config.sampler.workers, Some(2));
-        assert_eq!(config.env.cassie.policy_rate, 40.0);
+        assert_eq!(config.env.get::<CassieConfig>().policy_rate, 40.0);
         // Missing Cassie fields are what such runs trained with, not today's defaults.
-        assert_eq!(config.env.cassie.reference, ReferenceKind::None);
-        assert_ne!(config.env.cassie, CassieConfig::default());
+        assert_eq!(config.env.get::<CassieConfig>().reference, ReferenceKind::None);
+        assert_ne!(*config.env.get::<CassieConfig>(), CassieConfig::default());
         assert_eq!(start, Start::Continue { dir: "/runs/a".into(), weights: Weights::Best });
     }
 }

@@ -235,6 +235,7 @@ impl NetConfig {
             arch: net.arch,
             layers: net.layers.clone(),
             nonlinearity: net.nonlinearity,
+            critic_nonlinearity: net.critic_nonlinearity,
             std,
             obs_clip: (net.obs_clip > 0.0).then_some(net.obs_clip as f32),
             critic_obs_dim: None,
@@ -598,6 +599,7 @@ fn collect_overrides(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::envs::cassie::CassieConfig;
     use crate::settings::plain_alias;
 
     /// An LSTM batch of at least an iteration's trajectories is noted (one minibatch an epoch);
@@ -662,7 +664,7 @@ mod tests {
         let changed = config.merged_with_toml("[ppo]\nkl = 0.01\n[env.cassie]\nsim_dt = 0.0005\n");
         let changed = changed.unwrap();
         assert_eq!(changed.ppo.kl, 0.01);
-        assert_eq!(changed.env.cassie.sim_dt, Some(0.0005));
+        assert_eq!(changed.env.get::<CassieConfig>().sim_dt, Some(0.0005));
         assert_eq!(changed.sampler, config.sampler, "the preset is kept");
     }
 

@@ -58,14 +58,18 @@ fn with_section(
     let prefix = format!("env.{}.", section.key);
     let typed = |leaf: &str| set_by_user(&format!("{prefix}{leaf}"));
     let user = UserChoices { evaluates: config.eval.num_eval_eps > 0, typed: &typed };
-    rule((section.schedule_mut)(&mut config.env), &user)
+    let env = config.run.env.clone();
+    match config.env.schedule_mut(&env) {
+        Some(schedule) => rule(schedule, &user),
+        None => Vec::new(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::BestBy;
-    use crate::envs::cassie::{CommandKind, ReferenceKind, SimKind};
+    use crate::envs::cassie::{CassieConfig, CommandKind, ReferenceKind, SimKind};
 
     /// The leaves of the Cassie preset's values that give way.
     const PERTURBATION_GATE: &str = "env.cassie.robust_start_speed";
@@ -87,11 +91,14 @@ mod tests {
         let c = TrainConfig::for_env("cassie");
         assert_eq!((c.sampler.traj_len, c.sampler.num_steps), (400, 10_000));
         assert_eq!((c.ppo.mirror, c.net.prenorm, c.net.std), (1.0, true, 0.2));
-        assert_eq!((c.ppo.lr_decay, c.env.cassie.robust_start_speed), (0.9, 0.4));
-        assert_eq!(c.env.cassie.height_target, 0.76);
-        assert_eq!((c.env.cassie.forward_reach, c.env.cassie.cadence), (0.6, 0.2));
-        assert_eq!(c.env.cassie.stage_gate().map(|g| g.not_before), Some(2_000_000));
-        let cassie = &c.env.cassie;
+        assert_eq!((c.ppo.lr_decay, c.env.get::<CassieConfig>().robust_start_speed), (0.9, 0.4));
+        assert_eq!(c.env.get::<CassieConfig>().height_target, 0.76);
+        assert_eq!(
+            (c.env.get::<CassieConfig>().forward_reach, c.env.get::<CassieConfig>().cadence),
+            (0.6, 0.2)
+        );
+        assert_eq!(c.env.get::<CassieConfig>().stage_gate().map(|g| g.not_before), Some(2_000_000));
+        let cassie = &c.env.get::<CassieConfig>();
         assert_eq!(
             (cassie.commands, cassie.reference),
             (CommandKind::OmniWalk, ReferenceKind::Omni)
@@ -111,46 +118,50 @@ mod tests {
     #[test]
     fn the_mixing_settings_give_way_to_one_model_unless_typed() {
         let mut mujoco = TrainConfig::for_env("cassie");
-        mujoco.env.cassie.sim = SimKind::Mujoco;
+        mujoco.env.get_mut::<CassieConfig>().sim = SimKind::Mujoco;
         assert!(mujoco.validate().is_err(), "the two together are refused");
         let notes = give_way(&mut mujoco, |k| k == "env.cassie.sim");
         assert!(notes.iter().any(|n| n.contains("--mujoco-dt 0.004 is off (--sim mujoco")));
-        assert_eq!(mujoco.env.cassie.mujoco_dt, None);
+        assert_eq!(mujoco.env.get::<CassieConfig>().mujoco_dt, None);
         mujoco.validate().unwrap();
 
         let mut typed = TrainConfig::for_env("cassie");
-        typed.env.cassie.sim = SimKind::Rapier;
+        typed.env.get_mut::<CassieConfig>().sim = SimKind::Rapier;
         assert!(give_way(&mut typed, |k| k == MUJOCO_DT).is_empty());
         assert!(typed.validate().is_err(), "a typed --mujoco-dt on one model is refused");
 
         let mut mixed = TrainConfig::for_env("cassie");
         assert!(give_way(&mut mixed, |_| false).is_empty());
-        assert_eq!(mixed.env.cassie.mujoco_dt, Some(0.004));
+        assert_eq!(mixed.env.get::<CassieConfig>().mujoco_dt, Some(0.004));
 
         // A share other than the default (the preset's, or a continued run's) goes the same way.
         let mut share = TrainConfig::for_env("cassie");
-        (share.env.cassie.sim, share.env.cassie.mujoco_share) = (SimKind::Rapier, 0.3);
+        let c = share.env.get_mut::<CassieConfig>();
+        (c.sim, c.mujoco_share) = (SimKind::Rapier, 0.3);
         let notes = give_way(&mut share, |k| k == "env.cassie.sim");
         assert!(notes
             .iter()
             .any(|n| n == "note: --mujoco-share 0.3 is off (--sim rapier trains one model)"));
-        assert_eq!(share.env.cassie.mujoco_share, 0.5);
+        assert_eq!(share.env.get::<CassieConfig>().mujoco_share, 0.5);
         share.validate().unwrap();
         let mut typed = TrainConfig::for_env("cassie");
-        (typed.env.cassie.sim, typed.env.cassie.mujoco_share) = (SimKind::Rapier, 0.3);
+        let c = typed.env.get_mut::<CassieConfig>();
+        (c.sim, c.mujoco_share) = (SimKind::Rapier, 0.3);
         give_way(&mut typed, |k| k == MUJOCO_SHARE);
         assert!(typed.validate().is_err(), "a typed --mujoco-share on one model is refused");
 
         // So does the share once perturbed (a continued run's).
         let mut late = TrainConfig::for_env("cassie");
-        (late.env.cassie.sim, late.env.cassie.robust_mujoco_share) = (SimKind::Mujoco, Some(0.4));
+        let c = late.env.get_mut::<CassieConfig>();
+        (c.sim, c.robust_mujoco_share) = (SimKind::Mujoco, Some(0.4));
         let notes = give_way(&mut late, |k| k == "env.cassie.sim");
         let off = "note: --robust-mujoco-share 0.4 is off (--sim mujoco trains one model)";
         assert!(notes.iter().any(|n| n == off), "{notes:?}");
-        assert_eq!(late.env.cassie.robust_mujoco_share, None);
+        assert_eq!(late.env.get::<CassieConfig>().robust_mujoco_share, None);
         late.validate().unwrap();
         let mut typed = TrainConfig::for_env("cassie");
-        (typed.env.cassie.sim, typed.env.cassie.robust_mujoco_share) = (SimKind::Mujoco, Some(0.4));
+        let c = typed.env.get_mut::<CassieConfig>();
+        (c.sim, c.robust_mujoco_share) = (SimKind::Mujoco, Some(0.4));
         give_way(&mut typed, |k| k == ROBUST_MUJOCO_SHARE);
         assert!(typed.validate().is_err(), "a typed --robust-mujoco-share on one model: refused");
     }
@@ -158,21 +169,21 @@ mod tests {
     #[test]
     fn the_cadence_gives_way_to_a_full_gait_unless_typed() {
         let mut full = TrainConfig::for_env("cassie");
-        full.env.cassie.full_gait = true;
+        full.env.get_mut::<CassieConfig>().full_gait = true;
         assert!(full.validate().is_err(), "the two together are refused");
         let notes = give_way(&mut full, |k| k == "env.cassie.full_gait");
         assert!(notes.iter().any(|n| n.contains("--cadence 0.2 is off")), "{notes:?}");
-        assert_eq!(full.env.cassie.cadence, 0.0);
+        assert_eq!(full.env.get::<CassieConfig>().cadence, 0.0);
         full.validate().unwrap();
 
         let mut typed = TrainConfig::for_env("cassie");
-        typed.env.cassie.full_gait = true;
+        typed.env.get_mut::<CassieConfig>().full_gait = true;
         assert!(give_way(&mut typed, |k| k == CADENCE).is_empty());
         assert!(typed.validate().is_err(), "a typed cadence with --full-gait is refused");
 
         let mut plain = TrainConfig::for_env("cassie");
         assert!(give_way(&mut plain, |_| false).is_empty());
-        assert_eq!(plain.env.cassie.cadence, 0.2);
+        assert_eq!(plain.env.get::<CassieConfig>().cadence, 0.2);
     }
 
     #[test]
@@ -180,7 +191,7 @@ mod tests {
         let typed_nothing = |_: &str| false;
         let mut plain = TrainConfig::for_env("cassie");
         assert!(give_way(&mut plain, typed_nothing).is_empty());
-        assert_eq!(plain.env.cassie.robust_start_speed, 0.4);
+        assert_eq!(plain.env.get::<CassieConfig>().robust_start_speed, 0.4);
 
         let mut no_evals = TrainConfig::for_env("cassie");
         no_evals.eval.num_eval_eps = 0;
@@ -190,14 +201,14 @@ mod tests {
             "{notes:?}"
         );
         assert!(notes[1].contains("--omni-start-speed 0.4 is off (--num-eval-eps 0"), "{notes:?}");
-        assert_eq!(no_evals.env.cassie.robust_start_speed, 0.0);
-        assert_eq!(no_evals.env.cassie.omni_start_speed, 0.0);
+        assert_eq!(no_evals.env.get::<CassieConfig>().robust_start_speed, 0.0);
+        assert_eq!(no_evals.env.get::<CassieConfig>().omni_start_speed, 0.0);
         no_evals.validate().unwrap();
 
         // The user's perturbation gate at another speed: the preset's omnidirectional gate
         // gives way, the typed one stays.
         let mut robust = TrainConfig::for_env("cassie");
-        robust.env.cassie.robust_start_speed = 0.6;
+        robust.env.get_mut::<CassieConfig>().robust_start_speed = 0.6;
         let notes = give_way(&mut robust, |k| k == PERTURBATION_GATE);
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(
@@ -205,7 +216,10 @@ mod tests {
             "{notes:?}"
         );
         assert_eq!(
-            (robust.env.cassie.robust_start_speed, robust.env.cassie.omni_start_speed),
+            (
+                robust.env.get::<CassieConfig>().robust_start_speed,
+                robust.env.get::<CassieConfig>().omni_start_speed
+            ),
             (0.6, 0.0)
         );
         robust.validate().unwrap();
@@ -213,22 +227,26 @@ mod tests {
         // The user's omnidirectional gate at the preset's speed shares the one gate; at
         // another speed the preset's gives way.
         let mut shared = TrainConfig::for_env("cassie");
-        shared.env.cassie.commands = crate::envs::cassie::CommandKind::OmniWalk;
-        shared.env.cassie.omni_start_speed = 0.4;
+        shared.env.get_mut::<CassieConfig>().commands = crate::envs::cassie::CommandKind::OmniWalk;
+        shared.env.get_mut::<CassieConfig>().omni_start_speed = 0.4;
         assert!(give_way(&mut shared, typed_nothing).is_empty());
-        assert_eq!(shared.env.cassie.robust_start_speed, 0.4);
+        assert_eq!(shared.env.get::<CassieConfig>().robust_start_speed, 0.4);
         shared.validate().unwrap();
         let mut omni = shared.clone();
-        omni.env.cassie.omni_start_speed = 0.3;
+        omni.env.get_mut::<CassieConfig>().omni_start_speed = 0.3;
         assert!(give_way(&mut omni, typed_nothing)[0].contains("--omni-start-speed"));
-        assert_eq!(omni.env.cassie.robust_start_speed, 0.0);
+        assert_eq!(omni.env.get::<CassieConfig>().robust_start_speed, 0.0);
         omni.validate().unwrap();
 
         let mut typed = TrainConfig::for_env("cassie");
         typed.eval.num_eval_eps = 0;
         let notes = give_way(&mut typed, |k| k == PERTURBATION_GATE);
         assert!(notes.len() == 1 && notes[0].contains("--omni-start-speed"), "{notes:?}");
-        assert_eq!(typed.env.cassie.robust_start_speed, 0.4, "a typed gate is not touched");
+        assert_eq!(
+            typed.env.get::<CassieConfig>().robust_start_speed,
+            0.4,
+            "a typed gate is not touched"
+        );
         assert!(typed.validate().is_err(), "a typed gate without evaluations is refused");
     }
 }

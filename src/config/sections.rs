@@ -72,6 +72,12 @@ crate::settings! {
         discount: f64 = 0.99, Range::Unit;
         /// GAE λ.
         gae_lambda: f64 = 1.0, Range::Unit;
+        /// Divide rewards by the running std of the discounted return (over every train step
+        /// so far) and clip them to ±10 before the advantages and the critic's targets, as
+        /// Gymnasium's `NormalizeReward` does; logged returns stay unscaled. Updated once per
+        /// iteration, so any worker count gives the same numbers.
+        #[serde(default)]
+        scale_rewards: bool = false;
     }
 }
 
@@ -161,8 +167,11 @@ crate::settings! {
         arch: Arch = Arch::Ff;
         /// Hidden layer widths, comma-separated.
         layers: Vec<usize> = vec![256, 256], Range::Count;
-        /// Actor hidden activation (the critic uses ReLU).
+        /// Actor hidden activation.
         nonlinearity: Nonlinearity = Nonlinearity::Relu;
+        /// Critic hidden activation: ReLU as the reference's critic, or tanh as cleanrl's.
+        #[serde(default)]
+        critic_nonlinearity: Nonlinearity = Nonlinearity::Relu;
         /// How the linear layers' weights start: uniform (PyTorch's default, the reference's)
         /// or orthogonal (gain √2 hidden, 0.01 action means, 1 value; cleanrl's).
         #[serde(default)]

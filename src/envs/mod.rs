@@ -13,6 +13,7 @@ pub(crate) mod mirror;
 mod mountaincar;
 mod pendulum;
 mod registry;
+mod sections;
 pub mod terrain;
 mod walking;
 
@@ -23,9 +24,9 @@ pub use mirror::{MirrorIndices, Mirrored};
 pub use mountaincar::MountainCar;
 pub use pendulum::Pendulum;
 pub use registry::{
-    apply_physics, available, factory, has_physics_models, make, spec, EnvConfig, EnvSchedule,
-    EnvSection, EnvSpec, UnknownEnv, UserChoices, ENVS,
+    apply_physics, available, factory, has_physics_models, make, spec, EnvSpec, UnknownEnv, ENVS,
 };
+pub use sections::{EnvConfig, EnvSchedule, EnvSection, SectionValue, UserChoices};
 pub use walking::{
     CourseLeg, EpisodePlan, PhysicsOverride, Pushes, StageGate, TerrainArg, Walking,
 };

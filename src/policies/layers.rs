@@ -14,10 +14,11 @@ pub enum Arch {
 }
 
 /// Hidden activation (`--nonlinearity`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Nonlinearity {
     /// max(0, x).
+    #[default]
     Relu,
     /// tanh(x).
     Tanh,

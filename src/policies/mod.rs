@@ -33,8 +33,12 @@ pub struct NetSpec {
     pub arch: Arch,
     /// Hidden layer widths.
     pub layers: Vec<usize>,
-    /// Hidden activation of the actor (the critic always uses ReLU, as the reference does).
+    /// Hidden activation of the actor.
     pub nonlinearity: Nonlinearity,
+    /// Hidden activation of the critic (runs from before the setting load as ReLU, what the
+    /// reference's critic uses; always written, as `init`).
+    #[serde(default)]
+    pub critic_nonlinearity: Nonlinearity,
     /// The action standard deviation.
     pub std: StdSpec,
     /// Normalized observations are clipped to ±this (None: not clipped; runs from before the
@@ -62,6 +66,7 @@ impl NetSpec {
             arch: Arch::Ff,
             layers: layers.to_vec(),
             nonlinearity: Nonlinearity::Relu,
+            critic_nonlinearity: Nonlinearity::Relu,
             std: StdSpec::Fixed(vec![0.13; act_dim]),
             obs_clip: None,
             critic_obs_dim: None,

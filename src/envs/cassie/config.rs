@@ -260,6 +260,13 @@ crate::settings! {
         #[serde(default)]
         slide_penalty: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 1.0, what: "a slide weight in [0, 1]" };
+        /// What the walking reward subtracts on the step that ends in a fall (not at the
+        /// trajectory limit), against its per-step maximum of 1; the reference rewards
+        /// (`vonmises`, `linear`) have none. The fall already costs the value of the walking
+        /// it ends (about 80 at discount 0.99); 5 adds what five perfect steps earn. Why a
+        /// setting: under pushes, how much more a fall should cost is the question (D-045).
+        fall_penalty: f64 = f64::from(crate::envs::cassie::reward::WALK_FALL_PENALTY),
+            Range::Within { lo: 0.0, hi: 1000.0, what: "a fall penalty in [0, 1000]" };
         /// The floor's friction as a factor of each model's own (1: rapier's coefficient 1.0,
         /// the sliding friction of `cassie_fast.xml`'s floor pairs on MuJoCo); training's
         /// randomized ±20 % (`dynamics_randomization`) is drawn around it. Mostly for

@@ -33,12 +33,12 @@ pub enum RewardKind {
 }
 
 impl RewardKind {
-    /// Reward added when an episode ends in a fall (not at the trajectory limit): −5 for
-    /// `walk`, so a fall costs what about 5 steps of perfect walking earn; the reference
-    /// rewards have none.
-    pub fn termination_reward(self) -> f32 {
+    /// Reward added when an episode ends in a fall (not at the trajectory limit): −`penalty`
+    /// for `walk` (`fall_penalty`, 5 by default: what about 5 steps of perfect walking earn);
+    /// the reference rewards have none.
+    pub fn termination_reward(self, penalty: f32) -> f32 {
         match self {
-            Self::Walk => -WALK_FALL_PENALTY,
+            Self::Walk => -penalty,
             Self::Vonmises | Self::Linear => 0.0,
         }
     }
@@ -86,7 +86,7 @@ pub enum TurnKind {
 /// The raw weight of the `yaw_rate` term of [`TurnKind::Rate`].
 pub const YAW_RATE_WEIGHT: f32 = 0.15;
 
-/// The walking reward's fall penalty (its per-step maximum is 1).
+/// The walking reward's default fall penalty (its per-step maximum is 1).
 pub const WALK_FALL_PENALTY: f32 = 5.0;
 
 /// Everything a reward reads, gathered by the env after the policy step's last substep.

@@ -38,7 +38,7 @@ impl MpiSampler {
             ToLearner::Result { worker, id, kind, seed, result } => {
                 remote.idle += 1;
                 remote.in_flight -= 1;
-                let out = JobOutput { worker, id, kind, seed, result };
+                let out = JobOutput { worker, id, kind, seed, result: *result };
                 let label = format!("{rank}.{worker} on {}", remote.host);
                 outputs.push((rank as usize, label, out));
             }

@@ -102,7 +102,9 @@ enum ToLearner {
         id: u64,
         kind: JobKind,
         seed: u64,
-        result: Result<Option<Trajectory>, String>,
+        /// Boxed: a trajectory is far larger than the other messages (the encoding is the
+        /// same as unboxed).
+        result: Box<Result<Option<Trajectory>, String>>,
     },
     Heartbeat,
 }
@@ -451,7 +453,7 @@ pub fn serve() -> Result<()> {
                 id: out.id,
                 kind: out.kind,
                 seed: out.seed,
-                result: out.result,
+                result: Box::new(out.result),
             };
             send(&world, 0, TO_LEARNER, &result)?;
             last_beat = Instant::now();

@@ -852,7 +852,7 @@ fn the_training_distribution_settles_at_full_perturbations_and_the_last_command_
         (omni_gated.settled_from(None), omni_gated.settled_from(Some(7000))),
         (None, Some(7000))
     );
-    let preset = crate::config::TrainConfig::for_env("cassie").env.cassie;
+    let preset = crate::config::TrainConfig::for_env("cassie").env.get::<CassieConfig>().clone();
     // The preset's perturbations begin at 7M (or at a later gate) and ramp over 1M.
     assert_eq!(preset.settled_from(Some(2_040_000)), Some(8_000_000));
     assert_eq!(preset.settled_from(Some(7_500_000)), Some(8_500_000));
