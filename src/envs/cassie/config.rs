@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::settings::Range;
 
 use super::commands::CommandKind;
-use super::physics::SimKind;
+use super::physics::{self, SimKind};
 use super::reference::{self, Gait, ReferenceKind};
 use super::reward::{ProgressKind, RewardKind, TurnKind};
 use super::stage::Stage;
@@ -68,11 +68,6 @@ pub const EVEN_MUJOCO_SHARE: f64 = 0.5;
 fn even_mujoco_share() -> f64 {
     EVEN_MUJOCO_SHARE
 }
-
-/// The largest MuJoCo timestep (s) the settings accept: the lab's `cassie_fast.xml` walks at
-/// 4 and 5 ms, and from 6 ms on every episode blows up within one or two policy steps (the
-/// third audit's G2, `gait eval --sim mujoco --sim-dt 0.004..0.008`).
-pub const MAX_MUJOCO_DT: f64 = 0.005;
 
 /// The gait cycle (s) of the walking reference without `full_gait` or `cadence`.
 pub const FIXED_CYCLE: f64 = 0.7;
@@ -576,19 +571,18 @@ impl CassieConfig {
                         --obs velocity or estimate"
                 .into());
         }
-        if matches!(self.sim, SimKind::Mujoco | SimKind::Mixed) {
-            let dt = self.dt_of(SimKind::Mujoco);
-            if dt > MAX_MUJOCO_DT {
-                let flag = if self.sim == SimKind::Mixed && self.mujoco_dt.is_some() {
-                    "--mujoco-dt"
-                } else {
-                    "--sim-dt"
-                };
-                return Err(format!(
-                    "{flag} {dt}: the lab's MuJoCo model is stable up to {MAX_MUJOCO_DT} s and \
-                     blows up within two steps from 0.006 s; give at most {MAX_MUJOCO_DT}"
-                ));
-            }
+        for &model in self.sim.models() {
+            let (dt, backend) = (self.dt_of(model), physics::backend(model));
+            let Some(max) = backend.max_dt.filter(|&max| dt > max) else { continue };
+            let flag = match (self.sim, model, self.mujoco_dt) {
+                (SimKind::Mixed, SimKind::Mujoco, Some(_)) => "--mujoco-dt",
+                _ => "--sim-dt",
+            };
+            return Err(format!(
+                "{flag} {dt}: {} is stable up to {max} s and blows up within two steps beyond \
+                 it; give at most {max}",
+                backend.about
+            ));
         }
         for (name, lag) in [("--latency", self.latency), ("--eval-latency", self.eval_latency)] {
             if lag > 1.0 / self.policy_rate + 1e-9 {

@@ -29,7 +29,7 @@
 
 use rapier3d::glamx::Vec3;
 
-use super::physics::{Physics, SimKind};
+use super::physics::Physics;
 use super::reward;
 use crate::envs::cassie::robot::Dynamics;
 use crate::envs::mirror::{MirrorError, MirrorIndices};
@@ -80,7 +80,7 @@ pub fn write_extras(
         sites[1].0.z - ground[2],
         sim.foot_force(0).length() / WEIGHT,
         sim.foot_force(1).length() / WEIGHT,
-        if sim.kind() == SimKind::Mujoco { 1.0 } else { 0.0 },
+        if super::physics::backend(sim.kind()).springs { 1.0 } else { 0.0 },
         dynamics.friction,
         mean(&dynamics.mass_scale),
         mean(&dynamics.damping_scale),

@@ -38,9 +38,8 @@ pub(super) fn apply(cassie: &mut CassieConfig, over: &PhysicsOverride) -> Result
         e.replace("--eval-latency", "--latency").replace("--eval-noise", "--sensor-noise")
     })?;
     let model = match cassie.sim {
-        SimKind::Rapier => "gait's rapier model",
-        SimKind::Mujoco => "MuJoCo on the lab's cassie_fast.xml",
         SimKind::Mixed => "each episode on rapier or MuJoCo, drawn at random",
+        one => super::physics::backend(one).about,
     };
     let check = if cassie.sim == trained {
         String::new()

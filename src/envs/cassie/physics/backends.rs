@@ -1,6 +1,8 @@
-//! The one table of physics backends: how each [`SimKind`] is built. A third simulator is its
-//! folder beside `rapier/` and `mujoco/`, a [`SimKind`] variant with its name, default
-//! timestep and models ([`SimKind::models`]), and one arm here.
+//! The one table of physics backends ([`BACKENDS`]): each backend's `--sim` name, what it
+//! simulates, its default timestep, the timestep past which it blows up, whether it has the
+//! lab's springs, and how it is built. A third simulator is its folder beside `rapier/` and
+//! `mujoco/`, a [`SimKind`] variant (the flag's value) and one row here; `--sim mixed` keeps
+//! its two models (rapier then MuJoCo, [`SimKind::models`]).
 
 use super::mujoco::MujocoCassie;
 use super::rapier::CassieSim;
@@ -8,19 +10,84 @@ use super::{Physics, SimKind};
 use crate::envs::cassie::robot::description::Description;
 use crate::envs::cassie::robot::Dynamics;
 
+/// One physics backend.
+pub struct Backend {
+    /// Its `--sim` value.
+    pub kind: SimKind,
+    /// What it simulates, for `gait eval`'s physics line.
+    pub about: &'static str,
+    /// Its timestep (s) when none is set.
+    pub default_dt: f64,
+    /// The largest timestep (s) the settings accept on it (`None`: the settings' own range).
+    pub max_dt: Option<f64>,
+    /// Whether its shins and heels have the lab's springs (the privileged critic's model input:
+    /// 1 on a spring model, 0 on a rigid one).
+    pub springs: bool,
+    /// Builds it in its reset pose (nominal dynamics, heading 0) at timestep `dt`.
+    build: fn(f64) -> Box<dyn Physics>,
+}
+
+/// Every backend, in `--sim mixed`'s model order.
+pub static BACKENDS: &[Backend] = &[
+    Backend {
+        kind: SimKind::Rapier,
+        about: "gait's rapier model",
+        // 500 Hz, where the physical tests hold as at 2 kHz.
+        default_dt: 0.002,
+        max_dt: None,
+        springs: false,
+        build: |dt| {
+            Box::new(CassieSim::new(&Description::cassie(), &Dynamics::default(), dt as f32, 0.0))
+        },
+    },
+    Backend {
+        kind: SimKind::Mujoco,
+        about: "MuJoCo on the lab's cassie_fast.xml",
+        // The lab's 2 kHz: `cassie_fast.xml`'s own `timestep`.
+        default_dt: 0.0005,
+        // It walks at 4 and 5 ms; from 6 ms on every episode blows up within one or two
+        // policy steps (the third audit's G2, `gait eval --sim mujoco --sim-dt 0.004..0.008`).
+        max_dt: Some(0.005),
+        springs: true,
+        build: |dt| Box::new(MujocoCassie::new(dt)),
+    },
+];
+
+/// The row of `kind`, one model (a mix has none: it is a list of models).
+pub fn backend(kind: SimKind) -> &'static Backend {
+    BACKENDS
+        .iter()
+        .find(|b| b.kind == kind)
+        .unwrap_or_else(|| panic!("{} is a mix of models, not a backend", kind.name()))
+}
+
 /// The simulators of `kind` ([`SimKind::models`]), each in its reset pose (nominal dynamics,
 /// heading 0) at its timestep from `dt_of`.
 pub fn build(kind: SimKind, dt_of: impl Fn(SimKind) -> f64) -> Vec<Box<dyn Physics>> {
-    kind.models().iter().map(|&model| build_one(model, dt_of(model))).collect()
+    kind.models().iter().map(|&model| (backend(model).build)(dt_of(model))).collect()
 }
 
-/// One simulator: the table's row for `model`, at timestep `dt`.
-fn build_one(model: SimKind, dt: f64) -> Box<dyn Physics> {
-    match model {
-        SimKind::Rapier => {
-            Box::new(CassieSim::new(&Description::cassie(), &Dynamics::default(), dt as f32, 0.0))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each one-model `--sim` value has one row, whose default timestep it accepts, and the mix
+    /// runs the table's models in its order.
+    #[test]
+    fn the_table_has_one_row_per_model_and_the_mix_follows_it() {
+        for kind in [SimKind::Rapier, SimKind::Mujoco] {
+            assert_eq!(BACKENDS.iter().filter(|b| b.kind == kind).count(), 1);
+            let row = backend(kind);
+            assert!(row.max_dt.is_none_or(|max| row.default_dt <= max), "{}", kind.name());
+            assert_eq!(kind.default_dt(), row.default_dt);
         }
-        SimKind::Mujoco => Box::new(MujocoCassie::new(dt)),
-        SimKind::Mixed => unreachable!("a mix is a list of models (SimKind::models)"),
+        let kinds: Vec<SimKind> = BACKENDS.iter().map(|b| b.kind).collect();
+        assert_eq!(SimKind::Mixed.models(), &kinds[..]);
+        assert_eq!(SimKind::Mixed.default_dt(), backend(SimKind::Rapier).default_dt);
+        let built = build(SimKind::Mixed, |k| backend(k).default_dt);
+        // rapier keeps its timestep in f32.
+        let got: Vec<(SimKind, f32)> =
+            built.iter().map(|p| (p.kind(), p.timestep() as f32)).collect();
+        assert_eq!(got, [(SimKind::Rapier, 0.002), (SimKind::Mujoco, 0.0005)]);
     }
 }

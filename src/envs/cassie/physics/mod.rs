@@ -27,7 +27,7 @@ use super::robot::motor::Motor;
 use super::robot::{Dynamics, N};
 use crate::envs::{BodyPose, BodyShape};
 
-pub(crate) use backends::build;
+pub(crate) use backends::{backend, build};
 
 /// Which simulator runs Cassie (`--sim`, `[env.cassie] sim`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
@@ -45,13 +45,10 @@ pub enum SimKind {
 }
 
 impl SimKind {
-    /// The physics timestep (s) when none is set: 500 Hz on rapier (the walking default) and
-    /// when mixing, the lab's 2 kHz on MuJoCo (`cassie_fast.xml`'s own `timestep`).
+    /// The physics timestep (s) when none is set: the backend's ([`backends::BACKENDS`]), and
+    /// rapier's when mixing.
     pub fn default_dt(self) -> f64 {
-        match self {
-            SimKind::Rapier | SimKind::Mixed => 0.002,
-            SimKind::Mujoco => 0.0005,
-        }
+        backend(self.models()[0]).default_dt
     }
 
     /// The models a run of this kind trains on, in `gait eval`'s and the selection's model
