@@ -45,7 +45,7 @@ pub enum SimKind {
 }
 
 impl SimKind {
-    /// The physics timestep (s) when none is set: the backend's ([`backends::BACKENDS`]), and
+    /// The physics timestep (s) when none is set: the backend's (`physics/backends.rs`), and
     /// rapier's when mixing.
     pub fn default_dt(self) -> f64 {
         backend(self.models()[0]).default_dt
