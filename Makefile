@@ -1,5 +1,5 @@
 # The two commands of the README. Both set up libtorch first (idempotent, cached per user).
-.PHONY: setup build train train-forward test lint
+.PHONY: setup build train train-forward bench-gym test lint
 
 setup:
 	./scripts/setup.sh
@@ -14,6 +14,12 @@ train: build
 # Forward walking only, the preset before it walked in every direction (docs/cassie.md).
 train-forward: build
 	./target/release/gait train ppo --config configs/cassie-forward.toml
+
+# Gymnasium's MuJoCo suite (issue 84): Hopper, Walker2d, HalfCheetah, Ant and Humanoid, seeds
+# 0-2, 1M steps each, one after another; a table and learning curves in logs/gym-suite
+# (docs/benchmarks.md). Rerunning continues where it stopped.
+bench-gym: build
+	python3 scripts/gym_suite.py logs/gym-suite
 
 # Format and lint checks (the default build and the `mpi` feature's, and the API docs without
 # a broken link), then unit + integration
