@@ -216,26 +216,6 @@ fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or(f64::NAN)
 }
 
-/// Blue and red pixels (the legs) in the middle of a PNG.
-fn leg_pixels(png_bytes: &[u8]) -> (usize, usize) {
-    let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let channels = info.color_type.samples();
-    let (w, h) = (info.width as usize, info.height as usize);
-    let (mut blue, mut red) = (0, 0);
-    for y in h / 6..5 * h / 6 {
-        for x in w / 4..3 * w / 4 {
-            let p = &buf[channels * (y * w + x)..channels * (y * w + x) + 3];
-            let (r, g, b) = (p[0] as i32, p[1] as i32, p[2] as i32);
-            blue += (b > r + 60 && b > g + 30) as usize;
-            red += (r > g + 60 && r > b + 60) as usize;
-        }
-    }
-    (blue, red)
-}
-
 /// The speed tolerance of the walking task (`gait check`'s cells).
 const SPEED_TOLERANCE: f64 = 0.15;
 const YAW_RATE_TOLERANCE: f64 = 0.1;
@@ -299,7 +279,7 @@ fn a_person_drives_the_shipped_walker_from_the_page() {
     // The robot is in view.
     let shot = page.call("Page.captureScreenshot", json!({ "format": "png" }));
     let png = data_encoding::BASE64.decode(shot["data"].as_str().unwrap().as_bytes()).unwrap();
-    let (blue, red) = leg_pixels(&png);
+    let (blue, red) = common::leg_pixels(&png, [1.0 / 6.0, 5.0 / 6.0], [0.25, 0.75]);
     assert!(blue > 300 && red > 300, "robot pixels in the middle: blue {blue}, red {red}");
     // `GAIT_PLAY_SHOT=FILE` keeps the screenshot (the README's picture).
     if let Some(path) = std::env::var_os("GAIT_PLAY_SHOT") {

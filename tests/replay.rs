@@ -99,22 +99,9 @@ fn a_browser_opens_the_page_offline_and_draws_the_robot() {
     let arg = format!("--screenshot={}", shot.display());
     let o = chromium(dir.path(), &[&arg, "--window-size=900,700"], &html);
     assert!(shot.is_file(), "{}", String::from_utf8_lossy(&o.stderr));
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let channels = info.color_type.samples();
-    let (w, h) = (info.width as usize, info.height as usize);
     // The legs are blue and red; the sky and the sandy ground are neither.
-    let (mut blue, mut red) = (0, 0);
-    for y in h / 5..3 * h / 4 {
-        for x in w / 3..2 * w / 3 {
-            let p = &buf[channels * (y * w + x)..channels * (y * w + x) + 3];
-            let (r, g, b) = (p[0] as i32, p[1] as i32, p[2] as i32);
-            blue += (b > r + 60 && b > g + 30) as usize;
-            red += (r > g + 60 && r > b + 60) as usize;
-        }
-    }
+    let png = std::fs::read(&shot).unwrap();
+    let (blue, red) = common::leg_pixels(&png, [0.2, 0.75], [1.0 / 3.0, 2.0 / 3.0]);
     assert!(blue > 300 && red > 300, "robot pixels in the middle: blue {blue}, red {red}");
 
     // A course (`gait eval --course`): its legs are in the recording and the page runs them

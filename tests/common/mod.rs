@@ -174,3 +174,26 @@ pub const SETTLED_FROM_THE_START: &[&str] = &[
     "--best-after-settled",
     "0",
 ];
+
+/// Blue and red pixels (the legs) of a PNG inside a window given as fractions of its height
+/// (`rows`) and width (`cols`): the replay and play pages draw the left leg blue and the right
+/// red, and neither the sky nor the ground has either colour.
+pub fn leg_pixels(png_bytes: &[u8], rows: [f64; 2], cols: [f64; 2]) -> (usize, usize) {
+    let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    let (w, h) = (info.width as usize, info.height as usize);
+    let at = |n: usize, f: f64| (n as f64 * f) as usize;
+    let (mut blue, mut red) = (0, 0);
+    for y in at(h, rows[0])..at(h, rows[1]) {
+        for x in at(w, cols[0])..at(w, cols[1]) {
+            let p = &buf[channels * (y * w + x)..channels * (y * w + x) + 3];
+            let (r, g, b) = (p[0] as i32, p[1] as i32, p[2] as i32);
+            blue += (b > r + 60 && b > g + 30) as usize;
+            red += (r > g + 60 && r > b + 60) as usize;
+        }
+    }
+    (blue, red)
+}
