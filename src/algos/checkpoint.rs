@@ -24,7 +24,7 @@ use crate::fsutil::write_atomic_with;
 use crate::logging;
 use crate::policies::{
     first_non_finite, load_checkpoint, load_named, read_tensors, save_checkpoint, strip_prefix,
-    NetSpec, NonFiniteSave,
+    NetSpec, NonFiniteSave, RunningStats,
 };
 
 pub const RESUME_FILE: &str = "resume.safetensors";
@@ -123,8 +123,9 @@ pub fn save(dir: &Path, optim: &dyn Algorithm, state: &TrainState) -> Result<()>
         ("meta/stage_from".to_string(), i(state.stage_from.unwrap_or(0))),
         ("meta/has_stage_from".to_string(), has(state.stage_from.map(|s| s as f64))),
     ]);
-    if let Some(r) = state.returns {
-        named.push(("meta/return_stats".to_string(), Tensor::from_slice(&[r.count, r.mean, r.m2])));
+    if let Some(ReturnStats(r)) = &state.returns {
+        let values = [r.count, r.mean[0], r.var[0]];
+        named.push(("meta/return_stats".to_string(), Tensor::from_slice(&values)));
     }
     let named: Vec<(String, Tensor)> =
         named.into_iter().map(|(k, t)| (k, t.detach().to_device(tch::Device::Cpu))).collect();
@@ -330,7 +331,8 @@ fn state_of(map: &std::collections::HashMap<String, Tensor>, path: &Path) -> Res
     })
 }
 
-/// `meta/return_stats` (`--scale-rewards`): count, mean and m2, or `None` in a file without.
+/// `meta/return_stats` (`--scale-rewards`): count, mean and variance, or `None` in a file
+/// without.
 fn return_stats(
     map: &std::collections::HashMap<String, Tensor>,
     path: &Path,
@@ -338,10 +340,13 @@ fn return_stats(
     let Some(t) = map.get("meta/return_stats") else { return Ok(None) };
     let v: Vec<f64> = Vec::<f64>::try_from(t.to_kind(Kind::Double).flatten(0, -1))?;
     match v[..] {
-        [count, mean, m2] if v.iter().all(|x| x.is_finite()) && count >= 0.0 && m2 >= 0.0 => {
-            Ok(Some(ReturnStats { count, mean, m2 }))
+        [count, mean, var] if v.iter().all(|x| x.is_finite()) && count >= 0.0 && var >= 0.0 => {
+            Ok(Some(ReturnStats(RunningStats { mean: vec![mean], var: vec![var], count })))
         }
-        _ => anyhow::bail!("{}: 'meta/return_stats' is not a count, mean and m2", path.display()),
+        _ => anyhow::bail!(
+            "{}: 'meta/return_stats' is not a count, mean and variance",
+            path.display()
+        ),
     }
 }
 
@@ -512,7 +517,9 @@ mod tests {
                 gate_open: true,
                 eval_next: false,
                 stage_from,
-                returns: settled.then_some(ReturnStats { count: 3.0, mean: 0.5, m2: 1.25 }),
+                returns: settled.then(|| {
+                    ReturnStats(RunningStats { mean: vec![0.5], var: vec![1.25], count: 3.0 })
+                }),
             };
             save(dir.path(), &optim, &state).unwrap();
             let path = dir.path().join(RESUME_FILE);

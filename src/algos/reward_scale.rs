@@ -11,6 +11,7 @@
 //! state so a resumed run scales as an uninterrupted one.
 
 use super::buffer::Buffer;
+use crate::policies::RunningStats;
 
 /// The scaled reward's bound, the wrappers' default `clip_reward`.
 pub const REWARD_CLIP: f64 = 10.0;
@@ -18,36 +19,37 @@ pub const REWARD_CLIP: f64 = 10.0;
 /// The wrappers' ε under the square root.
 const EPSILON: f64 = 1e-8;
 
-/// The count, mean and sum of squared deviations of every discounted return seen (Welford's).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct ReturnStats {
-    pub count: f64,
-    pub mean: f64,
-    pub m2: f64,
+/// The mean and population variance of every discounted return seen: the observation
+/// normalizer's [`RunningStats`] with one input, merged batch by batch as `RunningMeanStd` is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReturnStats(pub RunningStats);
+
+impl Default for ReturnStats {
+    fn default() -> Self {
+        Self(RunningStats::new(1))
+    }
 }
 
 impl ReturnStats {
     /// Adds the discounted returns of every step of `buffer`'s finished trajectories.
     pub fn update(&mut self, buffer: &Buffer, discount: f64) {
+        let mut returns = Vec::with_capacity(buffer.len());
         for k in 0..buffer.num_trajs() {
             let mut g = 0.0f64;
             for &r in &buffer.rewards[buffer.traj_idx[k]..buffer.traj_idx[k + 1]] {
                 g = discount * g + r as f64;
-                self.count += 1.0;
-                let delta = g - self.mean;
-                self.mean += delta / self.count;
-                self.m2 += delta * (g - self.mean);
+                returns.push(g as f32);
             }
         }
+        self.0.update(&returns);
     }
 
-    /// The factor rewards are multiplied by: 1/√(var + ε), the population variance; 1 before
-    /// any step.
+    /// The factor rewards are multiplied by: 1/√(var + ε); 1 before any step.
     pub fn scale(&self) -> f64 {
-        if self.count < 1.0 {
+        if self.0.count < 1.0 {
             return 1.0;
         }
-        1.0 / (self.m2 / self.count + EPSILON).sqrt()
+        1.0 / (self.0.var[0] + EPSILON).sqrt()
     }
 
     /// Adds `buffer`'s returns to the statistics, then computes its returns again from scaled
@@ -83,7 +85,9 @@ mod tests {
         let g = [1.0f64, 2.5, 3.0];
         let mean = g.iter().sum::<f64>() / 3.0;
         let var = g.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 3.0;
-        assert!((stats.mean - mean).abs() < 1e-12 && (stats.m2 / 3.0 - var).abs() < 1e-12);
+        let got = &stats.0;
+        assert!((got.mean[0] - mean).abs() < 1e-12 && (got.var[0] - var).abs() < 1e-12);
+        assert_eq!(got.count, 3.0);
         assert!((stats.scale() - 1.0 / (var + EPSILON).sqrt()).abs() < 1e-12);
     }
 
