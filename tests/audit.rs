@@ -120,7 +120,7 @@ const CASES: &[Case] = &[
     case("R3-G1", "$E --sim mujoco --sim-dt 0.01", 2, "stable up to 0.005 s"),
     case("R3-G2", "$E --sim mujoco --sim-dt 0.006", 2, "stable up to 0.005 s"),
     case_then("R3-G3", "$G train ppo --env cassie --sim mujoco --sim-dt 0.01 --timesteps 2000 --logdir $T/l", 2, "--sim-dt 0.01", "test ! -e $T/l"),
-    case_then("R3-G3b", "$G train ppo --env cassie --mujoco-dt 0.006 --timesteps 2000 --logdir $T/l", 2, "--mujoco-dt 0.006", "test ! -e $T/l"),
+    case_then("R3-G3b", "$G train ppo --env cassie --sim rapier+mujoco@0.006 --timesteps 2000 --logdir $T/l", 2, "--sim rapier+mujoco@0.006: MuJoCo", "test ! -e $T/l"),
     case("R3-G4", "$E --sim mujoco --sim-dt 0.01 --push 5 --push-exact --record $T/r.html", 2, "stable up to 0.005 s"),
     // Round 3, G5: an episode the simulation's blow-up cut is said to be one and stays out of
     // the means (violent actions at the largest timestep blow the model up).

@@ -453,7 +453,7 @@ fn cassie_trains_on_mujoco_with_the_same_numbers_for_any_worker_count() {
         out.contains("physics: mujoco (MuJoCo on the lab's cassie_fast.xml), dt 0.0005 s"),
         "{out}"
     );
-    assert!(out.contains("trained on rapier and MuJoCo (mixed)"), "the shipped policy: {out}");
+    assert!(out.contains("trained on a mix (rapier+mujoco@0.004)"), "the shipped policy: {out}");
 }
 
 /// `gait eval --course`: an episode runs the whole course (1 s + 0.5 s = 75 steps at 50 Hz),

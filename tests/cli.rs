@@ -288,8 +288,8 @@ fn the_forward_config_is_the_earlier_walking_preset() {
         "1.5e6",
         "--timesteps",
         "6.5e6",
-        "--mujoco-dt",
-        "0.002",
+        "--sim",
+        "rapier+mujoco@0.002",
         "--forward-reach",
         "0.4",
         "--best-after-settled",
@@ -354,25 +354,27 @@ fn the_presets_gate_gives_way_to_the_users_own_settings() {
     }
 }
 
-/// A mixed run (the preset's, MuJoCo at 4 ms) continued on one model: its `--mujoco-dt` goes
-/// with a note, since no flag can unset it; typed with one model, it is refused.
+/// A mixed run (the preset's, MuJoCo at 4 ms) continued on one model: `--sim` replaces the
+/// mix whole, its MuJoCo timestep with it; an older run file's `mujoco_dt` reads as today's
+/// `@DT`, and an older config file that sets it without a mix to change is refused by name.
 #[test]
 fn a_mixed_run_continues_on_one_model() {
     let walk = concat!(env!("CARGO_MANIFEST_DIR"), "/pretrained/cassie-walk");
+    let o = gait(&["train", "ppo", "--previous", walk, "--print-config"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(printed.contains("sim = \"rapier+mujoco@0.004\""), "{printed}");
     let o = gait(&["train", "ppo", "--previous", walk, "--sim", "mujoco", "--print-config"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let printed = String::from_utf8_lossy(&o.stdout);
-    assert!(printed.contains("sim = \"mujoco\"") && !printed.contains("mujoco_dt"), "{printed}");
-    assert!(stderr(&o).contains("note: --mujoco-dt 0.004 is off (--sim mujoco"), "{}", stderr(&o));
-    assert!(stderr(&o).contains("mujoco-dt: 0.004 -> (unset)"), "{}", stderr(&o));
-    let typed = ["--sim", "mujoco", "--mujoco-dt", "0.004", "--print-config"];
-    let o = gait(&[&["train", "ppo", "--previous", walk][..], &typed].concat());
+    assert!(printed.contains("sim = \"mujoco\"") && !printed.contains("0.004"), "{printed}");
+    assert!(stderr(&o).contains("sim: rapier+mujoco@0.004 -> mujoco"), "{}", stderr(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.toml");
+    std::fs::write(&old, "[env.cassie]\nmujoco_dt = 0.002\n").unwrap();
+    let o = gait(&["train", "ppo", "--env", "cassie", "--config", old.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("--mujoco-dt sets MuJoCo's timestep when mixing"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(stderr(&o).contains("env.cassie.mujoco_dt"), "{}", stderr(&o));
 }
 
 /// `--print-config` prints the effective settings as TOML and trains nothing; that TOML given

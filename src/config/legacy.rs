@@ -36,7 +36,9 @@ pub fn from_legacy_args(args: &Value) -> Result<(TrainConfig, Start), ConfigErro
     // The env section keeps its own rules for fields older runs lack (`CassieConfig`'s serde
     // defaults are the values those runs trained with).
     if let Some(env) = map.get("env_args") {
-        config.env = serde_json::from_value::<EnvConfig>(env.clone())
+        let mut env = env.clone();
+        crate::envs::migrate_sections(&mut env);
+        config.env = serde_json::from_value::<EnvConfig>(env)
             .map_err(|e| ConfigError::BadValue { key: "env_args".into(), reason: e.to_string() })?;
     }
     let start = match map.get("previous").and_then(Value::as_str) {

@@ -18,8 +18,16 @@ const MOVES: &[(&str, &str)] = &[
 ];
 
 /// Moves every setting of `doc` (a config as JSON: sections of settings) that `MOVES` names
-/// to its new section. A document that names both places keeps the new one's value.
+/// to its new section (a document that names both places keeps the new one's value), then lets
+/// each env section rewrite its own older settings ([`crate::envs::migrate_sections`]).
 pub fn migrate(doc: &mut Value) {
+    move_settings(doc);
+    if let Some(env) = doc.get_mut("env") {
+        crate::envs::migrate_sections(env);
+    }
+}
+
+fn move_settings(doc: &mut Value) {
     for (from, to) in MOVES {
         let Some(value) = take(doc, from) else { continue };
         let (section, key) = to.rsplit_once('.').expect("a move names section.key");

@@ -69,13 +69,11 @@ fn with_section(
 mod tests {
     use super::*;
     use crate::config::BestBy;
-    use crate::envs::cassie::{CassieConfig, CommandKind, ReferenceKind, SimKind};
+    use crate::envs::cassie::{CassieConfig, CommandKind, Models, ReferenceKind, SimKind};
 
     /// The leaves of the Cassie preset's values that give way.
     const PERTURBATION_GATE: &str = "env.cassie.robust_start_speed";
-    const MUJOCO_DT: &str = "env.cassie.mujoco_dt";
-    const MUJOCO_SHARE: &str = "env.cassie.mujoco_share";
-    const ROBUST_MUJOCO_SHARE: &str = "env.cassie.robust_mujoco_share";
+    const ROBUST_SHARES: &str = "env.cassie.robust_shares";
     const CADENCE: &str = "env.cassie.cadence";
 
     #[test]
@@ -108,62 +106,40 @@ mod tests {
             (2_000_000, 0.4, 0.5)
         );
         assert_eq!((cassie.robust_start, cassie.robust_ramp), (7_000_000, 1_000_000));
-        assert_eq!((c.run.timesteps, cassie.mujoco_dt), (13_000_000, Some(0.004)));
+        assert_eq!(c.run.timesteps, 13_000_000);
+        assert_eq!((cassie.dt_of(SimKind::Rapier), cassie.dt_of(SimKind::Mujoco)), (0.002, 0.004));
         assert_eq!(c.eval.best_after_settled, 3_000_000);
         assert_eq!((c.eval.best_by, c.eval.selection_episodes), (BestBy::Cells, 3));
         assert_eq!((cassie.push, cassie.push_every, c.eval.selection_push), (0.6, 1.0, 0.45));
         assert!(cassie.gate_conflict().is_none(), "one gate for both stages");
     }
 
+    /// `--sim` replaces a mix whole (its timesteps and shares), so only late shares that no
+    /// longer fit the models give way, unless typed.
     #[test]
-    fn the_mixing_settings_give_way_to_one_model_unless_typed() {
+    fn late_shares_give_way_to_other_models_unless_typed() {
         let mut mujoco = TrainConfig::for_env("cassie");
-        mujoco.env.get_mut::<CassieConfig>().sim = SimKind::Mujoco;
+        let c = mujoco.env.get_mut::<CassieConfig>();
+        (c.sim, c.robust_shares) = (Models::one(SimKind::Mujoco), vec![0.6, 0.4]);
         assert!(mujoco.validate().is_err(), "the two together are refused");
         let notes = give_way(&mut mujoco, |k| k == "env.cassie.sim");
-        assert!(notes.iter().any(|n| n.contains("--mujoco-dt 0.004 is off (--sim mujoco")));
-        assert_eq!(mujoco.env.get::<CassieConfig>().mujoco_dt, None);
+        assert_eq!(notes, ["note: --robust-shares 0.6,0.4 is off (--sim mujoco)"]);
+        assert!(mujoco.env.get::<CassieConfig>().robust_shares.is_empty());
         mujoco.validate().unwrap();
 
         let mut typed = TrainConfig::for_env("cassie");
-        typed.env.get_mut::<CassieConfig>().sim = SimKind::Rapier;
-        assert!(give_way(&mut typed, |k| k == MUJOCO_DT).is_empty());
-        assert!(typed.validate().is_err(), "a typed --mujoco-dt on one model is refused");
+        let c = typed.env.get_mut::<CassieConfig>();
+        (c.sim, c.robust_shares) = (Models::one(SimKind::Mujoco), vec![0.6, 0.4]);
+        assert!(give_way(&mut typed, |k| k == ROBUST_SHARES).is_empty());
+        assert!(typed.validate().is_err(), "typed --robust-shares on one model are refused");
 
         let mut mixed = TrainConfig::for_env("cassie");
+        mixed.env.get_mut::<CassieConfig>().robust_shares = vec![0.6, 0.4];
         assert!(give_way(&mut mixed, |_| false).is_empty());
-        assert_eq!(mixed.env.get::<CassieConfig>().mujoco_dt, Some(0.004));
-
-        // A share other than the default (the preset's, or a continued run's) goes the same way.
-        let mut share = TrainConfig::for_env("cassie");
-        let c = share.env.get_mut::<CassieConfig>();
-        (c.sim, c.mujoco_share) = (SimKind::Rapier, 0.3);
-        let notes = give_way(&mut share, |k| k == "env.cassie.sim");
-        assert!(notes
-            .iter()
-            .any(|n| n == "note: --mujoco-share 0.3 is off (--sim rapier trains one model)"));
-        assert_eq!(share.env.get::<CassieConfig>().mujoco_share, 0.5);
-        share.validate().unwrap();
-        let mut typed = TrainConfig::for_env("cassie");
-        let c = typed.env.get_mut::<CassieConfig>();
-        (c.sim, c.mujoco_share) = (SimKind::Rapier, 0.3);
-        give_way(&mut typed, |k| k == MUJOCO_SHARE);
-        assert!(typed.validate().is_err(), "a typed --mujoco-share on one model is refused");
-
-        // So does the share once perturbed (a continued run's).
-        let mut late = TrainConfig::for_env("cassie");
-        let c = late.env.get_mut::<CassieConfig>();
-        (c.sim, c.robust_mujoco_share) = (SimKind::Mujoco, Some(0.4));
-        let notes = give_way(&mut late, |k| k == "env.cassie.sim");
-        let off = "note: --robust-mujoco-share 0.4 is off (--sim mujoco trains one model)";
-        assert!(notes.iter().any(|n| n == off), "{notes:?}");
-        assert_eq!(late.env.get::<CassieConfig>().robust_mujoco_share, None);
-        late.validate().unwrap();
-        let mut typed = TrainConfig::for_env("cassie");
-        let c = typed.env.get_mut::<CassieConfig>();
-        (c.sim, c.robust_mujoco_share) = (SimKind::Mujoco, Some(0.4));
-        give_way(&mut typed, |k| k == ROBUST_MUJOCO_SHARE);
-        assert!(typed.validate().is_err(), "a typed --robust-mujoco-share on one model: refused");
+        mixed.validate().unwrap();
+        let mut three = TrainConfig::for_env("cassie");
+        three.env.get_mut::<CassieConfig>().robust_shares = vec![0.2, 0.4, 0.4];
+        assert_eq!(give_way(&mut three, |_| false).len(), 1, "three shares for two models");
     }
 
     #[test]

@@ -26,7 +26,9 @@ pub use pendulum::Pendulum;
 pub use registry::{
     apply_physics, available, factory, has_physics_models, make, spec, EnvSpec, UnknownEnv, ENVS,
 };
-pub use sections::{EnvConfig, EnvSchedule, EnvSection, SectionValue, UserChoices};
+pub use sections::{
+    migrate_sections, EnvConfig, EnvSchedule, EnvSection, SectionValue, UserChoices,
+};
 pub use walking::{
     CourseLeg, EpisodePlan, PhysicsOverride, Pushes, StageGate, TerrainArg, Walking,
 };

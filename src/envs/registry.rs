@@ -5,7 +5,7 @@
 
 use thiserror::Error;
 
-use super::cassie::{CassieConfig, CassieEnv};
+use super::cassie::{migrate_config, CassieConfig, CassieEnv};
 use super::gym::{GymEnv, Task};
 use super::{CartPole, Env, EnvConfig, EnvFactory, EnvSection, MountainCar, Pendulum};
 
@@ -37,7 +37,7 @@ pub static ENVS: &[EnvSpec] = &[
         about: "Cassie biped (rapier3d, 500 Hz PD): walk straight on command, a gait clock",
         make: |config| Ok(Box::new(CassieEnv::new(config.get::<CassieConfig>().clone()))),
         preset: include_str!("cassie/preset.toml"),
-        section: Some(EnvSection::of::<CassieConfig>("cassie")),
+        section: Some(EnvSection::of::<CassieConfig>("cassie").migrating(migrate_config)),
     },
     EnvSpec {
         name: "cartpole",

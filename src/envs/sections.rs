@@ -131,6 +131,9 @@ pub struct EnvSection {
     default: fn() -> Box<dyn SectionValue>,
     /// Reads the section.
     read: ReadSection,
+    /// Rewrites a stored section's settings that changed shape into today's (a run file or a
+    /// `--config` file written before the change, as JSON), before it is read.
+    migrate: fn(&mut serde_json::Map<String, serde_json::Value>),
 }
 
 impl EnvSection {
@@ -139,7 +142,32 @@ impl EnvSection {
     where
         T: SectionValue + Section + DeserializeOwned + Default,
     {
-        Self { key, declare: Declared::section::<T>, default: default_of::<T>, read: read_of::<T> }
+        Self {
+            key,
+            declare: Declared::section::<T>,
+            default: default_of::<T>,
+            read: read_of::<T>,
+            migrate: |_| {},
+        }
+    }
+
+    /// The same, with `migrate` rewriting older files' settings first.
+    pub const fn migrating(
+        self,
+        migrate: fn(&mut serde_json::Map<String, serde_json::Value>),
+    ) -> Self {
+        Self { migrate, ..self }
+    }
+}
+
+/// Rewrites every declared section of `env` (a config's `env` table as JSON) that its catalog
+/// row migrates ([`EnvSection::migrating`]).
+pub fn migrate_sections(env: &mut serde_json::Value) {
+    let Some(env) = env.as_object_mut() else { return };
+    for section in catalog() {
+        if let Some(values) = env.get_mut(section.key).and_then(|v| v.as_object_mut()) {
+            (section.migrate)(values);
+        }
     }
 }
 

@@ -192,7 +192,7 @@ pub trait Walking {
     fn mirror_command(&self, _command: [f32; 3]) -> Option<[f32; 3]> {
         None
     }
-    /// How many physics models the env's episodes draw among (Cassie with `--sim mixed`: 2,
+    /// How many physics models the env's episodes draw among (Cassie with `--sim rapier+mujoco`: 2,
     /// gait's rapier model and the lab's MuJoCo model), so that the selection episodes of
     /// `--best-by tracking` and `cells` run every eval command on every model.
     fn eval_models(&self) -> usize {

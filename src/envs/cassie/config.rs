@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::settings::Range;
 
 use super::commands::CommandKind;
-use super::physics::{self, SimKind};
+use super::physics::{self, Models, SimKind};
 use super::reference::{self, Gait, ReferenceKind};
 use super::reward::{ProgressKind, RewardKind, TurnKind};
 use super::stage::Stage;
@@ -60,15 +60,6 @@ fn default_forward_reach() -> f64 {
     reference::HIP_PITCH_PER_SPEED as f64
 }
 
-/// `mujoco_share`'s default: MuJoCo or rapier by one random bit per episode, as every run
-/// before the setting drew (so they replay), and what older run files without the key load.
-pub const EVEN_MUJOCO_SHARE: f64 = 0.5;
-
-/// [`EVEN_MUJOCO_SHARE`] for serde.
-fn even_mujoco_share() -> f64 {
-    EVEN_MUJOCO_SHARE
-}
-
 /// The gait cycle (s) of the walking reference without `full_gait` or `cadence`.
 pub const FIXED_CYCLE: f64 = 0.7;
 
@@ -80,39 +71,31 @@ crate::settings! {
     /// `TrainConfig::merged_with_toml`).
     #[serde(default, deny_unknown_fields)]
     pub struct CassieConfig("Env: cassie") {
-        /// Physics: gait's rapier3d model, MuJoCo on the lab's cassie_fast.xml, or mixed (each
-        /// episode on one of the two). Runs from before the setting existed trained on rapier.
-        sim: SimKind = SimKind::Rapier;
+        /// Physics: one backend (`rapier`: gait's rapier3d model; `mujoco`: MuJoCo on the
+        /// lab's cassie_fast.xml) or a mix, each episode on one model drawn by its share:
+        /// `BACKEND[@DT][:SHARE]` joined by `+` (`rapier+mujoco@0.004`; `mixed` =
+        /// `rapier+mujoco`). A model without `@DT` runs at `sim_dt`. Runs from before the
+        /// setting existed trained on rapier.
+        sim: Models = Models::default();
         /// Policy steps per second (Hz); physics substeps per step = round(sim rate / policy
         /// rate). Below 1 Hz a policy step is more physics than any controller means (1e-300 Hz
         /// was 5e302 substeps: one step that never ended), and 1 Hz bounds a step to 1 s of
         /// simulated time.
         policy_rate: f64 = 50.0,
             Range::Within { lo: 1.0, hi: 2000.0, what: "a policy rate in [1, 2000] Hz" };
-        /// Physics timestep (s); unset: the backend's default ([`SimKind::default_dt`]: 0.002 =
-        /// 500 Hz on rapier, where the physical tests hold as at 2 kHz; 0.0005 = the lab's 2 kHz
-        /// on MuJoCo). An unset value is left out of TOML files (`sim_dt = 0.0005` sets it).
+        /// Physics timestep (s) of every model without its own `@DT`; unset: the first
+        /// model's default ([`SimKind::default_dt`]: 0.002 = 500 Hz on rapier, where the
+        /// physical tests hold as at 2 kHz; 0.0005 = the lab's 2 kHz on MuJoCo). An unset value
+        /// is left out of TOML files (`sim_dt = 0.0005` sets it).
         sim_dt: Option<f64> = None,
             Range::Within { lo: 1e-5, hi: 0.01, what: "a timestep in [0.00001, 0.01] s" };
-        /// MuJoCo's physics timestep (s) when mixing (`sim = "mixed"`); unset: `sim_dt`. Why:
-        /// MuJoCo runs 1.9× faster at 4 ms and what it trains there walks on the lab's 0.5 ms
-        /// model, while rapier at 4 ms did not transfer to its own 2 ms (D-001). Evaluations on one model use that model's
-        /// default (or `gait eval --sim-dt`).
+        /// When mixing, the models' shares of the training episodes once the perturbations
+        /// have begun (`--robust-start`, after its gate), one per model in `sim`'s order;
+        /// empty: `sim`'s shares throughout. Evaluations keep `sim`'s. Why: the late stage is
+        /// where walking speeds settle; the steps before it draw exactly as without it. The
+        /// walking preset leaves it empty (D-002).
         #[serde(default)]
-        mujoco_dt: Option<f64> = None,
-            Range::Within { lo: 1e-5, hi: 0.01, what: "a timestep in [0.00001, 0.01] s" };
-        /// When mixing (`sim = "mixed"`), the chance that an episode runs on MuJoCo, the rest
-        /// on rapier: training's and its evaluations' (the selection runs each model). 0.5:
-        /// the runs before the setting, draw for draw.
-        #[serde(default = "even_mujoco_share")]
-        mujoco_share: f64 = EVEN_MUJOCO_SHARE, Range::Unit;
-        /// When mixing, the chance that a training episode runs on MuJoCo once the
-        /// perturbations have begun (`--robust-start`, after its gate); unset: `mujoco_share`
-        /// throughout. Evaluations keep `mujoco_share`. Why: the late stage
-        /// is where walking speeds settle; the steps before it draw exactly as without it. The
-        /// walking preset leaves it unset (D-002).
-        #[serde(default)]
-        robust_mujoco_share: Option<f64> = None, Range::Unit;
+        robust_shares: Vec<f64> = Vec::new(), Range::Unit;
         /// Reward function.
         reward: RewardKind = RewardKind::Walk;
         /// Reference gait added to the PD targets (the action is a residual on it).
@@ -417,7 +400,6 @@ crate::settings! {
 }
 
 crate::choice_settings!(
-    SimKind,
     RewardKind,
     ReferenceKind,
     CommandKind,
@@ -571,16 +553,16 @@ impl CassieConfig {
                         --obs velocity or estimate"
                 .into());
         }
-        for &model in self.sim.models() {
-            let (dt, backend) = (self.dt_of(model), physics::backend(model));
+        for model in self.sim.models() {
+            let (dt, backend) = (self.dt_of(model.backend), physics::backend(model.backend));
             let Some(max) = backend.max_dt.filter(|&max| dt > max) else { continue };
-            let flag = match (self.sim, model, self.mujoco_dt) {
-                (SimKind::Mixed, SimKind::Mujoco, Some(_)) => "--mujoco-dt",
-                _ => "--sim-dt",
+            let flag = match model.dt {
+                Some(_) => format!("--sim {}", self.sim),
+                None => format!("--sim-dt {dt}"),
             };
             return Err(format!(
-                "{flag} {dt}: {} is stable up to {max} s and blows up within two steps beyond \
-                 it; give at most {max}",
+                "{flag}: {} is stable up to {max} s and blows up within two steps beyond it; \
+                 give at most {max}",
                 backend.about
             ));
         }
@@ -599,26 +581,17 @@ impl CassieConfig {
                         clock or omni"
                 .into());
         }
-        if self.mujoco_share != EVEN_MUJOCO_SHARE && self.sim != SimKind::Mixed {
-            return Err(format!(
-                "--mujoco-share splits training episodes between the models when mixing \
-                 (--sim mixed); --sim {} runs one",
-                self.sim.name()
-            ));
-        }
-        if self.robust_mujoco_share.is_some() && self.sim != SimKind::Mixed {
-            return Err(format!(
-                "--robust-mujoco-share splits training episodes between the models when \
-                 mixing (--sim mixed); --sim {} runs one",
-                self.sim.name()
-            ));
-        }
-        if self.mujoco_dt.is_some() && self.sim != SimKind::Mixed {
-            return Err(format!(
-                "--mujoco-dt sets MuJoCo's timestep when mixing models (--sim mixed); with \
-                 --sim {} set --sim-dt",
-                self.sim.name()
-            ));
+        if !self.robust_shares.is_empty() {
+            if !self.sim.is_mix() {
+                return Err(format!(
+                    "--robust-shares splits training episodes among the models of a mix; --sim \
+                     {} runs one",
+                    self.sim
+                ));
+            }
+            self.sim
+                .check_shares(&self.robust_shares)
+                .map_err(|e| format!("--robust-shares for --sim {}: {e}", self.sim))?;
         }
         if self.cadence > 0.0 && self.full_gait {
             return Err("--cadence sets the gait cycle from the command and --full-gait draws \
@@ -713,17 +686,15 @@ impl CassieConfig {
         }
     }
 
-    /// The physics timestep (s): `sim_dt`, or the backend's default.
+    /// The physics timestep (s) of a model without its own: `sim_dt`, or the first model's
+    /// default.
     pub fn sim_dt(&self) -> f64 {
-        self.sim_dt.unwrap_or(self.sim.default_dt())
+        self.sim_dt.unwrap_or(self.sim.first().default_dt())
     }
 
-    /// The timestep (s) of `backend`, one of this config's models: [`Self::sim_dt`], but
-    /// `mujoco_dt` for MuJoCo when mixing.
+    /// The timestep (s) of `backend`, one of this config's models: its own `@DT`, else
+    /// [`Self::sim_dt`].
     pub fn dt_of(&self, backend: SimKind) -> f64 {
-        match (self.sim, backend, self.mujoco_dt) {
-            (SimKind::Mixed, SimKind::Mujoco, Some(dt)) => dt,
-            _ => self.sim_dt(),
-        }
+        self.sim.get(backend).and_then(|m| m.dt).unwrap_or(self.sim_dt())
     }
 }

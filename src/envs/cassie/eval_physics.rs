@@ -3,25 +3,22 @@
 //! that says so.
 
 use super::config::CassieConfig;
-use super::SimKind;
+use super::Models;
 use crate::envs::terrain::TerrainKind;
 use crate::envs::PhysicsOverride;
 
 /// `cassie` (a run's settings) with `over` applied, and a line saying what runs where; the
 /// settings' own refusal (one message, in `gait eval`'s flag names) if they cannot run.
 pub(super) fn apply(cassie: &mut CassieConfig, over: &PhysicsOverride) -> Result<String, String> {
-    let trained = cassie.sim;
-    // A run trained on mixed physics is evaluated on one model, gait's rapier one unless
-    // `--sim` says otherwise: episodes that switch models at random would not say which
-    // model a number belongs to, and a recording has one robot to draw.
-    let sim = over.sim.unwrap_or(match trained {
-        SimKind::Mixed => SimKind::Rapier,
-        other => other,
-    });
-    if sim != trained {
-        cassie.sim = sim;
+    let trained = cassie.sim.clone();
+    // A run trained on a mix is evaluated on one model, its first (gait's rapier one in the
+    // walking preset's) unless `--sim` says otherwise: episodes that switch models at random
+    // would not say which model a number belongs to, and a recording has one robot to draw.
+    // Another model starts from its own default timestep.
+    let sim = over.sim.unwrap_or(trained.first());
+    if trained.is_mix() || sim != trained.first() {
+        cassie.sim = Models::one(sim);
         cassie.sim_dt = None;
-        cassie.mujoco_dt = None;
     }
     if let Some(dt) = over.sim_dt {
         cassie.sim_dt = Some(dt);
@@ -37,18 +34,15 @@ pub(super) fn apply(cassie: &mut CassieConfig, over: &PhysicsOverride) -> Result
     cassie.check().map_err(|e| {
         e.replace("--eval-latency", "--latency").replace("--eval-noise", "--sensor-noise")
     })?;
-    let model = match cassie.sim {
-        SimKind::Mixed => "each episode on rapier or MuJoCo, drawn at random",
-        one => super::physics::backend(one).about,
-    };
+    let model = super::physics::backend(sim).about;
     let check = if cassie.sim == trained {
         String::new()
-    } else if trained == SimKind::Mixed && over.sim.is_none() {
-        "; trained on rapier and MuJoCo (mixed): --sim mujoco runs the lab's model".to_string()
-    } else if trained == SimKind::Mixed {
-        "; trained on rapier and MuJoCo (mixed)".to_string()
+    } else if trained.is_mix() && over.sim.is_none() {
+        format!("; trained on a mix ({trained}): --sim mujoco runs the lab's model")
+    } else if trained.is_mix() {
+        format!("; trained on a mix ({trained})")
     } else {
-        format!("; trained on {}: a sim-to-sim check", trained.name())
+        format!("; trained on {trained}: a sim-to-sim check")
     };
     let mut floor = if cassie.friction == 1.0 {
         String::new()
@@ -71,7 +65,7 @@ pub(super) fn apply(cassie: &mut CassieConfig, over: &PhysicsOverride) -> Result
     }
     Ok(format!(
         "physics: {} ({model}), dt {} s{floor}{sensing}{check}",
-        cassie.sim.name(),
+        sim.name(),
         cassie.sim_dt()
     ))
 }

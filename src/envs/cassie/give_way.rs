@@ -3,20 +3,15 @@
 //! turn off, with a note each, instead of the run being refused. A setting the user typed (or
 //! named in `--config`) is never touched, so typed together the two are still refused.
 
-use super::config::{CassieConfig, EVEN_MUJOCO_SHARE};
-use super::SimKind;
+use super::config::CassieConfig;
 use crate::envs::UserChoices;
 
 /// The preset's perturbation gate (`--robust-start-speed`).
 const PERTURBATION_GATE: &str = "robust_start_speed";
 /// The preset's omnidirectional gate (`--omni-start-speed`).
 const OMNI_GATE: &str = "omni_start_speed";
-/// MuJoCo's timestep when mixing (`--mujoco-dt`).
-const MUJOCO_DT: &str = "mujoco_dt";
-/// The share of MuJoCo episodes when mixing (`--mujoco-share`).
-const MUJOCO_SHARE: &str = "mujoco_share";
-/// The share of MuJoCo episodes once the perturbations begin (`--robust-mujoco-share`).
-const ROBUST_MUJOCO_SHARE: &str = "robust_mujoco_share";
+/// The models' shares once the perturbations begin (`--robust-shares`).
+const ROBUST_SHARES: &str = "robust_shares";
 /// The speed-dependent cycle (`--cadence`).
 const CADENCE: &str = "cadence";
 
@@ -26,9 +21,8 @@ const CADENCE: &str = "cadence";
 ///   one of them the other does (each stage then begins at its own start, as before the
 ///   gates) instead of refusing a run the user asked for plainly; at the same speed the two
 ///   stages share it.
-/// * `--mujoco-dt`, `--mujoco-share` and `--robust-mujoco-share` set MuJoCo's timestep and
-///   share of the episodes when mixing models, so with `--sim rapier` or `--sim mujoco` the
-///   preset's give way (that model runs at `--sim-dt`).
+/// * `--robust-shares` gives each model of a mix its late share, so with other models
+///   (`--sim mujoco`) a value the user did not type gives way.
 /// * The cadence sets the cycle from the command and `--full-gait` draws it at random, so
 ///   with `--full-gait` the preset's cadence gives way (a fixed cycle, as before it).
 pub(super) fn fresh(cassie: &mut CassieConfig, user: &UserChoices) -> Vec<String> {
@@ -85,33 +79,17 @@ fn cadence(cassie: &mut CassieConfig, user: &UserChoices) -> Option<String> {
     ))
 }
 
-/// The mixing settings' part of [`fresh`], also applied to a `--previous` mixed run continued
-/// on one model: on one model (`--sim rapier` or `--sim mujoco`) a `--mujoco-dt`,
-/// `--mujoco-share` or `--robust-mujoco-share` the user did not type has nothing to set, so the
-/// timestep goes (that model runs at `--sim-dt` or its default) and the shares return to their
-/// defaults; a note for each it turned off.
-pub(super) fn mixing(cassie: &mut CassieConfig, user: &UserChoices) -> Vec<String> {
-    let mut notes = Vec::new();
-    if cassie.sim == SimKind::Mixed {
-        return notes;
+/// The mixing settings' part of [`fresh`], also applied to a `--previous` run continued on
+/// other models (`--sim mujoco` after `rapier+mujoco`): `robust_shares` the user did not type,
+/// one per model of the run's mix, cannot split the new models' episodes, so they go (the new
+/// models keep their own shares throughout), with a note. `--sim` replaces the whole mix, its
+/// timesteps and shares with it, so nothing else has to give way.
+pub(super) fn mixing(cassie: &mut CassieConfig, user: &UserChoices) -> Option<String> {
+    let fits = cassie.sim.is_mix() && cassie.sim.check_shares(&cassie.robust_shares).is_ok();
+    if cassie.robust_shares.is_empty() || fits || (user.typed)(ROBUST_SHARES) {
+        return None;
     }
-    let one = format!("--sim {} trains one model", cassie.sim.name());
-    if !(user.typed)(MUJOCO_DT) {
-        if let Some(dt) = cassie.mujoco_dt.take() {
-            notes.push(format!(
-                "note: --mujoco-dt {dt} is off ({one}, at --sim-dt {})",
-                cassie.sim_dt()
-            ));
-        }
-    }
-    if !(user.typed)(MUJOCO_SHARE) && cassie.mujoco_share != EVEN_MUJOCO_SHARE {
-        let share = std::mem::replace(&mut cassie.mujoco_share, EVEN_MUJOCO_SHARE);
-        notes.push(format!("note: --mujoco-share {share} is off ({one})"));
-    }
-    if !(user.typed)(ROBUST_MUJOCO_SHARE) {
-        if let Some(share) = cassie.robust_mujoco_share.take() {
-            notes.push(format!("note: --robust-mujoco-share {share} is off ({one})"));
-        }
-    }
-    notes
+    let shares = std::mem::take(&mut cassie.robust_shares);
+    let shares: Vec<String> = shares.iter().map(f64::to_string).collect();
+    Some(format!("note: --robust-shares {} is off (--sim {})", shares.join(","), cassie.sim))
 }

@@ -23,11 +23,13 @@ pub(crate) mod commands;
 pub(crate) mod config;
 pub(crate) mod controller;
 pub(crate) mod critic_obs;
+mod curriculum;
 pub(crate) mod env;
 pub(crate) mod estimator;
 mod eval_physics;
 mod give_way;
 pub(crate) mod layout;
+mod migrate;
 pub(crate) mod mirror_lists;
 pub(crate) mod physics;
 pub(crate) mod reference;
@@ -39,8 +41,9 @@ pub(crate) mod vonmises;
 pub use commands::CommandKind;
 pub use config::{CassieConfig, ObsKind};
 pub use env::CassieEnv;
+pub use migrate::migrate_config;
 pub use physics::mujoco::route_messages as route_mujoco_messages;
-pub use physics::{Physics, SimKind};
+pub use physics::{Model, Models, Physics, SimKind};
 pub use reference::ReferenceKind;
 pub use reward::{ProgressKind, RewardKind, TurnKind};
 
@@ -67,7 +70,7 @@ impl crate::envs::EnvSchedule for CassieConfig {
     }
 
     fn give_way_continued(&mut self, user: &crate::envs::UserChoices) -> Vec<String> {
-        give_way::mixing(self, user)
+        give_way::mixing(self, user).into_iter().collect()
     }
 
     fn apply_physics(

@@ -1,11 +1,12 @@
-//! One stage of Cassie's training curriculum, the one type behind every `*_at` schedule of the
-//! settings (perturbations, pushes, omnidirectional commands, the full step, the axis share):
+//! One stage of a training curriculum, the one type behind every `*_at` schedule of Cassie's
+//! settings (perturbations, pushes, omnidirectional commands, the full step, the axis share;
+//! each named in `curriculum.rs`):
 //! it begins at a training step, optionally behind the run's forward-walking gate, and its
 //! strength rises linearly over a ramp.
 
 /// A curriculum stage: it begins at `not_before` training steps or, when `gated`, at the later
 /// of that and the step the run's gate opened at (`stage_from`: the first evaluation that
-/// walked, [`super::config::CassieConfig::stage_gate`]); its strength then rises linearly from
+/// walked: the settings' `stage_gate`); its strength then rises linearly from
 /// 0 to 1 over `ramp` steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stage {
@@ -53,51 +54,6 @@ impl Stage {
     /// The step from which it is at full strength; `None` while the gate is closed.
     pub fn full_from(&self, stage_from: Option<u64>) -> Option<u64> {
         self.start(stage_from).map(|start| start.saturating_add(self.ramp))
-    }
-}
-
-/// Cassie's curriculum stages, one per schedule of its settings.
-impl super::config::CassieConfig {
-    /// The training perturbations' stage: from `robust_start` (and, with
-    /// [`Self::robust_start_speed`], the gate), rising over `robust_ramp` steps.
-    pub fn robust_stage(&self) -> Stage {
-        Stage {
-            not_before: self.robust_start,
-            gated: self.robust_start_speed > 0.0,
-            ramp: self.robust_ramp,
-        }
-    }
-
-    /// The pushes' stage: the perturbations', from [`Self::push_start`] when it is set.
-    pub fn push_stage(&self) -> Stage {
-        Stage { not_before: self.pushes_from(), ..self.robust_stage() }
-    }
-
-    /// The omnidirectional commands' stage: from `omni_start` (and, with
-    /// [`Self::omni_start_speed`], the gate).
-    pub fn omni_stage(&self) -> Stage {
-        Stage { not_before: self.omni_start, gated: self.omni_start_speed > 0.0, ramp: 0 }
-    }
-
-    /// The full step's stage ([`Self::full_step_speed`]): from the start on with
-    /// `full_step_start` 0 (whatever the gate), else from that start behind the perturbations'
-    /// gate.
-    pub fn full_step_stage(&self) -> Stage {
-        Stage {
-            not_before: self.full_step_start,
-            gated: self.full_step_start > 0 && self.robust_start_speed > 0.0,
-            ramp: 0,
-        }
-    }
-
-    /// The terrain's stage: from `terrain_start` (behind the perturbations' gate), its top
-    /// difficulty growing over `terrain_ramp` steps.
-    pub fn terrain_stage(&self) -> Stage {
-        Stage {
-            not_before: self.terrain_start,
-            gated: self.robust_start_speed > 0.0,
-            ramp: self.terrain_ramp,
-        }
     }
 }
 

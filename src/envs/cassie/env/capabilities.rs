@@ -92,15 +92,15 @@ impl Walking for CassieEnv {
         self.stage_from = from;
     }
 
-    /// The run's models ([`crate::envs::cassie::physics::SimKind::models`]): 2 with `--sim mixed` (model 0 rapier, 1
-    /// MuJoCo), else 1.
+    /// The run's models ([`crate::envs::cassie::CassieConfig::sim`]), in their order: 2 with
+    /// `--sim rapier+mujoco` (model 0 rapier, 1 MuJoCo).
     fn eval_models(&self) -> usize {
         self.config.sim.models().len()
     }
 
     fn eval_model_name(&self, model: usize) -> &'static str {
         let models = self.config.sim.models();
-        models.get(model).unwrap_or(&models[0]).name()
+        models.get(model).unwrap_or(&models[0]).backend.name()
     }
 
     fn set_eval_model(&mut self, model: Option<usize>) -> Result<(), CommandError> {
@@ -109,7 +109,7 @@ impl Walking for CassieEnv {
             None => None,
             // A run of one model runs it whatever is forced.
             Some(0) if models.len() == 1 => None,
-            Some(i) => Some(*models.get(i).ok_or(CommandError::Unsupported)?),
+            Some(i) => Some(models.get(i).ok_or(CommandError::Unsupported)?.backend),
         };
         Ok(())
     }

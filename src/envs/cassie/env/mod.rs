@@ -20,7 +20,7 @@ use rapier3d::glamx::Vec3;
 
 use super::clock::GaitClock;
 use super::commands::Command;
-use super::config::{CassieConfig, ObsKind, EVEN_MUJOCO_SHARE, FIXED_CYCLE};
+use super::config::{CassieConfig, ObsKind, FIXED_CYCLE};
 use super::critic_obs::{self, LastPush};
 use super::estimator::VelocityEstimator;
 use super::physics::{self, Physics, SimKind};
@@ -53,8 +53,8 @@ pub struct CassieEnv {
     /// Its timestep (s), as configured: the substeps and push durations read this f64, not
     /// the simulator's own copy (rapier keeps an f32, whose rounding would move every push).
     dt: f64,
-    /// The run's other models ([`SimKind::models`]: MuJoCo or rapier with `--sim mixed`),
-    /// each swapped in when an episode draws it.
+    /// The run's other models (those of [`CassieConfig::sim`] beside the episode's), each
+    /// swapped in when an episode draws it.
     spare: Vec<Box<dyn Physics>>,
     /// [`Walking::set_eval_model`](crate::envs::Walking::set_eval_model): the model the next episodes run on instead of the drawn one.
     forced_model: Option<SimKind>,
@@ -120,7 +120,7 @@ impl CassieEnv {
         let desc = Description::cassie();
         let offset = desc.neutral_stance();
         let torque_limits: Vec<f32> = desc.motors().map(|(.., m)| m.gear * m.ctrl_limit).collect();
-        let mut spare = physics::build(config.sim, |backend| config.dt_of(backend));
+        let mut spare = physics::build(&config.sim, |backend| config.dt_of(backend));
         let sim = spare.remove(0);
         let dt = config.dt_of(sim.kind());
         let clock = GaitClock::new(FIXED_CYCLE, config.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
@@ -186,16 +186,6 @@ impl CassieEnv {
     /// The simulator, for tests and diagnostics.
     pub fn sim(&self) -> &dyn Physics {
         self.sim.as_ref()
-    }
-
-    /// When mixing, the chance that the episode starting now runs on MuJoCo:
-    /// [`CassieConfig::robust_mujoco_share`] in training once the perturbations have begun,
-    /// where it is set; `mujoco_share` otherwise.
-    fn mujoco_share(&self) -> f64 {
-        match self.config.robust_mujoco_share {
-            Some(late) if self.perturbed() => late,
-            _ => self.config.mujoco_share,
-        }
     }
 
     /// Draws the episode's ground (`--terrain`) along `heading` and gives it to the physics:
@@ -281,23 +271,18 @@ impl CassieEnv {
             None => self.rng.gen_range(-std::f64::consts::PI..std::f64::consts::PI),
         };
         self.heading = heading;
-        let models = self.config.sim.models();
-        if let [_, last] = models {
-            // Two models: the last (MuJoCo) for this episode with probability `share` (drawn
-            // even when a selection episode forces the model, so the draws after it do not
-            // move). One random bit at 1/2, as before the setting, so those runs replay.
-            let share = self.mujoco_share();
-            let second = if share == EVEN_MUJOCO_SHARE {
-                self.rng.gen::<bool>()
-            } else {
-                self.rng.gen_bool(share)
-            };
-            let drawn = models[usize::from(second)];
-            debug_assert_eq!(*last, SimKind::Mujoco, "mujoco_share is the last model's");
+        if self.config.sim.is_mix() {
+            // The episode's model by the shares, `robust_shares` once the perturbations have
+            // begun where set (drawn even when a selection episode forces the model, so the
+            // draws after it do not move).
+            let late = !self.config.robust_shares.is_empty() && self.perturbed();
+            let late = late.then_some(self.config.robust_shares.as_slice());
+            let drawn = self.config.sim.draw(late, &mut self.rng);
+            let drawn = self.config.sim.models()[drawn].backend;
             self.swap_in(self.forced_model.unwrap_or(drawn));
         }
         // A forced model is a selection episode, which scores the weights as `gait eval --sim`
-        // runs them: at the model's own timestep, not training's `mujoco_dt`.
+        // runs them: at the model's own default timestep, not training's.
         let kind = self.sim.kind();
         self.dt = match self.forced_model {
             Some(_) => kind.default_dt(),

@@ -6,6 +6,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::*;
 use crate::envs::cassie::layout::{HISTORY_FRAME, ROBOT_STATE};
+use crate::envs::cassie::Models;
 
 /// `steps` policy steps of one seeded evaluation episode at a forward command, with seeded
 /// random actions: each step's observation and reward.
@@ -31,7 +32,7 @@ fn run(config: &CassieConfig, steps: usize) -> Vec<(Vec<f32>, f32)> {
 #[test]
 fn latency_observes_the_robot_as_it_was_and_changes_no_physics() {
     for sim in [SimKind::Rapier, SimKind::Mujoco] {
-        let exact = CassieConfig { sim, ..CassieConfig::default() };
+        let exact = CassieConfig { sim: Models::one(sim), ..CassieConfig::default() };
         let step = 1.0 / exact.policy_rate;
         let clean = run(&exact, 30);
         let whole = run(&CassieConfig { eval_latency: step, ..exact.clone() }, 30);

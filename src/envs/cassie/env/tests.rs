@@ -22,7 +22,7 @@ use super::*;
 use crate::envs::cassie::commands::FORWARD_SPEEDS;
 use crate::envs::cassie::layout::HISTORY_FRAME;
 use crate::envs::cassie::reward::RewardKind;
-use crate::envs::cassie::{CommandKind, ReferenceKind, SimKind};
+use crate::envs::cassie::{CommandKind, Models, ReferenceKind, SimKind};
 use crate::envs::{CourseLeg, MirrorIndices, StageGate};
 
 fn env() -> CassieEnv {
@@ -86,7 +86,7 @@ fn mirrored_actions_from_a_mirrored_state_give_mirrored_observations() {
 /// both rates; a wrong mirror entry is off by tenths from the first step.
 #[test]
 fn mirrored_actions_give_mirrored_observations_on_mujoco() {
-    let walk = CassieConfig { sim: SimKind::Mujoco, ..CassieConfig::default() };
+    let walk = CassieConfig { sim: Models::one(SimKind::Mujoco), ..CassieConfig::default() };
     let walk_500 = CassieConfig { sim_dt: Some(0.002), ..walk.clone() };
     for config in [walk, walk_500] {
         mirror_check(config.clone());
@@ -118,10 +118,10 @@ fn mirror_check(config: CassieConfig) {
     let (mut act, mut mirrored_act) = ([0.0f32; N], [0.0f32; N]);
     let mut expected = vec![0.0f32; a.observation_size()];
     let (mut worst_pos, mut worst_vel) = (0.0f32, 0.0f32);
-    let (pos_tol, vel_tol, steps) = match (config.sim, config.sim_dt() > 0.001) {
+    let (pos_tol, vel_tol, steps) = match (config.sim.first(), config.sim_dt() > 0.001) {
         (SimKind::Rapier, true) => (2.5e-3, 0.1, 50),
         (SimKind::Rapier, false) => (1e-3, 0.03, 50),
-        (SimKind::Mujoco | SimKind::Mixed, _) => (1e-3, 0.02, 25),
+        (SimKind::Mujoco, _) => (1e-3, 0.02, 25),
     };
     // Foot placement feeds the observed velocity back into the targets, so the physics'
     // last-digit asymmetries grow from step to step: the first 25 steps (a sign error in a
@@ -158,7 +158,7 @@ fn mirror_check(config: CassieConfig) {
     }
     println!(
         "{} dt {} full clock {}: mirror error over {steps} steps: positions {worst_pos:.1e}, velocities {worst_vel:.1e}",
-        config.sim.name(), config.sim_dt(), config.full_clock
+        config.sim, config.sim_dt(), config.full_clock
     );
 }
 
@@ -178,7 +178,7 @@ fn older_run_files_load_as_the_reference_task() {
 fn same_seed_replays_bit_identically() {
     for sim in [SimKind::Rapier, SimKind::Mujoco] {
         let config = CassieConfig {
-            sim,
+            sim: Models::one(sim),
             dynamics_randomization: true,
             obs_noise: 1.0,
             push: 1.0,
@@ -216,7 +216,8 @@ fn replay(config: &CassieConfig) -> Vec<u32> {
 #[test]
 fn both_backends_observe_one_joint_state_alike() {
     let observe = |sim| {
-        let mut e = CassieEnv::new(CassieConfig { sim, ..CassieConfig::default() });
+        let mut e =
+            CassieEnv::new(CassieConfig { sim: Models::one(sim), ..CassieConfig::default() });
         e.set_command(&[0.7, 0.1, 0.2]).unwrap();
         e.seed(4);
         e.reset_with_heading(0.8).to_vec()
@@ -230,7 +231,8 @@ fn both_backends_observe_one_joint_state_alike() {
     // within 0.024 rad, the knees; velocities within 0.36 rad/s, the tarsi), and only the
     // lab's model reads its springs: its shins move (0.12 rad/s), rapier's read exactly 0.
     let stand = |sim| {
-        let mut e = CassieEnv::new(CassieConfig { sim, ..CassieConfig::default() });
+        let mut e =
+            CassieEnv::new(CassieConfig { sim: Models::one(sim), ..CassieConfig::default() });
         e.set_command(&[0.0, 0.0, 0.0]).unwrap();
         e.seed(4);
         e.reset_with_heading(0.8);
@@ -258,7 +260,7 @@ fn both_backends_observe_one_joint_state_alike() {
 #[test]
 fn random_targets_for_ten_seconds_stay_physical() {
     let desc = Description::cassie();
-    let mujoco = CassieConfig { sim: SimKind::Mujoco, ..CassieConfig::default() };
+    let mujoco = CassieConfig { sim: Models::one(SimKind::Mujoco), ..CassieConfig::default() };
     let runs =
         tasks().into_iter().chain([mujoco]).flat_map(|t| [(1, false, t.clone()), (2, true, t)]);
     for (seed, dr, task) in runs {
@@ -306,12 +308,12 @@ fn random_targets_for_ten_seconds_stay_physical() {
                 worst_coupling = worst_coupling.max((tarsus - coupled).abs() - springs);
             }
         }
-        println!("{} dt {dt} dr={dr}: penetration {deepest:.4} m, limit overshoot {worst_limit:.4} rad, coupling error {worst_coupling:.2e} rad", task.sim.name());
+        println!("{} dt {dt} dr={dr}: penetration {deepest:.4} m, limit overshoot {worst_limit:.4} rad, coupling error {worst_coupling:.2e} rad", task.sim);
         assert!(deepest < 0.005, "penetration {deepest}");
         assert!(worst_limit < 0.02, "limit overshoot {worst_limit} rad");
         // rapier: the coupling is a joint constraint (measured ≤ 6.6e-4); MuJoCo: a soft
         // equality loop through springs, beyond what the springs explain ≤ 1.1e-2 measured.
-        let coupling_tol = if task.sim == SimKind::Mujoco { 0.02 } else { 1e-3 };
+        let coupling_tol = if task.sim.first() == SimKind::Mujoco { 0.02 } else { 1e-3 };
         assert!(worst_coupling < coupling_tol, "tarsus coupling error {worst_coupling}");
     }
 }
@@ -402,7 +404,8 @@ fn a_standing_command_leaves_the_stance_to_the_policy() {
 #[test]
 fn pushes_come_every_two_to_five_seconds_and_move_the_robot() {
     for sim in [SimKind::Rapier, SimKind::Mujoco] {
-        let mut e = CassieEnv::new(CassieConfig { sim, ..CassieConfig::default() });
+        let mut e =
+            CassieEnv::new(CassieConfig { sim: Models::one(sim), ..CassieConfig::default() });
         e.set_command(&[0.0, 0.0, 0.0]).unwrap();
         e.set_push(Pushes::Exactly(1.0)).unwrap();
         e.seed(2);
@@ -489,12 +492,13 @@ fn foot_placement_steps_toward_a_push() {
     }
 }
 
-/// `--sim mixed`: episodes run on both simulators, drawn from the seeded generator (the same
+/// `--sim rapier+mujoco`: episodes run on both simulators, drawn from the seeded generator (the same
 /// seed, the same sequence), and each episode's observations come from the drawn one.
 #[test]
 fn mixed_physics_draws_a_simulator_per_episode_from_the_seed() {
     let kinds = |seed| {
-        let mut e = CassieEnv::new(CassieConfig { sim: SimKind::Mixed, ..CassieConfig::default() });
+        let mut e =
+            CassieEnv::new(CassieConfig { sim: models("mixed"), ..CassieConfig::default() });
         e.seed(seed);
         (0..12)
             .map(|_| {
@@ -507,7 +511,7 @@ fn mixed_physics_draws_a_simulator_per_episode_from_the_seed() {
     assert_eq!(a, kinds(1));
     assert!(a.contains(&SimKind::Rapier) && a.contains(&SimKind::Mujoco), "{a:?}");
     assert_ne!(a, kinds(2));
-    let mut e = CassieEnv::new(CassieConfig { sim: SimKind::Mixed, ..CassieConfig::default() });
+    let mut e = CassieEnv::new(CassieConfig { sim: models("mixed"), ..CassieConfig::default() });
     e.seed(1);
     for kind in a {
         e.reset();
@@ -519,16 +523,12 @@ fn mixed_physics_draws_a_simulator_per_episode_from_the_seed() {
     }
 }
 
-/// `--mujoco-share` sets the chance of MuJoCo per training episode: 0 and 1 run one model
-/// only, 0.2 about a fifth of 200 episodes (a binomial draw: 40 ± 3σ = 40 ± 17).
+/// A model's share is the chance of its training episodes: 0.2 for MuJoCo is about a fifth of
+/// 200 episodes (a binomial draw: 40 ± 3σ = 40 ± 17), and the models' order is theirs.
 #[test]
-fn the_mujoco_share_is_the_chance_of_a_mujoco_episode() {
-    let mujoco_episodes = |share| {
-        let mut e = CassieEnv::new(CassieConfig {
-            sim: SimKind::Mixed,
-            mujoco_share: share,
-            ..CassieConfig::default()
-        });
+fn a_share_is_the_chance_of_the_model_s_episodes() {
+    let mujoco_episodes = |sim: &str| {
+        let mut e = CassieEnv::new(CassieConfig { sim: models(sim), ..CassieConfig::default() });
         e.seed(3);
         (0..200)
             .filter(|_| {
@@ -537,24 +537,24 @@ fn the_mujoco_share_is_the_chance_of_a_mujoco_episode() {
             })
             .count()
     };
-    assert_eq!((mujoco_episodes(0.0), mujoco_episodes(1.0)), (0, 200));
-    let fifth = mujoco_episodes(0.2);
+    let fifth = mujoco_episodes("rapier+mujoco:0.2");
     assert!((23..=57).contains(&fifth), "{fifth} of 200");
-    let alone = CassieConfig { mujoco_share: 0.4, ..CassieConfig::default() };
-    assert!(alone.check().unwrap_err().contains("--mujoco-share"));
+    let fifth = mujoco_episodes("mujoco:0.2+rapier");
+    assert!((23..=57).contains(&fifth), "{fifth} of 200, MuJoCo first");
+    assert_eq!(mujoco_episodes("mujoco"), 200);
 }
 
-/// `--robust-mujoco-share` replaces the share in training once the perturbations have begun:
+/// `--robust-shares` replace the shares in training once the perturbations have begun:
 /// before them (and in evaluations, which are not training) the models come episode for
-/// episode as without it, so a branch at the perturbations' start changes the share alone.
+/// episode as without them, so a branch at the perturbations' start changes the shares alone.
 #[test]
-fn the_robust_mujoco_share_takes_over_once_the_perturbations_begin() {
-    let models = |late: Option<f64>, training: Option<u64>| {
+fn the_robust_shares_take_over_once_the_perturbations_begin() {
+    let models = |late: Vec<f64>, training: Option<u64>| {
         let mut e = CassieEnv::new(CassieConfig {
-            sim: SimKind::Mixed,
+            sim: models("mixed"),
             robust_start: 1000,
             robust_ramp: 500,
-            robust_mujoco_share: late,
+            robust_shares: late,
             ..CassieConfig::default()
         });
         e.seed(5);
@@ -567,13 +567,13 @@ fn the_robust_mujoco_share_takes_over_once_the_perturbations_begin() {
             .collect::<Vec<bool>>()
     };
     for before in [Some(0), Some(1000), None] {
-        assert_eq!(models(Some(0.0), before), models(None, before), "{before:?}");
+        assert_eq!(models(vec![1.0, 0.0], before), models(vec![], before), "{before:?}");
     }
-    assert!(models(None, Some(1001)).contains(&true), "the even share draws MuJoCo too");
-    assert!(!models(Some(0.0), Some(1001)).contains(&true), "rapier only once perturbed");
-    assert!(models(Some(1.0), Some(5000)).iter().all(|&m| m), "MuJoCo only at full strength");
-    let alone = CassieConfig { robust_mujoco_share: Some(0.4), ..CassieConfig::default() };
-    assert!(alone.check().unwrap_err().contains("--robust-mujoco-share"));
+    assert!(models(vec![], Some(1001)).contains(&true), "the even share draws MuJoCo too");
+    assert!(!models(vec![1.0, 0.0], Some(1001)).contains(&true), "rapier only once perturbed");
+    assert!(models(vec![0.0, 1.0], Some(5000)).iter().all(|&m| m), "MuJoCo only at full");
+    let alone = CassieConfig { robust_shares: vec![0.6, 0.4], ..CassieConfig::default() };
+    assert!(alone.check().unwrap_err().contains("--robust-shares"));
 }
 
 /// Selection episodes (`--best-by tracking`) force the model: 0 rapier, 1 MuJoCo, whatever
@@ -581,7 +581,7 @@ fn the_robust_mujoco_share_takes_over_once_the_perturbations_begin() {
 /// would have (same models, same first observation); one model alone accepts only model 0.
 #[test]
 fn a_forced_model_runs_every_episode_on_it_and_leaves_the_other_draws_alone() {
-    let mixed = || CassieEnv::new(CassieConfig { sim: SimKind::Mixed, ..CassieConfig::default() });
+    let mixed = || CassieEnv::new(CassieConfig { sim: models("mixed"), ..CassieConfig::default() });
     let mut e = mixed();
     assert_eq!(e.eval_models(), 2);
     for (model, kind) in [(0, SimKind::Rapier), (1, SimKind::Mujoco)] {
@@ -611,13 +611,12 @@ fn a_forced_model_runs_every_episode_on_it_and_leaves_the_other_draws_alone() {
     assert!(alone.set_eval_model(Some(0)).is_ok() && alone.set_eval_model(Some(1)).is_err());
 }
 
-/// `mujoco_dt`: when mixing, MuJoCo steps at its own timestep and rapier keeps `sim_dt`; each
+/// `mujoco@DT`: in a mix, MuJoCo steps at its own timestep and rapier keeps `sim_dt`; each
 /// model takes the substeps of its own timestep, so a policy step is 20 ms of simulated time
-/// on both (10 substeps at 4 ms would be 40 ms), and only a mixed run may set it.
+/// on both (10 substeps at 4 ms would be 40 ms).
 #[test]
-fn mixed_physics_may_step_mujoco_at_its_own_timestep() {
-    let config =
-        CassieConfig { sim: SimKind::Mixed, mujoco_dt: Some(0.004), ..CassieConfig::default() };
+fn a_model_of_a_mix_may_step_at_its_own_timestep() {
+    let config = CassieConfig { sim: models("rapier+mujoco@0.004"), ..CassieConfig::default() };
     assert_eq!((config.dt_of(SimKind::Rapier), config.dt_of(SimKind::Mujoco)), (0.002, 0.004));
     let steps = |kind| substeps(config.dt_of(kind), 50.0);
     assert_eq!((steps(SimKind::Rapier), steps(SimKind::Mujoco)), (10, 5));
@@ -634,18 +633,16 @@ fn mixed_physics_may_step_mujoco_at_its_own_timestep() {
         seen.push(e.sim().kind());
     }
     assert!(seen.contains(&SimKind::Rapier) && seen.contains(&SimKind::Mujoco), "{seen:?}");
-    let alone = CassieConfig { sim: SimKind::Mujoco, ..config };
-    assert!(alone.check().unwrap_err().contains("--mujoco-dt"));
-    assert_eq!(alone.dt_of(SimKind::Mujoco), 0.0005, "only a mixed run reads it");
+    let fast = CassieConfig { sim: models("rapier+mujoco@0.006"), ..config };
+    assert!(fast.check().unwrap_err().contains("--sim rapier+mujoco@0.006: MuJoCo"));
 }
 
 /// Selection episodes score the weights as `gait eval --sim` runs them: a forced model steps
 /// at its own default timestep (MuJoCo 0.5 ms, 40 substeps a policy step), not at training's
-/// `mujoco_dt`; the episodes drawn after it step at the training timesteps again.
+/// `mujoco@0.004`; the episodes drawn after it step at the training timesteps again.
 #[test]
 fn a_forced_model_runs_at_the_timestep_gait_eval_uses() {
-    let config =
-        CassieConfig { sim: SimKind::Mixed, mujoco_dt: Some(0.004), ..CassieConfig::default() };
+    let config = CassieConfig { sim: models("rapier+mujoco@0.004"), ..CassieConfig::default() };
     let mut e = CassieEnv::new(config);
     e.seed(2);
     for (model, kind, dt) in [(1, SimKind::Mujoco, 0.0005), (0, SimKind::Rapier, 0.002)] {
@@ -1396,7 +1393,11 @@ fn foot_metrics_tell_a_lifted_foot_from_a_dragged_one() {
         // (mean slide, max lift) over 25 steps, and the first step's slide.
         // The floor through the setting (`gait eval --friction`), as a user sets it.
         let run = |command: [f32; 3], friction: f64, training: Option<u64>| {
-            let mut e = CassieEnv::new(CassieConfig { sim, friction, ..CassieConfig::default() });
+            let mut e = CassieEnv::new(CassieConfig {
+                sim: Models::one(sim),
+                friction,
+                ..CassieConfig::default()
+            });
             e.set_command(&command).unwrap();
             e.set_training(training);
             e.seed(5);
@@ -1423,8 +1424,12 @@ fn foot_metrics_tell_a_lifted_foot_from_a_dragged_one() {
         // With the reward's `slide` term (`--slide-penalty`) training measures them too, and
         // the term reads the slide: on ice it pays less than on the ground.
         let slide_term = |friction: f64| {
-            let config =
-                CassieConfig { sim, slide_penalty: 0.1, friction, ..CassieConfig::default() };
+            let config = CassieConfig {
+                sim: Models::one(sim),
+                slide_penalty: 0.1,
+                friction,
+                ..CassieConfig::default()
+            };
             let mut e = CassieEnv::new(config);
             e.set_command(&[0.0; 3]).unwrap();
             e.set_training(Some(0));
@@ -1487,8 +1492,12 @@ fn the_friction_setting_centres_the_drawn_floor() {
 fn a_terrain_episode_meets_the_same_ground_on_either_model() {
     use crate::envs::terrain::TerrainKind;
     let ground = |sim, kind| {
-        let config =
-            CassieConfig { sim, terrain: kind, terrain_difficulty: 0.7, ..CassieConfig::default() };
+        let config = CassieConfig {
+            sim: Models::one(sim),
+            terrain: kind,
+            terrain_difficulty: 0.7,
+            ..CassieConfig::default()
+        };
         let mut env = CassieEnv::new(config);
         env.seed(4);
         env.reset();
@@ -1540,4 +1549,9 @@ fn training_terrain_follows_its_stage_and_mix_draws_every_kind() {
     assert!((20..40).contains(&kinds), "mix draws the flat floor too: {kinds} of 40 not flat");
     env.set_training(None);
     env.reset();
+}
+
+/// `text` as a run's models (`--sim`).
+fn models(text: &str) -> Models {
+    text.parse().expect("models")
 }

@@ -1,12 +1,12 @@
 //! The one table of physics backends ([`BACKENDS`]): each backend's `--sim` name, what it
 //! simulates, its default timestep, the timestep past which it blows up, whether it has the
 //! lab's springs, and how it is built. A third simulator is its folder beside `rapier/` and
-//! `mujoco/`, a [`SimKind`] variant (the flag's value) and one row here; `--sim mixed` keeps
-//! its two models (rapier then MuJoCo, [`SimKind::models`]).
+//! `mujoco/`, a [`SimKind`] variant (its `--sim` name) and one row here; a run's
+//! [`super::Models`] then mixes it with the others by name.
 
 use super::mujoco::MujocoCassie;
 use super::rapier::CassieSim;
-use super::{Physics, SimKind};
+use super::{Models, Physics, SimKind};
 use crate::envs::cassie::robot::description::Description;
 use crate::envs::cassie::robot::Dynamics;
 
@@ -27,7 +27,7 @@ pub struct Backend {
     build: fn(f64) -> Box<dyn Physics>,
 }
 
-/// Every backend, in `--sim mixed`'s model order.
+/// Every backend.
 pub static BACKENDS: &[Backend] = &[
     Backend {
         kind: SimKind::Rapier,
@@ -53,41 +53,41 @@ pub static BACKENDS: &[Backend] = &[
     },
 ];
 
-/// The row of `kind`, one model (a mix has none: it is a list of models).
+/// The row of `kind` (every [`SimKind`] has one: a test checks it).
 pub fn backend(kind: SimKind) -> &'static Backend {
     BACKENDS
         .iter()
         .find(|b| b.kind == kind)
-        .unwrap_or_else(|| panic!("{} is a mix of models, not a backend", kind.name()))
+        .unwrap_or_else(|| panic!("{} has no row in BACKENDS", kind.name()))
 }
 
-/// The simulators of `kind` ([`SimKind::models`]), each in its reset pose (nominal dynamics,
-/// heading 0) at its timestep from `dt_of`.
-pub fn build(kind: SimKind, dt_of: impl Fn(SimKind) -> f64) -> Vec<Box<dyn Physics>> {
-    kind.models().iter().map(|&model| (backend(model).build)(dt_of(model))).collect()
+/// The simulators of `models`, in order, each in its reset pose (nominal dynamics, heading 0)
+/// at its timestep from `dt_of`.
+pub fn build(models: &Models, dt_of: impl Fn(SimKind) -> f64) -> Vec<Box<dyn Physics>> {
+    models.kinds().map(|model| (backend(model).build)(dt_of(model))).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Each one-model `--sim` value has one row, whose default timestep it accepts, and the mix
-    /// runs the table's models in its order.
+    /// Each backend has one row, whose default timestep it accepts, and a mix builds its
+    /// models in its order.
     #[test]
-    fn the_table_has_one_row_per_model_and_the_mix_follows_it() {
-        for kind in [SimKind::Rapier, SimKind::Mujoco] {
+    fn the_table_has_one_row_per_backend_and_a_mix_builds_in_its_order() {
+        use clap::ValueEnum;
+        for &kind in SimKind::value_variants() {
             assert_eq!(BACKENDS.iter().filter(|b| b.kind == kind).count(), 1);
             let row = backend(kind);
             assert!(row.max_dt.is_none_or(|max| row.default_dt <= max), "{}", kind.name());
             assert_eq!(kind.default_dt(), row.default_dt);
         }
-        let kinds: Vec<SimKind> = BACKENDS.iter().map(|b| b.kind).collect();
-        assert_eq!(SimKind::Mixed.models(), &kinds[..]);
-        assert_eq!(SimKind::Mixed.default_dt(), backend(SimKind::Rapier).default_dt);
-        let built = build(SimKind::Mixed, |k| backend(k).default_dt);
+        assert_eq!(BACKENDS.len(), SimKind::value_variants().len());
+        let mix: Models = "mujoco+rapier".parse().expect("a mix");
+        let built = build(&mix, |k| backend(k).default_dt);
         // rapier keeps its timestep in f32.
         let got: Vec<(SimKind, f32)> =
             built.iter().map(|p| (p.kind(), p.timestep() as f32)).collect();
-        assert_eq!(got, [(SimKind::Rapier, 0.002), (SimKind::Mujoco, 0.0005)]);
+        assert_eq!(got, [(SimKind::Mujoco, 0.0005), (SimKind::Rapier, 0.002)]);
     }
 }

@@ -16,6 +16,7 @@
 //! right); the passive joints are `[L shin, L tarsus, R shin, R tarsus]`.
 
 mod backends;
+mod models;
 pub(crate) mod mujoco;
 pub(crate) mod rapier;
 
@@ -28,8 +29,9 @@ use super::robot::{Dynamics, N};
 use crate::envs::{BodyPose, BodyShape};
 
 pub(crate) use backends::{backend, build};
+pub use models::{Model, Models};
 
-/// Which simulator runs Cassie (`--sim`, `[env.cassie] sim`).
+/// A physics backend (`--sim`'s names; a run's [`Models`] mixes them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum SimKind {
@@ -38,36 +40,19 @@ pub enum SimKind {
     Rapier,
     /// MuJoCo 3.17 on the lab's `cassie_fast.xml` (springs and closed loops as the lab has them).
     Mujoco,
-    /// Training across simulators: each episode runs on rapier or MuJoCo, drawn 50/50 from
-    /// the env's seeded generator, so a policy must work on both models (and sees real
-    /// spring readings in half its episodes).
-    Mixed,
 }
 
 impl SimKind {
-    /// The physics timestep (s) when none is set: the backend's (`physics/backends.rs`), and
-    /// rapier's when mixing.
+    /// The physics timestep (s) when none is set: the backend's (`physics/backends.rs`).
     pub fn default_dt(self) -> f64 {
-        backend(self.models()[0]).default_dt
+        backend(self).default_dt
     }
 
-    /// The models a run of this kind trains on, in `gait eval`'s and the selection's model
-    /// order: one, or for [`SimKind::Mixed`] rapier then MuJoCo, the last drawn with the
-    /// probability `mujoco_share`.
-    pub fn models(self) -> &'static [SimKind] {
-        match self {
-            SimKind::Rapier => &[SimKind::Rapier],
-            SimKind::Mujoco => &[SimKind::Mujoco],
-            SimKind::Mixed => &[SimKind::Rapier, SimKind::Mujoco],
-        }
-    }
-
-    /// The `--sim` value.
+    /// The `--sim` name.
     pub fn name(self) -> &'static str {
         match self {
             SimKind::Rapier => "rapier",
             SimKind::Mujoco => "mujoco",
-            SimKind::Mixed => "mixed",
         }
     }
 }
@@ -96,8 +81,8 @@ pub trait Physics: Send {
     /// The physics timestep (s) the episode runs at.
     fn timestep(&self) -> f64;
 
-    /// Runs at `dt` (s) from the next [`Physics::reset`] on. Why: a run trains MuJoCo at
-    /// `mujoco_dt` but scores its selection episodes at the timestep `gait eval` runs
+    /// Runs at `dt` (s) from the next [`Physics::reset`] on. Why: a run may train MuJoCo at
+    /// its own timestep (`--sim rapier+mujoco@0.004`) but scores its selection episodes at the timestep `gait eval` runs
     /// (`CassieEnv`'s eval models), where the same weights walk up to 0.14 m/s faster.
     fn set_timestep(&mut self, dt: f64);
 
