@@ -337,8 +337,9 @@ fn continued<S: AlgoScope>(
     let mut base = prev.clone();
     base.run.run_name = None;
     let mut config = layers.over(&base)?;
-    // A mixed run continued on one model: its MuJoCo timestep and share have nothing left to
-    // set (and no flag can unset the timestep), so they go, with a note, unless typed.
+    // The continued run's values that cannot run with what the user changed (an env's
+    // `EnvSchedule::give_way_continued`: Cassie's late shares on other models) go, with a
+    // note, unless typed.
     let mut notes = presets::continued_gives_way(&mut config, |k| layers.set_by_user(k));
     if let Err(e) = config.validate() {
         if prev.validate().is_err() {
