@@ -106,12 +106,12 @@ fn main() -> Result<()> {
     config.sampler.num_steps = 4000;
     config.net.layers = vec![64, 64];
     config.net.std = 0.5;
-    config.ppo.a_lr = 1e-3;
-    config.ppo.c_lr = 1e-3;
+    config.ppo_mut().a_lr = 1e-3;
+    config.ppo_mut().c_lr = 1e-3;
     config.sampler.gae_lambda = 0.95;
-    config.ppo.grad_clip = 0.5;
-    config.ppo.epochs = 5;
-    config.ppo.mirror = 1.0;
+    config.ppo_mut().grad_clip = 0.5;
+    config.ppo_mut().epochs = 5;
+    config.ppo_mut().mirror = 1.0;
     config.eval.eval_freq = 5;
     config.eval.num_eval_eps = 8;
 

@@ -36,7 +36,7 @@ fn a2c_learns_cartpole_for_two_seeds() {
         let mut argv: Vec<OsString> = argv.iter().map(OsString::from).collect();
         argv.extend(["--timesteps", "60000", "--num-steps", "500"].map(OsString::from));
         let Action::Train(job) = cli::parse(&argv).unwrap().action else { panic!("a train job") };
-        assert_eq!(job.config.run.algo, gait::config::AlgoKind::A2c);
+        assert_eq!(job.config.run.algo, gait::config::Algo::named("a2c").unwrap());
         let out = train(&job, vec![], &mut Quiet).unwrap();
         let final_eval = out.final_test_return.expect("the final weights are evaluated");
         let first =
@@ -61,7 +61,7 @@ fn a2c_continues_exactly_and_only_as_a2c() {
     let rows = [data_rows(&part.join("progress.csv")), data_rows(&cont.join("progress.csv"))];
     assert_eq!(rows.concat(), data_rows(&full.join("progress.csv")), "the continuation diverged");
     let exp = gait::logging::Experiment::load(&full).unwrap();
-    assert_eq!(exp.config.run.algo, gait::config::AlgoKind::A2c);
+    assert_eq!(exp.config.run.algo, gait::config::Algo::named("a2c").unwrap());
 
     let o = gait(&["train", "ppo", "--previous", full.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -108,7 +108,7 @@ fn a_run_file_from_before_the_moves_loads_into_todays_sections() {
     let exp = gait::logging::Experiment::load(&run).unwrap();
     assert_eq!(exp.config.sampler.discount, 0.5);
     assert_eq!(serde_json::json!(exp.config.net.prenorm), prenorm);
-    assert_eq!(exp.config.run.algo, gait::config::AlgoKind::Ppo);
+    assert_eq!(exp.config.run.algo, gait::config::Algo::default());
     assert_eq!(exp.format, gait::logging::EXPERIMENT_FORMAT);
     // A file from a newer gait is refused, naming the format.
     doc["format"] = 99.into();

@@ -3,7 +3,7 @@
 //! the algorithm's actor and critic, hands the finished trajectories to [`Algorithm::update`],
 //! saves what [`Algorithm::optimizer_state`] returns beside the networks, and logs the
 //! `UpdateMetrics` it reports. Nothing outside an algorithm's own module names its type:
-//! `registry::build` is the one table of algorithms.
+//! [`super::catalog::ALGOS`] is the one table of algorithms.
 
 use std::collections::HashMap;
 use std::path::PathBuf;

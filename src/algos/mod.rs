@@ -1,17 +1,17 @@
 //! PPO: trajectory buffer, sampler actors, the optimizer, the runner and the training loop.
 
-mod a2c;
+pub mod a2c;
 mod adam;
 pub mod algorithm;
 mod autotune;
 mod batch;
 mod buffer;
+pub mod catalog;
 pub(crate) mod checkpoint;
 mod flat_params;
 pub mod interrupt;
 mod ppo;
 pub(crate) mod prenorm;
-mod registry;
 pub(crate) mod resources;
 mod reward_scale;
 mod rmsprop;
@@ -28,7 +28,7 @@ pub mod train;
 
 pub use algorithm::Algorithm;
 pub use buffer::Buffer;
-pub use ppo::{Batch, Losses, OptimStats, PpoOptim};
+pub use ppo::{Batch, Losses, OptimStats, PpoConfig, PpoOptim};
 pub use resources::{available_cores, resolve_device};
 #[cfg(feature = "mpi")]
 pub use sampler::mpi;

@@ -21,7 +21,6 @@ use rand_chacha::ChaCha8Rng;
 
 use super::algorithm::{decay_scale, Algorithm};
 use super::checkpoint::{self, SelectionScore, TrainState};
-use super::registry;
 use super::resources;
 use super::resources::{available_cores, resolve_device};
 use super::reward_scale::ReturnStats;
@@ -120,7 +119,7 @@ impl Runner {
             // trainings share a process (the integration tests run them on parallel threads).
             let _init = INIT_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             tch::manual_seed(derive(config.run.seed, &[stream::INIT]) as i64);
-            registry::build(config, &spec, device, symmetry.as_ref())?
+            config.algo.build(config.run.algo, &spec, device, symmetry.as_ref())?
         };
         let (state, run_dir, best_so_far) = setup::begin(
             config,

@@ -53,7 +53,7 @@ pub(super) fn backprop_threads(
             None
         }
         BackpropWorkers::Auto => {
-            let (threads, timings) = fastest_backprop_threads(spec, &config.ppo, device, cores)?;
+            let (threads, timings) = fastest_backprop_threads(spec, config.ppo(), device, cores)?;
             let times: Vec<String> =
                 timings.iter().map(|(t, s)| format!("{t}: {:.0} ms", s * 1e3)).collect();
             events.note(&format!(

@@ -5,9 +5,20 @@
 
 use tch::{Device, Kind, Tensor};
 
-use crate::config::{Mirroring, UsageError};
 use crate::envs::{Env, MirrorIndices};
 use crate::policies::{Actor, RunningStats};
+use crate::settings::UsageError;
+
+/// The mirror settings of a run's algorithm, what a [`Symmetry`] is built for: the mirror
+/// loss's coefficient and whether mirrored copies augment the batch (PPO's `--mirror`,
+/// `--mirror-augment`; none for A2C).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Mirroring {
+    /// The mirror loss's coefficient (0: none).
+    pub mirror: f64,
+    /// Mirrored copies of every step join the batch.
+    pub mirror_augment: bool,
+}
 
 /// The mirror lists of a run that uses them (mirror loss or augmentation): observations,
 /// actions and, for an env whose critic has its own observation, that one's.

@@ -479,8 +479,8 @@ impl BenchOptimizeFlags {
         let mut config = TrainConfig::default();
         config.net.arch = self.arch;
         config.net.layers = self.layers.clone();
-        config.ppo.batch_size = self.batch_size;
-        config.ppo.mirror = self.mirror;
+        config.ppo_mut().batch_size = self.batch_size;
+        config.ppo_mut().mirror = self.mirror;
         config.sampler.num_steps = BENCH_STEPS;
         config.validate()?;
         let spec = config.net.spec(&config.run.env, BENCH_OBS, BENCH_ACT)?;

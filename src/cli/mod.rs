@@ -16,13 +16,12 @@ pub use commands::{
     PlotFlags,
 };
 pub use train::{
-    flag_of, resolve, shown, A2cSettings, AlgoScope, EnvSettings, PpoSettings, Scope, SettingFlags,
-    TrainFlags,
+    flag_of, resolve, shown, EnvSettings, Scope, SettingFlags, StartFlags, TrainCommand, TrainFlags,
 };
 
 use crate::bench::{BenchEnvOptions, BenchOptimizeOptions};
 use crate::check::CheckOptions;
-use crate::config::{presets, AlgoKind, TrainConfig, TrainJob};
+use crate::config::{presets, Algo, TrainConfig, TrainJob};
 use crate::envs;
 use crate::eval::EvalOptions;
 use crate::export::ExportOptions;
@@ -66,18 +65,6 @@ pub enum Command {
     Bench(BenchCommand),
     /// Draw a run's learning curves (progress.csv, timing.csv) into a PNG.
     Plot(PlotFlags),
-}
-
-/// `gait train`'s algorithms.
-#[derive(Debug, Subcommand)]
-pub enum TrainCommand {
-    /// Proximal Policy Optimization.
-    #[command(allow_negative_numbers = true)]
-    Ppo(Box<TrainFlags<PpoSettings>>),
-    /// Synchronous advantage actor-critic (A2C): one RMSprop step per iteration on the whole
-    /// batch, its settings under `[algo.a2c]`.
-    #[command(allow_negative_numbers = true)]
-    A2c(Box<TrainFlags<A2cSettings>>),
 }
 
 /// `gait bench`'s benchmarks.
@@ -133,7 +120,7 @@ pub fn command() -> clap::Command {
         names.join(", ")
     );
     Cli::command().mut_subcommand("train", |train| {
-        AlgoKind::ALL.into_iter().fold(train, |train, algo| {
+        Algo::all().fold(train, |train, algo| {
             train.mut_subcommand(algo.name(), |cmd| {
                 cmd.mut_arg("run.env", |a| a.help(help.clone()).long_help(help.clone()))
                     .after_help(presets_help(algo))
@@ -144,7 +131,7 @@ pub fn command() -> clap::Command {
 
 /// The end of `gait train ALGO --help`: each env's preset, the settings of `algo`'s
 /// subcommand it replaces.
-fn presets_help(algo: AlgoKind) -> String {
+fn presets_help(algo: Algo) -> String {
     let mut out = String::from(
         "Env presets: an env replaces these defaults for settings you do not give as a flag or \
          in a --config file (gait prints the ones it applied; a --previous run's values take \
@@ -165,9 +152,9 @@ fn presets_help(algo: AlgoKind) -> String {
 }
 
 /// `gait train ALGO`'s action: train, or print the config.
-fn train_action<S: AlgoScope>(flags: &TrainFlags<S>) -> anyhow::Result<Parsed> {
+fn train_action(flags: &TrainFlags) -> anyhow::Result<Parsed> {
     let (job, notes) = resolve(flags)?;
-    let action = if flags.print_config {
+    let action = if flags.start.print_config {
         Action::PrintConfig(Box::new(job.config))
     } else {
         Action::Train(Box::new(job))
@@ -175,14 +162,13 @@ fn train_action<S: AlgoScope>(flags: &TrainFlags<S>) -> anyhow::Result<Parsed> {
     Ok(Parsed { action, notes })
 }
 
-/// Parses `argv`. For `gait train ppo|a2c`, settings are layered (see [`resolve`]).
+/// Parses `argv`. For `gait train ALGO`, settings are layered (see [`resolve`]).
 /// Errors: `clap::Error` (print with `.exit()`), `UsageError`, or a runtime error.
 pub fn parse(argv: &[OsString]) -> anyhow::Result<Parsed> {
     let matches = command().try_get_matches_from(argv)?;
     let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)?;
     let action = match cli.command {
-        Command::Train(TrainCommand::Ppo(flags)) => return train_action(&flags),
-        Command::Train(TrainCommand::A2c(flags)) => return train_action(&flags),
+        Command::Train(TrainCommand(flags)) => return train_action(&flags),
         Command::Eval(args) => Action::Eval(args.options()),
         Command::Play(args) => Action::Play(args.options()),
         Command::Check(args) => Action::Check(args.options()?),
@@ -271,7 +257,7 @@ mod tests {
         std::fs::write(&file, "[run]\nenv = \"cartpole\"\n[ppo]\nkl = 0.01\nepochs = 7\n").unwrap();
         let path = file.to_str().unwrap();
         let (c, applied) = ppo(&["gait", "train", "ppo", "--config", path, "--epochs", "9"]);
-        assert_eq!((c.ppo.kl, c.ppo.epochs), (0.01, 9));
+        assert_eq!((c.ppo().kl, c.ppo().epochs), (0.01, 9));
         assert_eq!(c.sampler.traj_len, 400, "the cartpole preset");
         assert!(!applied.iter().any(|p| p.starts_with("epochs")), "{applied:?}");
         let printed = c.to_toml();

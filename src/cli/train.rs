@@ -17,14 +17,13 @@ use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 use serde_json::Value;
 
-use crate::config::{presets, AlgoKind, Start, TrainConfig, TrainJob, UsageError, Weights};
+use crate::config::{presets, Algo, Start, TrainConfig, TrainJob, UsageError, Weights};
 use crate::envs::cassie::CassieConfig;
 use crate::settings::{flag_names, plain_alias, Declared, Scalar, Section};
 
-/// Flags of `gait train ALGO`: how to start, plus one flag per declared setting of the
-/// algorithm's scope `S` (its own section and the shared ones).
+/// How `gait train ALGO` starts: the flags besides the settings.
 #[derive(Debug, Clone, Default, Args)]
-pub struct TrainFlags<S: AlgoScope> {
+pub struct StartFlags {
     /// Read settings from this TOML file (the format of `--print-config` and of a run's
     /// config.toml). Keys it names override the preset or the --previous run; typed flags
     /// override the file.
@@ -53,9 +52,61 @@ pub struct TrainFlags<S: AlgoScope> {
         help_heading = "Run"
     )]
     pub previous_iteration: Option<u64>,
-    /// One flag per declared setting.
-    #[command(flatten)]
-    pub settings: SettingFlags<S>,
+}
+
+/// Flags of `gait train ALGO`: how to start, the algorithm (the subcommand), and the settings
+/// typed, one flag per declared setting of the algorithm's scope (its own section and the
+/// shared ones).
+#[derive(Debug, Clone, Default)]
+pub struct TrainFlags {
+    /// How to start.
+    pub start: StartFlags,
+    /// The algorithm: the subcommand.
+    pub algo: Algo,
+    /// The settings typed, as `(path, value)`.
+    pub typed: Vec<(String, Value)>,
+}
+
+/// `gait train`'s subcommands: one per row of the algorithm catalog
+/// ([`crate::algos::catalog::ALGOS`]), built from the row.
+#[derive(Debug)]
+pub struct TrainCommand(pub TrainFlags);
+
+impl FromArgMatches for TrainCommand {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let missing = || clap::Error::new(clap::error::ErrorKind::MissingSubcommand);
+        let (name, matches) = matches.subcommand().ok_or_else(missing)?;
+        let algo = Algo::named(name).ok_or_else(missing)?;
+        let start = StartFlags::from_arg_matches(matches)?;
+        let typed = typed_settings(matches, |p| of_algorithm(algo, p))?;
+        Ok(Self(TrainFlags { start, algo, typed }))
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl clap::Subcommand for TrainCommand {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        Algo::all().fold(cmd, |cmd, algo| {
+            // The row's line after the start flags, whose struct doc clap would show.
+            let sub = StartFlags::augment_args(clap::Command::new(algo.name()))
+                .about(algo.spec().about)
+                .long_about(None)
+                .allow_negative_numbers(true);
+            cmd.subcommand(setting_args(sub, |p| of_algorithm(algo, p)))
+        })
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        Algo::named(name).is_some()
+    }
 }
 
 /// Which declared settings a command takes as flags.
@@ -64,47 +115,12 @@ pub trait Scope {
     fn includes(path: &str) -> bool;
 }
 
-/// The settings of one algorithm's `gait train` subcommand: the shared sections and its own
-/// (`run.algo` is the subcommand itself).
-pub trait AlgoScope: Scope + Clone + Default + Send + Sync + 'static {
-    /// The algorithm.
-    const KIND: AlgoKind;
-}
-
 /// Whether `path` is a setting of `algo`'s subcommand: not another algorithm's, not
 /// `run.algo`.
-pub(super) fn of_algorithm(algo: AlgoKind, path: &str) -> bool {
-    let own = path.starts_with(algo.section());
-    let other = AlgoKind::ALL.iter().any(|a| path.starts_with(a.section()));
+pub(super) fn of_algorithm(algo: Algo, path: &str) -> bool {
+    let own = path.starts_with(&algo.prefix());
+    let other = Algo::all().any(|a| path.starts_with(&a.prefix()));
     path != "run.algo" && (own || !other)
-}
-
-/// `gait train ppo`'s settings.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PpoSettings;
-
-impl Scope for PpoSettings {
-    fn includes(path: &str) -> bool {
-        of_algorithm(AlgoKind::Ppo, path)
-    }
-}
-
-impl AlgoScope for PpoSettings {
-    const KIND: AlgoKind = AlgoKind::Ppo;
-}
-
-/// `gait train a2c`'s settings.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct A2cSettings;
-
-impl Scope for A2cSettings {
-    fn includes(path: &str) -> bool {
-        of_algorithm(AlgoKind::A2c, path)
-    }
-}
-
-impl AlgoScope for A2cSettings {
-    const KIND: AlgoKind = AlgoKind::A2c;
 }
 
 /// The env sections' settings (`gait bench env`).
@@ -134,7 +150,7 @@ const REFERENCE_SPELLINGS: &[(&str, &str)] =
 /// The flag of the setting at `path`, without dashes (`num-steps`), as the subcommand that
 /// takes it spells it (each algorithm's settings beside the shared ones).
 pub fn flag_of(path: &str) -> String {
-    let algo = AlgoKind::ALL.into_iter().find(|a| path.starts_with(a.section()));
+    let algo = Algo::all().find(|a| path.starts_with(&a.prefix()));
     let scoped = |p: &str| of_algorithm(algo.unwrap_or_default(), p);
     let declared: Vec<Declared> =
         TrainConfig::settings().into_iter().filter(|d| scoped(&d.path)).collect();
@@ -181,16 +197,8 @@ fn arg(d: &Declared, flag: &str, alias: Option<String>, default: Option<&Value>)
 }
 
 impl<S: Scope> Args for SettingFlags<S> {
-    fn augment_args(mut cmd: clap::Command) -> clap::Command {
-        let declared: Vec<Declared> =
-            TrainConfig::settings().into_iter().filter(|d| S::includes(&d.path)).collect();
-        let flags = flag_names(&declared);
-        let defaults = TrainConfig::default().leaves();
-        for (i, d) in declared.iter().enumerate() {
-            let default = defaults.iter().find(|(k, _)| *k == d.path).map(|(_, v)| v);
-            cmd = cmd.arg(arg(d, &flags[i], plain_alias(&declared, i), default));
-        }
-        cmd
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        setting_args(cmd, S::includes)
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
@@ -200,29 +208,50 @@ impl<S: Scope> Args for SettingFlags<S> {
 
 impl<S: Scope> FromArgMatches for SettingFlags<S> {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
-        let mut typed = Vec::new();
-        for d in TrainConfig::settings().into_iter().filter(|d| S::includes(&d.path)) {
-            if matches.value_source(&d.path) != Some(ValueSource::CommandLine) {
-                continue;
-            }
-            let values = matches.try_get_many::<Value>(&d.path).map_err(|e| {
-                clap::Error::raw(clap::error::ErrorKind::ValueValidation, e.to_string())
-            })?;
-            let mut values: Vec<Value> = values.into_iter().flatten().cloned().collect();
-            let value = if d.setting.kind.list {
-                Value::Array(values)
-            } else {
-                values.pop().unwrap_or(Value::Null)
-            };
-            typed.push((d.path, value));
-        }
-        Ok(Self { typed, scope: PhantomData })
+        Ok(Self { typed: typed_settings(matches, S::includes)?, scope: PhantomData })
     }
 
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
         *self = Self::from_arg_matches(matches)?;
         Ok(())
     }
+}
+
+/// `cmd` with one flag per declared setting that `includes` takes.
+fn setting_args(mut cmd: clap::Command, includes: impl Fn(&str) -> bool) -> clap::Command {
+    let declared: Vec<Declared> =
+        TrainConfig::settings().into_iter().filter(|d| includes(&d.path)).collect();
+    let flags = flag_names(&declared);
+    let defaults = TrainConfig::default().leaves();
+    for (i, d) in declared.iter().enumerate() {
+        let default = defaults.iter().find(|(k, _)| *k == d.path).map(|(_, v)| v);
+        cmd = cmd.arg(arg(d, &flags[i], plain_alias(&declared, i), default));
+    }
+    cmd
+}
+
+/// The settings that `includes` takes and the command line typed, as `(path, value)`.
+fn typed_settings(
+    matches: &ArgMatches,
+    includes: impl Fn(&str) -> bool,
+) -> Result<Vec<(String, Value)>, clap::Error> {
+    let mut typed = Vec::new();
+    for d in TrainConfig::settings().into_iter().filter(|d| includes(&d.path)) {
+        if matches.value_source(&d.path) != Some(ValueSource::CommandLine) {
+            continue;
+        }
+        let values = matches.try_get_many::<Value>(&d.path).map_err(|e| {
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, e.to_string())
+        })?;
+        let mut values: Vec<Value> = values.into_iter().flatten().cloned().collect();
+        let value = if d.setting.kind.list {
+            Value::Array(values)
+        } else {
+            values.pop().unwrap_or(Value::Null)
+        };
+        typed.push((d.path, value));
+    }
+    Ok(typed)
 }
 
 /// A number flag of another command with the range of the Cassie setting `name` (`gait eval
@@ -248,24 +277,25 @@ pub fn shown(value: &Value) -> String {
 
 /// The job these flags ask for, plus notes for the user (applied preset, settings that
 /// differ from a `--previous` run).
-pub fn resolve<S: AlgoScope>(flags: &TrainFlags<S>) -> anyhow::Result<(TrainJob, Vec<String>)> {
-    let mut typed = flags.settings.typed.clone();
-    typed.push(("run.algo".to_string(), Value::String(S::KIND.name().to_string())));
-    let from_file = match &flags.config {
+pub fn resolve(flags: &TrainFlags) -> anyhow::Result<(TrainJob, Vec<String>)> {
+    let mut typed = flags.typed.clone();
+    typed.push(("run.algo".to_string(), Value::String(flags.algo.name().to_string())));
+    let start = &flags.start;
+    let from_file = match &start.config {
         Some(path) => TrainConfig::leaves_in_toml(&read_config_file(path)?)
             .map_err(|e| UsageError(format!("--config {}: {e}", path.display())))?,
         None => Vec::new(),
     };
-    let layers = Layers { typed, from_file, file: flags.config.as_deref() };
-    match &flags.previous {
-        None => fresh::<S>(&layers),
+    let layers = Layers { typed, from_file, file: start.config.as_deref(), algo: flags.algo };
+    match &start.previous {
+        None => fresh(&layers),
         Some(dir) => {
-            let weights = match (flags.previous_iteration, flags.previous_best) {
+            let weights = match (start.previous_iteration, start.previous_best) {
                 (Some(itr), _) => Weights::Iteration(itr),
                 (None, true) => Weights::Best,
                 (None, false) => Weights::Latest,
             };
-            continued::<S>(&layers, dir, weights)
+            continued(&layers, dir, weights)
         }
     }
 }
@@ -275,6 +305,7 @@ struct Layers<'a> {
     typed: Vec<(String, Value)>,
     from_file: Vec<(String, Value)>,
     file: Option<&'a std::path::Path>,
+    algo: Algo,
 }
 
 impl Layers<'_> {
@@ -294,12 +325,12 @@ impl Layers<'_> {
 }
 
 /// A fresh run: defaults, the env's preset (noted), the file, the flags.
-fn fresh<S: AlgoScope>(layers: &Layers) -> anyhow::Result<(TrainJob, Vec<String>)> {
+fn fresh(layers: &Layers) -> anyhow::Result<(TrainJob, Vec<String>)> {
     let mut notes = Vec::new();
     let env = layers.over(&TrainConfig::default())?.run.env;
     let applied: Vec<String> = presets::changes(&env)
         .into_iter()
-        .filter(|(k, _)| !layers.set_by_user(k) && S::includes(k))
+        .filter(|(k, _)| !layers.set_by_user(k) && of_algorithm(layers.algo, k))
         .map(|(k, v)| format!("{}={}", flag_of(&k), shown(&v)))
         .collect();
     if !applied.is_empty() {
@@ -314,13 +345,13 @@ fn fresh<S: AlgoScope>(layers: &Layers) -> anyhow::Result<(TrainJob, Vec<String>
 
 /// A continuation of the run in `dir`: its settings, the file, the flags; every setting that
 /// changes is a warning.
-fn continued<S: AlgoScope>(
+fn continued(
     layers: &Layers,
     dir: &std::path::Path,
     weights: Weights,
 ) -> anyhow::Result<(TrainJob, Vec<String>)> {
     let prev = crate::logging::load_previous(dir)?.config;
-    if prev.run.algo != S::KIND {
+    if prev.run.algo != layers.algo {
         let algo = prev.run.algo.name();
         let why = format!(
             "--previous {} trained with {algo}: continue it with `gait train {algo}`",

@@ -68,7 +68,7 @@ mod tests {
         });
         let (config, start) = from_legacy_args(&old).unwrap();
         assert_eq!(config.run.env, "cassie");
-        assert_eq!((config.run.seed, config.ppo.kl), (3, 0.05));
+        assert_eq!((config.run.seed, config.ppo().kl), (3, 0.05));
         assert_eq!(config.net.layers, vec![64, 64]);
         assert_eq!(config.sampler.workers, Some(2));
         assert_eq!(config.env.get::<CassieConfig>().policy_rate, 40.0);

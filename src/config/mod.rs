@@ -15,6 +15,7 @@
 //! [`TrainConfig::settings`], [`TrainConfig::leaves`] and [`TrainConfig::with_leaves`] are the
 //! walks over them.
 
+mod document;
 mod legacy;
 mod migrate;
 pub mod presets;
@@ -29,7 +30,11 @@ use thiserror::Error;
 
 pub use legacy::from_legacy_args;
 pub use migrate::migrate;
-pub use sections::{A2cConfig, EvalConfig, NetConfig, PpoConfig, RunConfig, SamplerConfig};
+pub use sections::{EvalConfig, NetConfig, RunConfig, SamplerConfig};
+
+pub use crate::algos::catalog::{Algo, AlgoConfig};
+pub use crate::algos::symmetry::Mirroring;
+pub use crate::algos::PpoConfig;
 // For the `settings!` and `choice_settings!` expansions.
 pub use special::{BackpropWorkers, SaveFreq};
 
@@ -37,10 +42,7 @@ use crate::envs::EnvConfig;
 use crate::policies::{Arch, NetSpec, StdSpec};
 use crate::settings::{flag_names, Declared};
 
-/// A bad setting or combination: reported as a usage error (exit code 2).
-#[derive(Debug, Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+pub use crate::settings::UsageError;
 
 /// Where the optimizer runs (samplers always run on CPU).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -50,57 +52,6 @@ pub enum DeviceKind {
     Cpu,
     /// The first CUDA device.
     Cuda,
-}
-
-/// The learning algorithm of a run: the `gait train` subcommand that started it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum AlgoKind {
-    /// Proximal Policy Optimization (`[ppo]`).
-    #[default]
-    Ppo,
-    /// Synchronous advantage actor-critic (`[algo.a2c]`).
-    A2c,
-}
-
-impl AlgoKind {
-    /// Every algorithm, in the order `gait train --help` lists them.
-    pub const ALL: [AlgoKind; 2] = [AlgoKind::Ppo, AlgoKind::A2c];
-
-    /// The subcommand's name (`gait train ppo`).
-    pub fn name(self) -> &'static str {
-        match self {
-            AlgoKind::Ppo => "ppo",
-            AlgoKind::A2c => "a2c",
-        }
-    }
-
-    /// The section that holds this algorithm's own settings.
-    pub fn section(self) -> &'static str {
-        match self {
-            AlgoKind::Ppo => "ppo.",
-            AlgoKind::A2c => "algo.a2c.",
-        }
-    }
-}
-
-/// `[algo.NAME]`: the sections of the algorithms besides PPO (whose `[ppo]` predates them).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AlgoConfig {
-    /// `[algo.a2c]`.
-    #[serde(default)]
-    pub a2c: A2cConfig,
-}
-
-/// The mirror settings of a run's algorithm: the mirror loss's coefficient and whether
-/// mirrored copies augment the batch (PPO's `--mirror`, `--mirror-augment`; none for A2C).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Mirroring {
-    /// The mirror loss's coefficient (0: none).
-    pub mirror: f64,
-    /// Mirrored copies of every step join the batch.
-    pub mirror_augment: bool,
 }
 
 /// What a fixed std's decay (`--std-decay`) follows (`--std-schedule`).
@@ -176,16 +127,14 @@ impl BestBy {
     }
 }
 
-/// Everything `gait train ppo` needs besides where it starts from (see [`Start`]).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// Everything `gait train ALGO` needs besides where it starts from (see [`Start`]). Written and
+/// read as a document of sections (`document.rs`): `[sampler]`, `[ppo]`, `[algo.NAME]`, `[net]`,
+/// `[eval]`, `[run]`, `[env.NAME]`.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TrainConfig {
     /// `[sampler]`.
     pub sampler: SamplerConfig,
-    /// `[ppo]`.
-    pub ppo: PpoConfig,
-    /// `[algo.NAME]`.
-    #[serde(default)]
+    /// Each algorithm's own settings (its catalog row's section): `[ppo]`, `[algo.NAME]`.
     pub algo: AlgoConfig,
     /// `[net]`.
     pub net: NetConfig,
@@ -324,8 +273,7 @@ impl TrainConfig {
         let mut out = Vec::new();
         Declared::section::<RunConfig>("run", &mut out);
         Declared::section::<SamplerConfig>("sampler", &mut out);
-        Declared::section::<PpoConfig>("ppo", &mut out);
-        Declared::section::<A2cConfig>("algo.a2c", &mut out);
+        AlgoConfig::settings(&mut out);
         Declared::section::<NetConfig>("net", &mut out);
         Declared::section::<EvalConfig>("eval", &mut out);
         EnvConfig::settings("env", &mut out);
@@ -394,12 +342,17 @@ impl TrainConfig {
 
     /// The run's algorithm's mirror settings ([`Mirroring`]).
     pub fn mirroring(&self) -> Mirroring {
-        match self.run.algo {
-            AlgoKind::Ppo => {
-                Mirroring { mirror: self.ppo.mirror, mirror_augment: self.ppo.mirror_augment }
-            }
-            AlgoKind::A2c => Mirroring::default(),
-        }
+        self.algo.mirroring(self.run.algo)
+    }
+
+    /// PPO's settings (`[algo.ppo]`), whatever the run's algorithm.
+    pub fn ppo(&self) -> &PpoConfig {
+        self.algo.get()
+    }
+
+    /// The same, to change them.
+    pub fn ppo_mut(&mut self) -> &mut PpoConfig {
+        self.algo.get_mut()
     }
 
     /// Cross-setting and range checks (the same ranges the flags enforce), and that `run.env`
@@ -412,7 +365,7 @@ impl TrainConfig {
     /// trajectories, so a batch at least as large as an iteration's trajectories makes each
     /// epoch one minibatch (one gradient step), whatever the number suggests.
     pub fn advice(&self) -> Vec<String> {
-        let (p, s) = (&self.ppo, &self.sampler);
+        let (p, s) = (self.ppo(), &self.sampler);
         let trajectories = s.num_steps.div_ceil(s.traj_len.max(1));
         if self.net.arch == Arch::Lstm && p.batch_size >= trajectories {
             return vec![format!(
@@ -433,7 +386,7 @@ impl TrainConfig {
     }
 
     fn check(&self, registered: bool) -> Result<(), UsageError> {
-        let (s, p, n, r) = (&self.sampler, &self.ppo, &self.net, &self.run);
+        let (s, p, n, r) = (&self.sampler, self.ppo(), &self.net, &self.run);
         let tree = serde_json::to_value(self).expect("a config serializes");
         let declared = Self::settings();
         let flags = flag_names(&declared);
@@ -607,12 +560,12 @@ mod tests {
     #[test]
     fn an_lstm_batch_as_large_as_an_iteration_is_noted() {
         let mut c = TrainConfig::for_env("cassie");
-        c.ppo.batch_size = 1000;
+        c.ppo_mut().batch_size = 1000;
         assert!(c.advice().is_empty(), "states for a feed-forward net");
         c.net.arch = Arch::Lstm;
         let notes = c.advice();
         assert!(notes[0].contains("holds about 25"), "{notes:?}");
-        c.ppo.batch_size = 8;
+        c.ppo_mut().batch_size = 8;
         assert!(c.advice().is_empty());
     }
 
@@ -663,7 +616,7 @@ mod tests {
         assert_eq!(TrainConfig::default().merged_with_toml(&text).unwrap(), config);
         let changed = config.merged_with_toml("[ppo]\nkl = 0.01\n[env.cassie]\nsim_dt = 0.0005\n");
         let changed = changed.unwrap();
-        assert_eq!(changed.ppo.kl, 0.01);
+        assert_eq!(changed.ppo().kl, 0.01);
         assert_eq!(changed.env.get::<CassieConfig>().sim_dt, Some(0.0005));
         assert_eq!(changed.sampler, config.sampler, "the preset is kept");
     }

@@ -55,7 +55,7 @@ fn with_section(
     else {
         return Vec::new();
     };
-    let prefix = format!("env.{}.", section.key);
+    let prefix = format!("env.{}.", section.row.key);
     let typed = |leaf: &str| set_by_user(&format!("{prefix}{leaf}"));
     let user = UserChoices { evaluates: config.eval.num_eval_eps > 0, typed: &typed };
     let env = config.run.env.clone();
@@ -88,8 +88,8 @@ mod tests {
     fn the_cassie_preset_sets_what_its_comment_says() {
         let c = TrainConfig::for_env("cassie");
         assert_eq!((c.sampler.traj_len, c.sampler.num_steps), (400, 10_000));
-        assert_eq!((c.ppo.mirror, c.net.prenorm, c.net.std), (1.0, true, 0.2));
-        assert_eq!((c.ppo.lr_decay, c.env.get::<CassieConfig>().robust_start_speed), (0.9, 0.4));
+        assert_eq!((c.ppo().mirror, c.net.prenorm, c.net.std), (1.0, true, 0.2));
+        assert_eq!((c.ppo().lr_decay, c.env.get::<CassieConfig>().robust_start_speed), (0.9, 0.4));
         assert_eq!(c.env.get::<CassieConfig>().height_target, 0.76);
         assert_eq!(
             (c.env.get::<CassieConfig>().forward_reach, c.env.get::<CassieConfig>().cadence),

@@ -1,13 +1,12 @@
 //! The trainer's sections, one [`settings!`](crate::settings) row per setting: what to train
-//! ([`RunConfig`]), [`SamplerConfig`], [`PpoConfig`], [`NetConfig`], [`EvalConfig`]. Defaults
+//! ([`RunConfig`]), [`SamplerConfig`], [`NetConfig`], [`EvalConfig`]; each algorithm's own
+//! section is in its folder (`crate::algos::catalog`). Defaults
 //! follow roadrunner (`train.py`, `algo/ppo.py:add_algo_args`, `nn_factory.add_nn_parser`),
 //! deviations documented on each row.
 
 use std::path::PathBuf;
 
-use super::{
-    AlgoKind, BackpropWorkers, BestBy, DeviceKind, SaveFreq, SelectionCommands, StdSchedule,
-};
+use super::{Algo, BackpropWorkers, BestBy, DeviceKind, SaveFreq, SelectionCommands, StdSchedule};
 use crate::policies::{Arch, Nonlinearity, WeightInit};
 use crate::settings::Range;
 
@@ -24,7 +23,7 @@ crate::settings! {
         env: String = "cartpole".into();
         /// The learning algorithm: set by `gait train ppo` or `gait train a2c`, not a flag.
         #[serde(default)]
-        algo: AlgoKind = AlgoKind::Ppo;
+        algo: Algo = Algo::default();
         /// Seeds network init, env resets, action noise and minibatch order.
         seed: u64 = 0;
         /// Log root; runs go to LOGDIR/ENV/RUN/TIMESTAMP.
@@ -78,84 +77,6 @@ crate::settings! {
         /// iteration, so any worker count gives the same numbers.
         #[serde(default)]
         scale_rewards: bool = false;
-    }
-}
-
-crate::settings! {
-    /// PPO's hyperparameters (`gait train ppo`).
-    #[serde(deny_unknown_fields)]
-    pub struct PpoConfig("PPO") {
-        /// Actor Adam learning rate.
-        a_lr: f64 = 1e-4, Range::Positive;
-        /// Critic Adam learning rate.
-        c_lr: f64 = 1e-4, Range::Positive;
-        /// Both learning rates fall linearly with the run's steps, from `a_lr`/`c_lr` at step 0
-        /// to (1 − this) of them at `--timesteps` (0: constant). Why: under Cassie's
-        /// perturbations the speed at a command drifted between snapshots; smaller late steps
-        /// keep what was learned (D-018). A continuation with a larger `--timesteps` stretches
-        /// the schedule: its rate is the one of its own step count and target.
-        #[serde(default)]
-        lr_decay: f64 = 0.0, Range::Unit;
-        /// Adam epsilon (both optimizers).
-        eps: f64 = 1e-6, Range::Positive;
-        /// KL(new‖old) threshold for early stopping the update.
-        kl: f64 = 0.02, Range::Positive;
-        /// Entropy bonus coefficient.
-        entropy_coeff: f64 = 0.0, Range::NonNegativeF32;
-        /// Ratio clip ε.
-        clip: f64 = 0.2, Range::PositiveF32;
-        /// Value-loss clipping (PPO2's, and cleanrl's `clip_vloss`): the critic's loss is the
-        /// larger of its squared error and that of its new value moved at most this far from
-        /// its value at collection (0: plain squared error).
-        #[serde(default)]
-        value_clip: f64 = 0.0, Range::NonNegativeF32;
-        /// Max gradient L2 norm, per network.
-        grad_clip: f64 = 0.05, Range::PositiveF32;
-        /// Minibatch size: states for a feed-forward net; whole trajectories for an LSTM (an
-        /// iteration holds about `num_steps / traj_len` of them, more with early ends).
-        batch_size: usize = 64, Range::Count;
-        /// Passes over the buffer per iteration.
-        epochs: usize = 3, Range::Count;
-        /// Mirror-loss coefficient (0 disables). A float, unlike the reference's int flag;
-        /// default 0 (the reference's is 1) so envs without mirror lists train as they are.
-        mirror: f64 = 0.0, Range::NonNegativeF32;
-        /// Mirror data augmentation: mirrored copies of the states/actions join every minibatch
-        /// (needs the env's mirror lists; combinable with --mirror).
-        mirror_augment: bool = false;
-    }
-}
-
-impl PpoConfig {
-    /// Whether the networks see mirrored states (mirror loss or augmentation).
-    pub fn uses_mirror(&self) -> bool {
-        self.mirror > 0.0 || self.mirror_augment
-    }
-}
-
-crate::settings! {
-    /// A2C's hyperparameters (`gait train a2c`): the synchronous advantage actor-critic of
-    /// pytorch-a2c-ppo-acktr, one RMSprop step per iteration on the whole batch, advantages as
-    /// GAE computes them. Defaults are its (and OpenAI baselines').
-    #[serde(deny_unknown_fields)]
-    pub struct A2cConfig("A2C") {
-        /// RMSprop learning rate, actor and critic.
-        lr: f64 = 7e-4, Range::Positive;
-        /// The learning rate falls linearly with the run's steps to (1 − this) of `lr` at
-        /// `--timesteps` (0: constant).
-        lr_decay: f64 = 0.0, Range::Unit;
-        /// RMSprop smoothing constant α.
-        alpha: f64 = 0.99, Range::Unit;
-        /// RMSprop ε.
-        eps: f64 = 1e-5, Range::Positive;
-        /// Entropy bonus coefficient.
-        entropy_coeff: f64 = 0.01, Range::NonNegativeF32;
-        /// Value-loss coefficient: the critic's loss is this × mean squared error.
-        value_coeff: f64 = 0.5, Range::PositiveF32;
-        /// Max gradient L2 norm, per network.
-        grad_clip: f64 = 0.5, Range::PositiveF32;
-        /// Normalize the advantages over the batch (mean 0, std 1), as PPO does; off in the
-        /// reference, as Stable-Baselines3's `normalize_advantage` is by default.
-        normalize_advantages: bool = false;
     }
 }
 
@@ -292,7 +213,6 @@ fn one() -> u64 {
 }
 
 crate::choice_settings!(
-    AlgoKind,
     DeviceKind,
     Arch,
     Nonlinearity,

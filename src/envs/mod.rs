@@ -26,9 +26,7 @@ pub use pendulum::Pendulum;
 pub use registry::{
     apply_physics, available, factory, has_physics_models, make, spec, EnvSpec, UnknownEnv, ENVS,
 };
-pub use sections::{
-    migrate_sections, EnvConfig, EnvSchedule, EnvSection, SectionValue, UserChoices,
-};
+pub use sections::{migrate_sections, EnvConfig, EnvSchedule, EnvSection, UserChoices};
 pub use walking::{
     CourseLeg, EpisodePlan, PhysicsOverride, Pushes, StageGate, TerrainArg, Walking,
 };

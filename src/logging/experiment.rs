@@ -309,7 +309,7 @@ mod tests {
         assert_eq!(a.split('-').next(), b.split('-').next());
         assert!(b.ends_with("-seed4"), "{b}");
         let mut changed = base.clone();
-        changed.ppo.kl = 0.5;
+        changed.ppo_mut().kl = 0.5;
         assert_ne!(config_hash_name(&base), config_hash_name(&changed));
     }
 }

@@ -5,7 +5,13 @@
 
 mod declared;
 mod range;
+pub mod sections;
 mod setting;
+
+/// A bad setting or combination: reported as a usage error (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
 
 pub use declared::{flag_names, plain_alias, Declared};
 pub(crate) use range::whole_number;

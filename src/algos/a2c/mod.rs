@@ -10,6 +10,8 @@
 //! clips the shared net's joint norm); and a fixed std (`--std`) has no entropy gradient.
 //! KL(new‖old) on the batch after the step is reported as PPO's is, for comparison.
 
+mod config;
+
 use std::collections::HashMap;
 use std::f64::consts::PI;
 use std::path::PathBuf;
@@ -25,9 +27,9 @@ use super::batch::{
 };
 use super::rmsprop::RmsProp;
 use super::Buffer;
-use crate::config::A2cConfig;
 use crate::logging::metrics::UpdateMetrics;
 use crate::policies::{strip_prefix, Actor, Critic, NetSpec};
+pub use config::A2cConfig;
 
 /// A2C's learner: the actor and critic with their RMSprop states.
 pub struct A2c {

@@ -15,6 +15,7 @@
 //! about a third of every Cassie iteration (docs/benchmarks.md).
 
 mod algorithm;
+mod config;
 
 use std::f64::consts::PI;
 use std::path::PathBuf;
@@ -32,8 +33,8 @@ use super::batch::{
 };
 use super::symmetry::{MirrorTensors, Symmetry};
 use super::Buffer;
-use crate::config::PpoConfig;
 use crate::policies::{all_finite, strip_prefix, Actor, Critic, NetSpec};
+pub use config::PpoConfig;
 
 /// Means over the minibatches actually run.
 #[derive(Debug, Clone, Default, PartialEq)]
