@@ -1,4 +1,5 @@
-//! PPO: trajectory buffer, sampler actors, the optimizer, the runner and the training loop.
+//! Learning: the algorithms (one row each in `catalog.rs`; PPO, A2C), trajectory buffer, sampler
+//! actors, the runner and the training loop.
 
 pub mod a2c;
 mod adam;
