@@ -29,14 +29,17 @@ import subprocess
 import sys
 import time
 
-# Published PPO returns at 1M steps (mean over seeds). Tianshou: thu-ml/tianshou
+# Published PPO returns at 1M steps. Tianshou: thu-ml/tianshou
 # examples/mujoco/README.md (10 seeds, v3 tasks), the figure issue 84 sets as the bar.
+# cleanrl: vwxyzjn/cleanrl docs/benchmark/ppo_continuous_action.md (openrlbenchmark, tag pr-424,
+# v4 tasks, mean over seeds of the episodic return; no Ant). SB3: DLR-RM/rl-baselines3-zoo
+# benchmark.md (one run per task, v3 tasks, mean of a deterministic evaluation; no Humanoid).
 PUBLISHED = {
-    "Hopper": {"tianshou": 2609},
-    "Walker2d": {"tianshou": 3589},
-    "HalfCheetah": {"tianshou": 5784},
-    "Ant": {"tianshou": 3258},
-    "Humanoid": {"tianshou": 787},
+    "Hopper": {"tianshou": 2609, "cleanrl": 2383, "sb3": 2410},
+    "Walker2d": {"tianshou": 3589, "cleanrl": 2288, "sb3": 3479},
+    "HalfCheetah": {"tianshou": 5784, "cleanrl": 1443, "sb3": 5819},
+    "Ant": {"tianshou": 3258, "sb3": 1327},
+    "Humanoid": {"tianshou": 787, "cleanrl": 716},
 }
 
 DEFAULT_TASKS = ["Hopper", "Walker2d", "HalfCheetah", "Ant", "Humanoid"]
@@ -144,16 +147,18 @@ def write_tables(out, results):
             w.writerow([r["task"], r["seed"], r["steps"], f"{r['return_last10']:.1f}",
                         f"{r['return_eval']:.1f}", f"{r['wall_s']:.1f}", f"{r['steps_per_s']:.0f}"])
     lines = [
-        "| task | seeds | gait, last 10 episodes | gait, deterministic eval | Tianshou | minutes per 1M steps |",
-        "|---|---|---|---|---|---|",
+        "| task | seeds | gait, last 10 episodes | gait, deterministic eval | Tianshou | cleanrl | SB3 "
+        "| minutes per 1M steps |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for task in dict.fromkeys(r["task"] for r in results):
         rs = [r for r in results if r["task"] == task]
         m10, s10 = mean_std([r["return_last10"] for r in rs])
         me, se = mean_std([r["return_eval"] for r in rs])
         minutes = mean_std([r["wall_s"] / r["steps"] * 1e6 / 60 for r in rs])[0]
-        pub = PUBLISHED.get(task, {}).get("tianshou", "")
-        lines.append(f"| {task} | {len(rs)} | {m10:.0f} ± {s10:.0f} | {me:.0f} ± {se:.0f} | {pub} | {minutes:.1f} |")
+        pub = [str(PUBLISHED.get(task, {}).get(k, "")) for k in ("tianshou", "cleanrl", "sb3")]
+        lines.append(f"| {task} | {len(rs)} | {m10:.0f} ± {s10:.0f} | {me:.0f} ± {se:.0f} | "
+                     f"{' | '.join(pub)} | {minutes:.1f} |")
     with open(os.path.join(out, "results.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
