@@ -1,8 +1,8 @@
 //! The one table of physics backends ([`BACKENDS`]): each backend's `--sim` name, what it
 //! simulates, its default timestep, the timestep past which it blows up, whether it has the
 //! lab's springs, and how it is built. A third simulator is its folder beside `rapier/` and
-//! `mujoco/`, a [`SimKind`] variant (its `--sim` name) and one row here; a run's
-//! [`super::Models`] then mixes it with the others by name.
+//! `mujoco/`, a [`SimKind`] variant and one row here; a run's [`super::Models`] then mixes it
+//! with the others by name.
 
 use super::mujoco::MujocoCassie;
 use super::rapier::CassieSim;
@@ -12,8 +12,10 @@ use crate::envs::cassie::robot::Dynamics;
 
 /// One physics backend.
 pub struct Backend {
-    /// Its `--sim` value.
+    /// Its variant.
     pub kind: SimKind,
+    /// Its `--sim` value (its variant's name in kebab case, as clap and serde spell it).
+    pub name: &'static str,
     /// What it simulates, for `gait eval`'s physics line.
     pub about: &'static str,
     /// Its timestep (s) when none is set.
@@ -31,6 +33,7 @@ pub struct Backend {
 pub static BACKENDS: &[Backend] = &[
     Backend {
         kind: SimKind::Rapier,
+        name: "rapier",
         about: "gait's rapier model",
         // 500 Hz, where the physical tests hold as at 2 kHz.
         default_dt: 0.002,
@@ -42,6 +45,7 @@ pub static BACKENDS: &[Backend] = &[
     },
     Backend {
         kind: SimKind::Mujoco,
+        name: "mujoco",
         about: "MuJoCo on the lab's cassie_fast.xml",
         // The lab's 2 kHz: `cassie_fast.xml`'s own `timestep`.
         default_dt: 0.0005,
@@ -58,7 +62,7 @@ pub fn backend(kind: SimKind) -> &'static Backend {
     BACKENDS
         .iter()
         .find(|b| b.kind == kind)
-        .unwrap_or_else(|| panic!("{} has no row in BACKENDS", kind.name()))
+        .unwrap_or_else(|| panic!("{kind:?} has no row in BACKENDS"))
 }
 
 /// The simulators of `models`, in order, each in its reset pose (nominal dynamics, heading 0)
@@ -80,6 +84,9 @@ mod tests {
             assert_eq!(BACKENDS.iter().filter(|b| b.kind == kind).count(), 1);
             let row = backend(kind);
             assert!(row.max_dt.is_none_or(|max| row.default_dt <= max), "{}", kind.name());
+            let spelled = kind.to_possible_value().expect("no variant is skipped");
+            assert_eq!(spelled.get_name(), row.name, "the row's name is how --sim spells it");
+            assert_eq!(serde_json::to_value(kind).unwrap(), row.name);
             assert_eq!(kind.default_dt(), row.default_dt);
         }
         assert_eq!(BACKENDS.len(), SimKind::value_variants().len());

@@ -48,12 +48,9 @@ impl SimKind {
         backend(self).default_dt
     }
 
-    /// The `--sim` name.
+    /// The `--sim` name: the backend's row's (`physics/backends.rs`).
     pub fn name(self) -> &'static str {
-        match self {
-            SimKind::Rapier => "rapier",
-            SimKind::Mujoco => "mujoco",
-        }
+        backend(self).name
     }
 }
 
