@@ -18,6 +18,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use tch::Device;
 
 use super::algorithm::{decay_scale, Algorithm};
 use super::checkpoint::{self, SelectionScore, TrainState};
@@ -36,6 +37,7 @@ use crate::envs::{self, EnvFactory};
 use crate::logging::metrics::{IterationReport, RankTiming, TestMetrics, Timing, UpdateMetrics};
 use crate::logging::summary::FinalEval;
 use crate::logging::{EventWriter, Experiment, ScalarTable};
+use crate::policies::NetSpec;
 
 /// One training run: its config, algorithm (networks and optimizer), sampler, run dir and logs.
 pub struct Runner {
@@ -113,14 +115,7 @@ impl Runner {
             events.warning(&warning);
         }
         let backprop_threads = setup::backprop_threads(config, &spec, device, cores, events)?;
-        let mut optim = {
-            // libtorch's generator is process-global: seeding it and drawing the initial weights
-            // happen under one lock, so the weights depend on the seed only, even when several
-            // trainings share a process (the integration tests run them on parallel threads).
-            let _init = INIT_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            tch::manual_seed(derive(config.run.seed, &[stream::INIT]) as i64);
-            config.algo.build(config.run.algo, &spec, device, symmetry.as_ref())?
-        };
+        let mut optim = seeded_algorithm(config, &spec, device, symmetry.as_ref())?;
         let (state, run_dir, best_so_far) = setup::begin(
             config,
             start,
@@ -469,6 +464,21 @@ fn std_scale(config: &TrainConfig, steps: u64, stage_from: Option<u64>) -> Resul
             _ => 1.0,
         },
     })
+}
+
+/// The run's algorithm (its catalog row's `build`), its networks drawn from the run's seed.
+/// libtorch's generator is process-global: seeding it and drawing the initial weights happen
+/// under one lock, so the weights depend on the seed only, even when several trainings share a
+/// process (the integration tests run them on parallel threads).
+fn seeded_algorithm(
+    config: &TrainConfig,
+    spec: &NetSpec,
+    device: Device,
+    symmetry: Option<&Symmetry>,
+) -> Result<Box<dyn Algorithm>> {
+    let _init = INIT_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    tch::manual_seed(derive(config.run.seed, &[stream::INIT]) as i64);
+    config.algo.build(config.run.algo, spec, device, symmetry)
 }
 
 #[cfg(test)]
