@@ -4,7 +4,8 @@
 usage: gym_compare.py RECORDING.json
 
 For each recorded episode: makes the task with `gymnasium.make` (its default keyword
-arguments), resets it, puts it in gait's start state with `set_state`, then steps gait's
+arguments) under the `ClipAction` wrapper (gait's envs clip actions to the action space, as
+every published PPO baseline's wrappers do), resets it, puts it in gait's start state with `set_state`, then steps gait's
 actions (as float64, the values gait stepped) and compares every observation, reward, reward
 term and termination with gait's. Prints one JSON object per task with the largest deviations
 and the first termination mismatch, if any; exit status 0 (the test judges the numbers).
@@ -22,6 +23,7 @@ def compare(case):
     env.reset(seed=0)
     raw = env
     raw.set_state(np.array(case["qpos"]), np.array(case["qvel"]))
+    env = gym.wrappers.ClipAction(raw)
     obs = raw._get_obs()
     worst = {"obs": float(np.max(np.abs(obs - np.array(case["obs0"])) / np.maximum(1.0, np.abs(obs)))),
              "reward": 0.0, "terms": 0.0}

@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 /// the same state, so the comparison covers fallen and flying states too).
 const STEPS: usize = 300;
 
-/// One recorded episode of `task`: gait's start state, its actions (1.2 times the control
-/// range, so MuJoCo's clamping is exercised too) and what each step returned.
+/// One recorded episode of `task`: gait's start state, its actions (uniform in ±1.2, beyond
+/// every task's action space, so the clipping is exercised too) and what each step returned.
 fn record(env: &mut GymEnv, task: &str, seed: u64) -> Value {
     env.seed(seed);
     let obs0 = env.reset().to_vec();
@@ -67,5 +67,24 @@ fn every_task_steps_as_gymnasium_steps_it() {
         let recorded = case["steps"].as_array().unwrap().len() as u64;
         assert_eq!(line["steps"].as_u64().unwrap(), recorded, "{line}");
         eprintln!("{line}");
+    }
+}
+
+/// An action beyond the action space steps as the action clipped to it (reward included: the
+/// control cost is charged on what reached the model), and the bounds are the `ctrlrange`s.
+#[test]
+fn actions_are_clipped_to_the_action_space() {
+    for task in TASKS {
+        let [mut wild, mut tame] = [GymEnv::new(task).unwrap(), GymEnv::new(task).unwrap()];
+        let bounds = wild.action_bounds().to_vec();
+        assert_eq!(bounds.len(), wild.action_size(), "{}", task.name());
+        assert!(bounds.iter().all(|&[lo, hi]| lo < hi), "{}: {bounds:?}", task.name());
+        let over: Vec<f32> = bounds.iter().enumerate().map(|(i, b)| 3.0 * b[i % 2]).collect();
+        let clipped: Vec<f32> = bounds.iter().enumerate().map(|(i, b)| b[i % 2]).collect();
+        wild.reset();
+        tame.reset();
+        let (a, b) = (wild.step(&over), tame.step(&clipped));
+        assert_eq!((a.obs, a.reward, a.done), (b.obs, b.reward, b.done), "{}", task.name());
+        assert_eq!(a.info, b.info, "{}", task.name());
     }
 }

@@ -4,6 +4,13 @@
 //! `info`), termination, reset noise and frame skip at its default keyword arguments. The
 //! 1000-step truncation is the episode length (`traj_len`) of each task's preset.
 //!
+//! Actions are clipped to the task's action space (Gymnasium's `Box` from the actuators'
+//! `ctrlrange`) before they reach the model and the control cost: Gymnasium's `ClipAction`
+//! wrapper, which cleanrl, Tianshou (`bound_action_method="clip"`) and Stable-Baselines3 all put
+//! between a Gaussian policy and these envs. Without it the control cost is charged on samples
+//! MuJoCo clamps anyway (Humanoid's range is ±0.4), a penalty none of the published baselines
+//! trained under (decision D-049).
+//!
 //! Step for step the same as Gymnasium's: from the same state, with the same actions, the
 //! observations, rewards and terminations agree (`tests/gym.rs` steps both). What differs:
 //! gait's observations and rewards are `f32` (Gymnasium's `f64`), and its reset noise is drawn
@@ -34,6 +41,10 @@ pub struct GymEnv {
     dt: f64,
     /// The indices of the bodies the task reads by name ([`Task::named`]).
     ids: Vec<usize>,
+    /// The action space, `[low, high]` per actuator (`ctrlrange` as `f32`, as Gymnasium's `Box`).
+    bounds: Vec<[f32; 2]>,
+    /// The last action after clipping to `bounds` (kept to step without allocating).
+    clipped: Vec<f32>,
 }
 
 // SAFETY: an `MjData` with its boxed `MjModel` is owned data with no thread affinity; each env
@@ -59,7 +70,15 @@ impl GymEnv {
                     .ok_or_else(|| anyhow::anyhow!("{}'s model has no body '{name}'", task.name()))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
+        let bounds: Vec<[f32; 2]> = data
+            .model()
+            .actuator_ctrlrange()
+            .iter()
+            .map(|&[lo, hi]| [lo as f32, hi as f32])
+            .collect();
         let mut env = Self {
+            clipped: vec![0.0; bounds.len()],
+            bounds,
             task,
             data,
             init_qpos,
@@ -84,6 +103,11 @@ impl GymEnv {
 
     fn nv(&self) -> usize {
         self.init_qvel.len()
+    }
+
+    /// The action space, `[low, high]` per action entry: what [`Env::step`] clips to.
+    pub fn action_bounds(&self) -> &[[f32; 2]] {
+        &self.bounds
     }
 
     /// `qpos` and `qvel` after the last reset.
@@ -124,9 +148,22 @@ impl Env for GymEnv {
         &self.obs
     }
 
-    /// `ctrl = action`, the task's frame skip of `mj_step`, then its reward and termination.
+    /// The action clipped to the action space ([`GymEnv::action_bounds`]), `ctrl =` it, the
+    /// task's frame skip of `mj_step`, then its reward (control cost on the clipped action) and
+    /// termination.
     fn step(&mut self, action: &[f32]) -> Step<'_> {
         let before = self.task.position(&self.data);
+        for ((c, &a), &[lo, hi]) in self.clipped.iter_mut().zip(action).zip(&self.bounds) {
+            // A NaN passes through unchanged, as it does `np.clip`.
+            *c = if a < lo {
+                lo
+            } else if a > hi {
+                hi
+            } else {
+                a
+            };
+        }
+        let action = &self.clipped[..];
         for (c, &a) in self.data.ctrl_mut().iter_mut().zip(action) {
             *c = a as f64;
         }
