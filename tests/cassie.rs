@@ -580,6 +580,86 @@ fn a_privileged_critic_trains_deterministically_and_resumes_exactly() {
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
 }
 
+/// `--terrain-levels` end to end: each kind's level is a `progress.csv` column, starts at 0
+/// and moves with how the kind's episodes went; 1 and 2 workers log the same numbers, and a
+/// run continued with `--previous` carries the levels on exactly (they are in the resume state).
+#[test]
+fn adaptive_terrain_levels_move_deterministically_and_resume_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let logdir = dir.path().to_str().unwrap();
+    let train = |extra: &[&str], name: &str| {
+        let mut args = vec![
+            "train",
+            "ppo",
+            "--env",
+            "cassie",
+            "--terrain",
+            "mix",
+            "--terrain-levels",
+            "--terrain-difficulty",
+            "1",
+            // The ground from the first step (the preset waits for its gate), and a constant
+            // rate so the continuation to a larger --timesteps steps as the whole run did.
+            "--robust-start-speed",
+            "0",
+            "--lr-decay",
+            "0",
+            // Episodes of 20 steps: too short for a command to ask for a metre along the
+            // ground, so an episode passes by not falling and the levels move in a few
+            // iterations.
+            "--num-steps",
+            "600",
+            "--traj-len",
+            "20",
+            "--prenormalize-steps",
+            "100",
+            "--num-eval-eps",
+            "0",
+            "--seed",
+            "4",
+            "--run-name",
+            name,
+            "--logdir",
+            logdir,
+        ];
+        args.extend_from_slice(extra);
+        let o = gait(&args);
+        assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+        let run = only_run(&dir.path().join("cassie").join(name));
+        let rows = std::fs::read_to_string(run.join("progress.csv")).unwrap();
+        (run, rows)
+    };
+    let (_, rows) = train(&["--timesteps", "3000", "--workers", "2"], "full");
+    let (_, one) = train(&["--timesteps", "3000", "--workers", "1"], "one");
+    assert_eq!(one, rows, "the worker count changed the numbers");
+    let mut lines = rows.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let kinds = ["Rough", "Slope", "Stairs", "Flights"];
+    let columns: Vec<usize> = kinds
+        .iter()
+        .map(|k| header.iter().position(|h| *h == format!("Terrain/Level {k}")).unwrap())
+        .collect();
+    let levels: Vec<Vec<f64>> = lines
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            columns.iter().map(|&c| cells[c].parse().unwrap()).collect()
+        })
+        .collect();
+    assert_eq!(levels.len(), 5, "{rows}");
+    assert_eq!(levels[0], vec![0.0; 4], "every kind starts at its easiest ground");
+    let last = levels.last().unwrap();
+    assert!(last.iter().any(|&l| l > 0.0), "no level moved: {levels:?}");
+    assert!(levels.iter().flatten().all(|&l| (0.0..=1.0).contains(&l)), "{levels:?}");
+
+    let (part, first) = train(&["--timesteps", "1800", "--workers", "2"], "part");
+    let o = gait(&["train", "ppo", "--previous", part.to_str().unwrap(), "--timesteps", "3000"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let cont = common::continuation_of(&part);
+    let rest = std::fs::read_to_string(cont.join("progress.csv")).unwrap();
+    let joined: Vec<&str> = first.lines().chain(rest.lines().skip(1)).collect::<Vec<_>>();
+    assert_eq!(joined, rows.lines().collect::<Vec<_>>(), "the continuation diverged");
+}
+
 /// A small Cassie run for the gate tests: `args` on top of 600-step iterations of 60-step
 /// episodes, an evaluation every iteration, seed 3, as `name` under `dir`; its run directory,
 /// `progress.csv` and stderr.

@@ -7,6 +7,7 @@
 //! `return_t = gae_t + V_t`. Advantages `return − V` are normalized over the whole iteration's
 //! buffer by [`Buffer::normalized_advantages`] (unbiased std + 1e-4, the reference's constant).
 
+use crate::envs::levels::TrackOutcome;
 use rand::seq::SliceRandom;
 use rand::Rng;
 
@@ -43,6 +44,10 @@ pub struct Buffer {
     /// terminated), so [`Buffer::rescale_rewards`] can compute them again.
     #[serde(default)]
     pub terminal_values: Vec<f32>,
+    /// How the finished train trajectories went on their curriculum tracks, in trajectory
+    /// order, for envs that report one ([`crate::envs::Walking::track_outcome`]).
+    #[serde(default)]
+    pub outcomes: Vec<TrackOutcome>,
 }
 
 impl Buffer {
@@ -63,6 +68,7 @@ impl Buffer {
             traj_idx: vec![0],
             ep_returns: Vec::new(),
             terminal_values: Vec::new(),
+            outcomes: Vec::new(),
             ep_lens: Vec::new(),
         }
     }
@@ -197,6 +203,7 @@ impl Buffer {
         self.ep_returns.extend_from_slice(&other.ep_returns);
         self.ep_lens.extend_from_slice(&other.ep_lens);
         self.terminal_values.extend_from_slice(&other.terminal_values);
+        self.outcomes.extend_from_slice(&other.outcomes);
     }
 
     /// `return − value` of every finished step (GAE's advantage: the returns are GAE-λ's).

@@ -20,6 +20,7 @@ use tch::{Kind, Tensor};
 use super::reward_scale::ReturnStats;
 use super::Algorithm;
 use crate::config::{TrainConfig, UsageError, Weights};
+use crate::envs::levels::{Levels, MAX_TRACKS};
 use crate::fsutil::write_atomic_with;
 use crate::logging;
 use crate::policies::{
@@ -53,6 +54,8 @@ pub struct TrainState {
     /// `--scale-rewards`: the discounted returns' statistics so far (`None`: not scaling, or
     /// no iteration yet).
     pub returns: Option<ReturnStats>,
+    /// The adaptive curriculum's levels ([`crate::envs::levels`]; all 0 without one).
+    pub levels: Levels,
 }
 
 /// The scores of a settled evaluation's selection episodes (`--best-by tracking` or `cells`).
@@ -126,6 +129,10 @@ pub fn save(dir: &Path, optim: &dyn Algorithm, state: &TrainState) -> Result<()>
     if let Some(ReturnStats(r)) = &state.returns {
         let values = [r.count, r.mean[0], r.var[0]];
         named.push(("meta/return_stats".to_string(), Tensor::from_slice(&values)));
+    }
+    // Only where a level moved, so a run without adaptive levels writes the file it always did.
+    if state.levels != Levels::default() {
+        named.push(("meta/levels".to_string(), Tensor::from_slice(&state.levels.0)));
     }
     let named: Vec<(String, Tensor)> =
         named.into_iter().map(|(k, t)| (k, t.detach().to_device(tch::Device::Cpu))).collect();
@@ -328,7 +335,28 @@ fn state_of(map: &std::collections::HashMap<String, Tensor>, path: &Path) -> Res
             false => None,
         },
         returns: return_stats(map, path)?,
+        levels: levels(map, path)?,
     })
+}
+
+/// `meta/levels` (the adaptive curriculum's levels, each in [0, 1]), or all 0 in a file
+/// without.
+fn levels(map: &std::collections::HashMap<String, Tensor>, path: &Path) -> Result<Levels> {
+    let Some(t) = map.get("meta/levels") else { return Ok(Levels::default()) };
+    let v: Vec<f32> = Vec::<f32>::try_from(t.to_kind(Kind::Float).flatten(0, -1))?;
+    let levels: [f32; MAX_TRACKS] = v.try_into().map_err(|v: Vec<f32>| {
+        anyhow::anyhow!(
+            "{}: 'meta/levels' holds {} values, not {MAX_TRACKS}",
+            path.display(),
+            v.len()
+        )
+    })?;
+    anyhow::ensure!(
+        levels.iter().all(|l| (0.0..=1.0).contains(l)),
+        "{}: 'meta/levels' holds a level outside [0, 1]: {levels:?}",
+        path.display()
+    );
+    Ok(Levels(levels))
 }
 
 /// `meta/return_stats` (`--scale-rewards`): count, mean and variance, or `None` in a file
@@ -520,6 +548,10 @@ mod tests {
                 returns: settled.then(|| {
                     ReturnStats(RunningStats { mean: vec![0.5], var: vec![1.25], count: 3.0 })
                 }),
+                levels: match settled {
+                    true => Levels([0.25, 0.5, 1.0, 0.05, 0.0, 0.0, 0.0, 0.0]),
+                    false => Levels::default(),
+                },
             };
             save(dir.path(), &optim, &state).unwrap();
             let path = dir.path().join(RESUME_FILE);
@@ -531,7 +563,7 @@ mod tests {
             .unwrap()
             .into_iter()
             .filter(|(k, _)| {
-                let added = ["stage_from", "settled", "tracking", "cells"];
+                let added = ["stage_from", "settled", "tracking", "cells", "levels"];
                 !added.iter().any(|a| k.contains(a))
             })
             .collect();
@@ -539,6 +571,7 @@ mod tests {
         let state = load(&path, &mut optim, Restore::Everything).unwrap();
         let restored = (state.stage_from, state.best_test_settled, state.best_selection);
         assert_eq!(restored, (None, false, None));
+        assert_eq!(state.levels, Levels::default());
         // A count without the error it came with is no state a run writes.
         let state = TrainState { best_selection: score(0.5, Some(3)), ..TrainState::default() };
         save(dir.path(), &optim, &state).unwrap();
@@ -550,5 +583,12 @@ mod tests {
         Tensor::write_safetensors(&torn, &path).unwrap();
         let err = load(&path, &mut optim, Restore::Everything).unwrap_err();
         assert!(format!("{err:#}").contains("'meta/best_cells' without"), "{err:#}");
+        // A level outside [0, 1] is no state a run writes either.
+        save(dir.path(), &optim, &TrainState::default()).unwrap();
+        let mut bad: Vec<(String, Tensor)> = read_tensors(&path).unwrap().into_iter().collect();
+        bad.push(("meta/levels".to_string(), Tensor::from_slice(&[1.5f32; MAX_TRACKS])));
+        Tensor::write_safetensors(&bad, &path).unwrap();
+        let err = load(&path, &mut optim, Restore::Everything).unwrap_err();
+        assert!(format!("{err:#}").contains("outside [0, 1]"), "{err:#}");
     }
 }

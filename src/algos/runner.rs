@@ -33,6 +33,7 @@ use super::setup::{self, RunFiles, SetupEvents};
 use super::symmetry::Symmetry;
 use super::{tracking, CollectRequest, Collected, PolicySnapshot};
 use crate::config::{Start, StdSchedule, TrainConfig};
+use crate::envs::levels::Levels;
 use crate::envs::{self, EnvFactory};
 use crate::logging::metrics::{IterationReport, RankTiming, TestMetrics, Timing, UpdateMetrics};
 use crate::logging::summary::FinalEval;
@@ -135,11 +136,12 @@ impl Runner {
                 Experiment::new(command, config.clone(), start.clone(), spec.clone());
             experiment.backprop_threads = backprop_threads;
             let walking = probe.walking().is_some();
+            let levels = config.env.level_rule(&config.run.env).map_or(&[][..], |r| r.tracks);
             let files = RunFiles::open(
                 &run_dir,
                 experiment,
                 sampler.as_ref(),
-                walking,
+                (walking, levels),
                 selection.cells > 0,
             )?;
             Ok((files, sampler))
@@ -232,6 +234,7 @@ impl Runner {
             update,
             policy_std: self.optim.actor().mean_std(),
             clipped_inputs,
+            levels: level_columns(&self.config, &self.state.levels),
             timing: Timing {
                 sample_s,
                 optimize_s,
@@ -294,6 +297,9 @@ impl Runner {
         next: &mut TrainState,
     ) -> Result<Option<TestMetrics>> {
         next.total_timesteps += collected.train.len() as u64;
+        if let Some(rule) = self.config.env.level_rule(&self.config.run.env) {
+            rule.update(&mut next.levels, &collected.train.outcomes);
+        }
         let test = test_metrics(collected, selection);
         if let Some(test) = &test {
             // The evaluated weights trained on the steps before this iteration's collection.
@@ -409,6 +415,7 @@ impl Runner {
             iteration,
             timesteps: self.state.total_timesteps,
             stage_from: self.state.stage_from,
+            levels: self.state.levels,
             seed: self.config.run.seed,
             num_steps,
             traj_len: self.config.sampler.traj_len,
@@ -424,6 +431,15 @@ impl Runner {
         };
         self.sampler.collect(&request, policy, on_steps)
     }
+}
+
+/// The adaptive curriculum's levels an iteration collected at, as `progress.csv` columns (the
+/// rule's track names); none without a rule.
+fn level_columns(config: &TrainConfig, levels: &Levels) -> Vec<(&'static str, f64)> {
+    let Some(rule) = config.env.level_rule(&config.run.env) else { return Vec::new() };
+    // Levels move in steps like 0.05, which f32 holds inexactly: logged as the step reads.
+    let round = |level: f32| (level as f64 * 1e6).round() / 1e6;
+    rule.tracks.iter().zip(levels.0).map(|(&name, level)| (name, round(level))).collect()
 }
 
 /// The evaluation's scores, when the iteration evaluated: with selection episodes, their

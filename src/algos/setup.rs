@@ -141,19 +141,21 @@ pub(super) struct RunFiles {
 
 impl RunFiles {
     /// Writes `experiment.json` (with the sampler's ranks and the measured thread count) and
-    /// opens the tables in `run_dir`; the walking columns only for a walking env.
+    /// opens the tables in `run_dir`; the walking columns only for a walking env, the adaptive
+    /// curriculum's `levels` columns only with a rule.
     pub(super) fn open(
         run_dir: &Path,
         mut experiment: Experiment,
         sampler: &dyn Collect,
-        walking: bool,
+        (walking, levels): (bool, &[&'static str]),
         selects: bool,
     ) -> Result<Self> {
         experiment.ranks = sampler.ranks();
         experiment.save(run_dir)?;
         let mut tb = EventWriter::create(run_dir)?;
         tb.text(0, "Config/experiment.info", &format!("```\n{}```", experiment.info()))?;
-        let columns = logging::metrics::progress_columns(walking);
+        let mut columns = logging::metrics::progress_columns(walking);
+        columns.extend_from_slice(levels);
         let progress = ScalarTable::create(&run_dir.join("progress.csv"), &columns)?;
         let timing =
             ScalarTable::create(&run_dir.join("timing.csv"), logging::metrics::TIMING_COLUMNS)?;

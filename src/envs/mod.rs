@@ -9,6 +9,7 @@ mod cartpole;
 pub mod cassie;
 pub(crate) mod controller;
 pub mod gym;
+pub mod levels;
 pub(crate) mod mirror;
 mod mountaincar;
 mod pendulum;

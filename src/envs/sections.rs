@@ -31,6 +31,10 @@ pub trait EnvSchedule {
     fn perturbation_strength(&self, _timesteps: u64, _stage_from: Option<u64>) -> Option<f64> {
         None
     }
+    /// The adaptive curriculum's rule ([`super::levels`]); `None`: no adaptive levels.
+    fn level_rule(&self) -> Option<super::levels::LevelRule> {
+        None
+    }
     /// Turns off the preset's values that cannot run with what the user chose in a fresh run,
     /// instead of refusing the run; a note for each (none: nothing gives way).
     fn give_way(&mut self, _user: &UserChoices) -> Vec<String> {
@@ -175,6 +179,11 @@ impl EnvConfig {
         stage_from: Option<u64>,
     ) -> Option<f64> {
         self.schedule(env)?.perturbation_strength(timesteps, stage_from)
+    }
+
+    /// `env`'s adaptive curriculum rule, if its settings ask for one.
+    pub fn level_rule(&self, env: &str) -> Option<super::levels::LevelRule> {
+        self.schedule(env)?.level_rule()
     }
 
     /// `env`'s own section is checked as a whole; another env's section that differs from its

@@ -5,6 +5,7 @@
 //! (cartpole) has none of them and is not asked.
 
 use super::cassie::SimKind;
+use super::levels::{Levels, TrackOutcome};
 use super::CommandError;
 
 /// Which pushes an env applies ([`Walking::set_push`]); a push is a speed change of the whole
@@ -113,6 +114,8 @@ pub struct EpisodePlan {
     pub pushes: Pushes,
     /// The train step at which the run's gated stage began (`None`: not yet).
     pub stage_from: Option<u64>,
+    /// The adaptive curriculum's levels ([`super::levels`]; all 0 without one).
+    pub levels: Levels,
 }
 
 /// A commanded locomotion task. Commands are `[x, y, turn]` (m/s, m/s, rad/s) in the commanded
@@ -129,6 +132,7 @@ pub trait Walking {
         }
         let _ = self.set_push(plan.pushes);
         self.set_stage(plan.stage_from);
+        self.set_levels(&plan.levels);
         Ok(())
     }
     /// Sets the task command (e.g. x velocity, y velocity, turn rate) for `gait eval --command`.
@@ -181,6 +185,15 @@ pub trait Walking {
     /// curriculum waits on an evaluation ([`StageGate`]). Called by the sampler before every
     /// episode, with [`Env::set_training`](super::Env::set_training).
     fn set_stage(&mut self, _from: Option<u64>) {}
+    /// The adaptive curriculum's levels for the episodes that follow ([`super::levels`]), for
+    /// envs whose settings give a [`LevelRule`](super::levels::LevelRule). Called by the
+    /// sampler before every episode.
+    fn set_levels(&mut self, _levels: &Levels) {}
+    /// How the training episode that just ended went on its track, for the adaptive
+    /// curriculum; `None`: no track (no rule, an evaluation, or the flat floor of a mix).
+    fn track_outcome(&self) -> Option<TrackOutcome> {
+        None
+    }
     /// Fixed commands the training-time evaluation cycles through (eval episode `i` runs
     /// command `i % n`), so that its speed metrics compare across iterations. Empty: the
     /// env's own draws.

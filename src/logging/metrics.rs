@@ -183,6 +183,9 @@ pub struct IterationReport {
     pub policy_std: Option<f64>,
     /// [`CLIPPED_INPUTS`], for actors whose normalizer clips.
     pub clipped_inputs: Option<f64>,
+    /// The adaptive curriculum's level per track the iteration collected at, named by the
+    /// env's rule (`crate::envs::levels::LevelRule::tracks`); empty without one.
+    pub levels: Vec<(&'static str, f64)>,
     pub timing: Timing,
 }
 
@@ -216,6 +219,7 @@ impl IterationReport {
         if let Some(share) = self.clipped_inputs {
             row.push((CLIPPED_INPUTS, share));
         }
+        row.extend_from_slice(&self.levels);
         row
     }
 
@@ -313,6 +317,7 @@ mod tests {
             update: UpdateMetrics { kl: 0.01, minibatches: 30, ..UpdateMetrics::default() },
             policy_std: Some(0.2),
             clipped_inputs: Some(0.001),
+            levels: Vec::new(),
             timing: Timing {
                 sample_s: 2.0,
                 iteration_s: 2.5,

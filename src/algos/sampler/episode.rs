@@ -57,13 +57,14 @@ fn plan(job: &JobSpec, commands: &[[f32; 3]], models: usize) -> Result<EpisodePl
         JobKind::Eval => Pushes::Full,
         JobKind::Select => Pushes::UpTo(job.select_push),
     };
-    Ok(EpisodePlan { command, model, pushes, stage_from: job.stage_from })
+    Ok(EpisodePlan { command, model, pushes, stage_from: job.stage_from, levels: job.levels })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::SelectionCommands;
+    use crate::envs::levels::Levels;
 
     fn job(kind: JobKind, id: u64) -> JobSpec {
         JobSpec {
@@ -75,18 +76,26 @@ mod tests {
             select_push: 0.5,
             timesteps: 0,
             stage_from: Some(7),
+            levels: LEVELS,
         }
     }
 
+    const LEVELS: Levels = Levels([0.5, 0.25, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+
     /// Each job kind's plan: training draws its own commands and pushes on the run's schedule;
     /// evaluation cycles the commands at full pushes; selection walks every (command, model)
-    /// cell in order at the selection's pushes; every plan carries the stage.
+    /// cell in order at the selection's pushes; every plan carries the stage and the levels.
     #[test]
     fn each_job_kind_plans_its_episode_as_data() {
         let commands = [[1.0, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.0]];
         let train = plan(&job(JobKind::Train, 4), &commands, 2).unwrap();
-        let expected =
-            EpisodePlan { command: None, model: None, pushes: Pushes::Own, stage_from: Some(7) };
+        let expected = EpisodePlan {
+            command: None,
+            model: None,
+            pushes: Pushes::Own,
+            stage_from: Some(7),
+            levels: LEVELS,
+        };
         assert_eq!(train, expected);
         let eval = plan(&job(JobKind::Eval, 4), &commands, 2).unwrap();
         assert_eq!(

@@ -42,6 +42,7 @@ use super::rollout::{Flow, Rollout};
 use super::seeding::{derive, stream};
 use super::{Buffer, EvalEpisode};
 use crate::config::SelectionCommands;
+use crate::envs::levels::Levels;
 use crate::envs::Env;
 use crate::policies::{Actor, Critic, FastActor, Hidden, NetSpec, ParamSnapshot};
 
@@ -97,6 +98,8 @@ pub(crate) struct JobSpec {
     timesteps: u64,
     /// The step at which the env's gated stage began.
     stage_from: Option<u64>,
+    /// The adaptive curriculum's levels.
+    levels: Levels,
 }
 
 impl JobSpec {
@@ -111,6 +114,7 @@ impl JobSpec {
             select_push: req.select_push,
             timesteps: req.timesteps,
             stage_from: req.stage_from,
+            levels: req.levels,
         }
     }
 }
@@ -166,6 +170,8 @@ pub struct CollectRequest {
     pub timesteps: u64,
     /// The step at which the env's gated stage began (what [`Walking::set_stage`](crate::envs::Walking::set_stage) is told).
     pub stage_from: Option<u64>,
+    /// The adaptive curriculum's levels (what [`Walking::set_levels`](crate::envs::Walking::set_levels) is told).
+    pub levels: Levels,
     /// The run's seed (each trajectory's stream derives from it).
     pub seed: u64,
     /// Minimum train steps (whole trajectories).
@@ -335,6 +341,9 @@ impl AlgoSampler {
             let values = trajectory_values(&self.critic, &buffer, self.rollout.critic_obs())?;
             let (steps, last) = values.split_at(buffer.len());
             buffer.end_trajectory_with_values(steps, if end.done { 0.0 } else { last[0] });
+            if let Some(outcome) = self.env.walking().and_then(|w| w.track_outcome()) {
+                buffer.outcomes.push(outcome);
+            }
         } else {
             buffer.end_trajectory(0.0);
         }

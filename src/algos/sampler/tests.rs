@@ -77,6 +77,7 @@ fn request(num_steps: usize) -> CollectRequest {
         iteration: 0,
         timesteps: 0,
         stage_from: None,
+        levels: Default::default(),
         seed: 9,
         num_steps,
         traj_len: 50,

@@ -396,6 +396,16 @@ crate::settings! {
         /// `terrain_difficulty` (0: at once).
         #[serde(default)]
         terrain_ramp: u64 = 0, Range::Natural;
+        /// Adaptive terrain levels in place of the ramp's draw: each kind of the ground (rough,
+        /// slope, stairs, flights) has a level in [0, 1], raised by 0.05 after an iteration in
+        /// which at least 80 % of its episodes passed (no fall, and at least half the commanded
+        /// distance along the ground) and lowered by 0.05 when at most half did; an episode's
+        /// difficulty is `terrain_difficulty` times a draw from its kind's top quarter below
+        /// the level. Logged per kind in `progress.csv`, kept in the resume state. Why: under
+        /// the ramp's uniform draw the steepest stairs are rare and the same for a kind the
+        /// policy has learned as for one it has not (D-050).
+        #[serde(default)]
+        terrain_levels: bool = false;
     }
 }
 
@@ -546,6 +556,13 @@ impl CassieConfig {
             return Err(format!(
                 "--omni-start-speed {omni} and --robust-start-speed {robust} share one \
                  evaluation gate: set them equal, or set one of them"
+            ));
+        }
+        if self.terrain_levels && !self.terrain.has_levels() {
+            return Err(format!(
+                "--terrain-levels moves the levels of the training ground's kinds: it needs \
+                 --terrain rough, slope, stairs, flights or mix, not {}",
+                self.terrain.name()
             ));
         }
         if self.foot_placement > 0.0 && !self.obs.observes_velocity() {

@@ -1,7 +1,38 @@
-//! Cassie's curriculum: one [`Stage`] per schedule of its settings, read from them.
+//! Cassie's curriculum: one [`Stage`] per schedule of its settings, read from them, and the
+//! adaptive terrain levels' rule (`terrain_levels`).
 
 use super::config::CassieConfig;
 use super::stage::Stage;
+use crate::envs::levels::LevelRule;
+use crate::envs::terrain::TerrainKind;
+
+/// The terrain kinds with a level, in track order, and their `progress.csv` columns.
+const TRACKS: [TerrainKind; 4] =
+    [TerrainKind::Rough, TerrainKind::Slope, TerrainKind::Stairs, TerrainKind::Flights];
+const TRACK_COLUMNS: [&str; 4] =
+    ["Terrain/Level Rough", "Terrain/Level Slope", "Terrain/Level Stairs", "Terrain/Level Flights"];
+
+/// `terrain_levels`' rule: at least 80 % of a kind's episodes passed, up by 0.05; at most
+/// 50 %, down; a kind with fewer than 4 episodes in the iteration stays.
+const TERRAIN_RULE: LevelRule =
+    LevelRule { tracks: &TRACK_COLUMNS, promote: 0.8, demote: 0.5, step: 0.05, min_episodes: 4 };
+
+/// The share of the level below it an episode's difficulty is drawn from: the top quarter,
+/// so a kind's episodes run near what it has reached, not on the easy ground it has passed.
+pub(super) const LEVEL_SPREAD: f64 = 0.25;
+
+impl TerrainKind {
+    /// Its track among the adaptive levels; `None` for the flat floor, the mix itself and
+    /// the check's fixed flights.
+    pub fn track(self) -> Option<u8> {
+        TRACKS.iter().position(|&k| k == self).map(|t| t as u8)
+    }
+
+    /// Whether `--terrain-levels` can train on it: a kind with a track, or the mix of them.
+    pub fn has_levels(self) -> bool {
+        self == TerrainKind::Mix || self.track().is_some()
+    }
+}
 
 /// Cassie's curriculum stages, one per schedule of its settings.
 impl CassieConfig {
@@ -37,6 +68,11 @@ impl CassieConfig {
         }
     }
 
+    /// The adaptive terrain levels' rule, with `terrain_levels`.
+    pub fn level_rule(&self) -> Option<LevelRule> {
+        self.terrain_levels.then_some(TERRAIN_RULE)
+    }
+
     /// The terrain's stage: from `terrain_start` (behind the perturbations' gate), its top
     /// difficulty growing over `terrain_ramp` steps.
     pub fn terrain_stage(&self) -> Stage {
@@ -45,5 +81,93 @@ impl CassieConfig {
             gated: self.robust_start_speed > 0.0,
             ramp: self.terrain_ramp,
         }
+    }
+}
+
+/// A training episode on a kind with a level: what [`TrackRun::passed`] judges it by.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct TrackRun {
+    pub track: u8,
+    /// The ground's axis (the heading it was laid along), a unit vector in the world's xy.
+    axis: [f32; 2],
+    /// The pelvis's world xy at the episode's start.
+    start: [f32; 2],
+    /// The distance (m) the commands asked for along the axis so far (signed).
+    asked: f32,
+}
+
+/// The commanded distance along the ground (m) from which an episode must cover half of it
+/// to pass; below it, not falling is enough (a turn or a step in place).
+const ASKED_AT_LEAST: f32 = 1.0;
+
+impl TrackRun {
+    /// An episode on `track`, its ground laid along `heading` (rad).
+    pub fn new(track: u8, heading: f32) -> Self {
+        Self { track, axis: [heading.cos(), heading.sin()], start: [0.0; 2], asked: 0.0 }
+    }
+
+    /// Sets where the pelvis starts (after the physics reset).
+    pub fn start_at(&mut self, xy: [f32; 2]) {
+        self.start = xy;
+    }
+
+    /// Adds one policy step of `dt` seconds at the command `[x, y]` (m/s, in the frame of the
+    /// commanded `heading`).
+    pub fn ask(&mut self, [x, y]: [f32; 2], heading: f32, dt: f32) {
+        let (s, c) = heading.sin_cos();
+        let world = [x * c - y * s, x * s + y * c];
+        self.asked += (world[0] * self.axis[0] + world[1] * self.axis[1]) * dt;
+    }
+
+    /// Whether the episode, ending with the pelvis at `xy`, passed: no fall, and where the
+    /// commands asked for at least [`ASKED_AT_LEAST`] along the ground, at least half of it
+    /// covered in that direction (legged_gym demotes a robot below half its commanded
+    /// distance; standing at the foot of the stairs does not pass).
+    pub fn passed(&self, xy: [f32; 2], fell: bool) -> bool {
+        let walked =
+            (xy[0] - self.start[0]) * self.axis[0] + (xy[1] - self.start[1]) * self.axis[1];
+        !fell && (self.asked.abs() < ASKED_AT_LEAST || walked / self.asked >= 0.5)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_episode_passes_without_a_fall_and_with_half_the_asked_distance() {
+        // Ground along +y; 10 s at 0.5 m/s forward with the heading along it: 5 m asked.
+        let mut run = TrackRun::new(2, std::f32::consts::FRAC_PI_2);
+        run.start_at([1.0, 1.0]);
+        for _ in 0..100 {
+            run.ask([0.5, 0.0], std::f32::consts::FRAC_PI_2, 0.1);
+        }
+        assert!((run.asked - 5.0).abs() < 1e-4, "{}", run.asked);
+        assert!(run.passed([1.2, 3.6], false), "2.6 of 5 m along the ground");
+        assert!(!run.passed([1.2, 3.4], false), "2.4 of 5 m: stalled at the foot");
+        assert!(!run.passed([1.0, 7.0], true), "a fall never passes");
+        assert!(!run.passed([4.0, 1.0], false), "sideways is not along the ground");
+        // Sidestepping across the ground asks for nothing along it: not falling is enough.
+        let mut across = TrackRun::new(0, 0.0);
+        for _ in 0..100 {
+            across.ask([0.0, 0.3], 0.0, 0.1);
+        }
+        assert!(across.asked.abs() < 1e-6 && across.passed([0.0, 3.0], false));
+        // Backward along the ground: covered backward.
+        let mut back = TrackRun::new(1, 0.0);
+        for _ in 0..100 {
+            back.ask([-0.3, 0.0], 0.0, 0.1);
+        }
+        assert!(back.passed([-1.6, 0.0], false) && !back.passed([1.6, 0.0], false));
+    }
+
+    #[test]
+    fn the_kinds_with_levels_are_the_mixs_ground() {
+        use crate::envs::terrain::MIXED;
+        let tracks: Vec<_> = MIXED.iter().filter_map(|k| k.track()).collect();
+        assert_eq!(tracks, [0, 1, 2, 3]);
+        assert!(TerrainKind::Mix.has_levels() && !TerrainKind::Flat.has_levels());
+        assert!(!TerrainKind::Upstairs.has_levels() && TerrainKind::Upstairs.track().is_none());
+        assert_eq!(TERRAIN_RULE.tracks.len(), TRACKS.len());
     }
 }

@@ -65,6 +65,10 @@ impl crate::envs::EnvSchedule for CassieConfig {
         Some(self.robustness_at(timesteps, stage_from))
     }
 
+    fn level_rule(&self) -> Option<crate::envs::levels::LevelRule> {
+        CassieConfig::level_rule(self)
+    }
+
     fn give_way(&mut self, user: &crate::envs::UserChoices) -> Vec<String> {
         give_way::fresh(self, user)
     }

@@ -6,6 +6,7 @@ use super::{CassieEnv, COMMAND_LIMITS};
 use crate::envs::cassie::commands::{Command, CommandKind};
 use crate::envs::cassie::config::{CassieConfig, ObsKind};
 use crate::envs::cassie::{critic_obs, mirror_lists};
+use crate::envs::levels::{Levels, TrackOutcome};
 use crate::envs::{
     CommandError, CourseLeg, Drawable, MirrorIndices, Mirrored, PrivilegedCritic, Pushes, Walking,
 };
@@ -90,6 +91,20 @@ impl Walking for CassieEnv {
 
     fn set_stage(&mut self, from: Option<u64>) {
         self.stage_from = from;
+    }
+
+    fn set_levels(&mut self, levels: &Levels) {
+        self.levels = *levels;
+    }
+
+    /// Training episodes on a kind with a level (`--terrain-levels`) only.
+    fn track_outcome(&self) -> Option<TrackOutcome> {
+        let run = self.track_run.as_ref().filter(|_| self.training.is_some())?;
+        let at = self.sim.base_position();
+        Some(TrackOutcome {
+            track: run.track,
+            passed: run.passed([at.x, at.y], self.fell.is_some()),
+        })
     }
 
     /// The run's models ([`crate::envs::cassie::CassieConfig::sim`]), in their order: 2 with

@@ -25,11 +25,13 @@ use super::critic_obs::{self, LastPush};
 use super::estimator::VelocityEstimator;
 use super::physics::{self, Physics, SimKind};
 use super::reward::{self, TurnKind};
+use crate::envs::cassie::curriculum::{TrackRun, LEVEL_SPREAD};
 use crate::envs::cassie::robot::description::Description;
 use crate::envs::cassie::robot::motor::Motor;
 use crate::envs::cassie::robot::Dynamics;
 use crate::envs::cassie::robot::N;
 use crate::envs::controller::PdTargets;
+use crate::envs::levels::Levels;
 use crate::envs::terrain::{Heightfield, TerrainKind, TerrainSpec, MIXED};
 use crate::envs::{
     CommandError, Drawable, Env, Mirrored, PrivilegedCritic, Pushes, RewardTerm, Step, Walking,
@@ -102,6 +104,11 @@ pub struct CassieEnv {
     torque_delay: Option<f32>,
     /// The episode's ground beyond the floor (`--terrain`).
     terrain: Option<Arc<Heightfield>>,
+    /// The adaptive terrain levels ([`Walking::set_levels`](crate::envs::Walking::set_levels)).
+    levels: Levels,
+    /// A training episode on a kind with a level (`--terrain-levels`): what its outcome is
+    /// judged by.
+    track_run: Option<TrackRun>,
     terms: Vec<RewardTerm>,
     metrics: [RewardTerm; 6],
     /// Each foot site's position after the last step if the foot was loaded then
@@ -163,6 +170,8 @@ impl CassieEnv {
             targets_input: false,
             torque_delay: None,
             terrain: None,
+            levels: Levels::default(),
+            track_run: None,
             terms: Vec::with_capacity(16),
             metrics: [
                 ("forward_speed", 0.0),
@@ -190,21 +199,32 @@ impl CassieEnv {
 
     /// Draws the episode's ground (`--terrain`) along `heading` and gives it to the physics:
     /// its kind (one of [`MIXED`] with `mix`), its difficulty (training: uniform up to the
-    /// setting's times the terrain stage's strength, the flat floor before the stage; else the
-    /// setting's) and its seed, in that order from the env's generator.
+    /// setting's times the terrain stage's strength, or with `--terrain-levels` the setting's
+    /// times a draw from the top [`LEVEL_SPREAD`] below the kind's level; the flat floor
+    /// before the stage; else the setting's) and its seed, in that order from the env's
+    /// generator.
     fn draw_terrain(&mut self, heading: f32) {
         let mut kind = self.config.terrain;
         if kind == TerrainKind::Mix {
             kind = MIXED[self.rng.gen_range(0..MIXED.len())];
         }
         let top = self.config.terrain_difficulty;
+        self.track_run = None;
         let difficulty = match self.training {
             Some(t) => {
                 let strength = self.config.terrain_stage().strength(t, self.stage_from);
                 if strength == 0.0 {
                     kind = TerrainKind::Flat;
                 }
-                self.rng.gen_range(0.0..=1.0) * top * strength
+                let u = self.rng.gen_range(0.0..=1.0);
+                match kind.track().filter(|_| self.config.terrain_levels) {
+                    Some(track) => {
+                        self.track_run = Some(TrackRun::new(track, heading));
+                        let level = self.levels.of(track as usize) as f64;
+                        top * (level - LEVEL_SPREAD * u).max(0.0)
+                    }
+                    None => u * top * strength,
+                }
             }
             None => top,
         };
@@ -293,6 +313,10 @@ impl CassieEnv {
             self.draw_terrain(heading as f32);
         }
         self.sim.reset(&dynamics, heading as f32);
+        if let Some(run) = &mut self.track_run {
+            let start = self.sim.base_position();
+            run.start_at([start.x, start.y]);
+        }
         self.dynamics = dynamics;
         self.sensing = self.draw_sensing();
         self.estimator.reset(self.sim.base_linvel());
@@ -353,6 +377,10 @@ impl Env for CassieEnv {
         } else {
             self.config.policy_rate
         };
+        if let Some(run) = &mut self.track_run {
+            let dt = 1.0 / self.config.policy_rate as f32;
+            run.ask([self.command.x as f32, self.command.y as f32], self.heading as f32, dt);
+        }
         self.heading += self.command.turn / self.config.policy_rate;
         let substeps = substeps(self.dt, rate);
         self.update_push((substeps as f64 * self.dt) as f32);
