@@ -116,6 +116,12 @@ fn bad_input_is_one_clear_error_and_writes_nothing() {
              them equal, or set one of them",
         ),
         (
+            &["--env", "cassie", "--terrain-levels"],
+            2,
+            "--terrain-levels moves the levels of the training ground's kinds: it needs \
+             --terrain rough, slope, stairs, flights or mix, not flat",
+        ),
+        (
             &["--env", "cassie", "--foot-placement", "0.3", "--reference", "none"],
             2,
             "--foot-placement shapes the reference gait: it needs --reference clock or omni",

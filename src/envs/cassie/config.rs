@@ -399,7 +399,8 @@ crate::settings! {
         /// Adaptive terrain levels in place of the ramp's draw: each kind of the ground (rough,
         /// slope, stairs, flights) has a level in [0, 1], raised by 0.05 after an iteration in
         /// which at least 80 % of its episodes passed (no fall, and at least half the commanded
-        /// distance along the ground) and lowered by 0.05 when at most half did; an episode's
+        /// distance along the ground; an episode asked for less than 1 m along it counts only
+        /// if it fell) and lowered by 0.05 when at most half did; an episode's
         /// difficulty is `terrain_difficulty` times a draw from its kind's top quarter below
         /// the level. Logged per kind in `progress.csv`, kept in the resume state. Why: under
         /// the ramp's uniform draw the steepest stairs are rare and the same for a kind the

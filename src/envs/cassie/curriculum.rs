@@ -119,14 +119,20 @@ impl TrackRun {
         self.asked += (world[0] * self.axis[0] + world[1] * self.axis[1]) * dt;
     }
 
-    /// Whether the episode, ending with the pelvis at `xy`, passed: no fall, and where the
-    /// commands asked for at least [`ASKED_AT_LEAST`] along the ground, at least half of it
-    /// covered in that direction (legged_gym demotes a robot below half its commanded
-    /// distance; standing at the foot of the stairs does not pass).
-    pub fn passed(&self, xy: [f32; 2], fell: bool) -> bool {
-        let walked =
-            (xy[0] - self.start[0]) * self.axis[0] + (xy[1] - self.start[1]) * self.axis[1];
-        !fell && (self.asked.abs() < ASKED_AT_LEAST || walked / self.asked >= 0.5)
+    /// How the episode, ending with the pelvis at `xy`, went on its ground: `Some(false)` after
+    /// a fall; where the commands asked for at least [`ASKED_AT_LEAST`] along the ground,
+    /// whether at least half of it was covered in that direction (legged_gym demotes a robot
+    /// below half its commanded distance; standing at the foot of the stairs does not pass);
+    /// `None` for an episode that neither fell nor was asked to cross the ground (a turn or a
+    /// sidestep beside the stairs says nothing about them).
+    pub fn passed(&self, xy: [f32; 2], fell: bool) -> Option<bool> {
+        let along = |k: usize| (xy[k] - self.start[k]) * self.axis[k];
+        let walked = along(0) + along(1);
+        match (fell, self.asked.abs() >= ASKED_AT_LEAST) {
+            (true, _) => Some(false),
+            (false, true) => Some(walked / self.asked >= 0.5),
+            (false, false) => None,
+        }
     }
 }
 
@@ -143,22 +149,25 @@ mod tests {
             run.ask([0.5, 0.0], std::f32::consts::FRAC_PI_2, 0.1);
         }
         assert!((run.asked - 5.0).abs() < 1e-4, "{}", run.asked);
-        assert!(run.passed([1.2, 3.6], false), "2.6 of 5 m along the ground");
-        assert!(!run.passed([1.2, 3.4], false), "2.4 of 5 m: stalled at the foot");
-        assert!(!run.passed([1.0, 7.0], true), "a fall never passes");
-        assert!(!run.passed([4.0, 1.0], false), "sideways is not along the ground");
-        // Sidestepping across the ground asks for nothing along it: not falling is enough.
+        assert_eq!(run.passed([1.2, 3.6], false), Some(true), "2.6 of 5 m along the ground");
+        assert_eq!(run.passed([1.2, 3.4], false), Some(false), "2.4 of 5 m: at the foot");
+        assert_eq!(run.passed([1.0, 7.0], true), Some(false), "a fall never passes");
+        assert_eq!(run.passed([4.0, 1.0], false), Some(false), "sideways is not along it");
+        // Sidestepping beside the ground asks for nothing along it: no outcome unless it fell.
         let mut across = TrackRun::new(0, 0.0);
         for _ in 0..100 {
             across.ask([0.0, 0.3], 0.0, 0.1);
         }
-        assert!(across.asked.abs() < 1e-6 && across.passed([0.0, 3.0], false));
+        assert!(across.asked.abs() < 1e-6);
+        assert_eq!(across.passed([0.0, 3.0], false), None);
+        assert_eq!(across.passed([0.0, 1.0], true), Some(false));
         // Backward along the ground: covered backward.
         let mut back = TrackRun::new(1, 0.0);
         for _ in 0..100 {
             back.ask([-0.3, 0.0], 0.0, 0.1);
         }
-        assert!(back.passed([-1.6, 0.0], false) && !back.passed([1.6, 0.0], false));
+        assert_eq!(back.passed([-1.6, 0.0], false), Some(true));
+        assert_eq!(back.passed([1.6, 0.0], false), Some(false));
     }
 
     #[test]

@@ -101,10 +101,8 @@ impl Walking for CassieEnv {
     fn track_outcome(&self) -> Option<TrackOutcome> {
         let run = self.track_run.as_ref().filter(|_| self.training.is_some())?;
         let at = self.sim.base_position();
-        Some(TrackOutcome {
-            track: run.track,
-            passed: run.passed([at.x, at.y], self.fell.is_some()),
-        })
+        let passed = run.passed([at.x, at.y], self.fell.is_some())?;
+        Some(TrackOutcome { track: run.track, passed })
     }
 
     /// The run's models ([`crate::envs::cassie::CassieConfig::sim`]), in their order: 2 with
