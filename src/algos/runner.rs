@@ -286,9 +286,10 @@ impl Runner {
             && (s.iteration % eval.eval_freq as u64 == 0 || s.eval_next)
     }
 
-    /// Counts the steps, scores the evaluation (saving the evaluated, pre-update weights on a
-    /// new best) and advances the evaluation gate into `next` from the train episodes' mean
-    /// return and length.
+    /// Counts the steps, moves the adaptive curriculum's levels by the train episodes'
+    /// outcomes (envs with a [`LevelRule`](crate::envs::levels::LevelRule)), scores the
+    /// evaluation (saving the evaluated, pre-update weights on a new best) and advances the
+    /// evaluation gate into `next` from the train episodes' mean return and length.
     fn score(
         &self,
         collected: &Collected,
