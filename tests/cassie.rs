@@ -667,9 +667,18 @@ fn adaptive_terrain_levels_move_deterministically_and_resume_exactly() {
     assert!(levels.iter().flatten().all(|&l| (0.0..=1.0).contains(&l)), "{levels:?}");
 
     let (part, first) = train(&copy("part"), "13013000", "2");
-    let (_, rest) = train(&part, "13019000", "2");
+    let (cont, rest) = train(&part, "13019000", "2");
     let joined: Vec<&str> = first.lines().chain(rest.lines().skip(1)).collect::<Vec<_>>();
     assert_eq!(joined, rows.lines().collect::<Vec<_>>(), "the continuation diverged");
+
+    // The levels are training's: the run evaluates on the flat floor and on any ground.
+    for ground in [&[][..], &["--terrain", "upstairs"][..]] {
+        let mut args = vec!["eval", "--path", cont.to_str().unwrap(), "--episodes", "1"];
+        args.extend_from_slice(&["--traj-len", "20"]);
+        args.extend_from_slice(ground);
+        let o = gait(&args);
+        assert!(o.status.success(), "{ground:?}: {}{}", stdout(&o), stderr(&o));
+    }
 }
 
 /// A small Cassie run for the gate tests: `args` on top of 600-step iterations of 60-step
