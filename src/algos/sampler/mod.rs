@@ -341,9 +341,7 @@ impl AlgoSampler {
             let values = trajectory_values(&self.critic, &buffer, self.rollout.critic_obs())?;
             let (steps, last) = values.split_at(buffer.len());
             buffer.end_trajectory_with_values(steps, if end.done { 0.0 } else { last[0] });
-            if let Some(outcome) = self.env.walking().and_then(|w| w.track_outcome()) {
-                buffer.outcomes.push(outcome);
-            }
+            buffer.outcomes.extend(self.env.walking().and_then(|w| w.track_outcome()));
         } else {
             buffer.end_trajectory(0.0);
         }

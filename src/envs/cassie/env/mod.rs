@@ -236,6 +236,15 @@ impl CassieEnv {
         self.terrain = field;
     }
 
+    /// Adds this step's command to the distance a terrain-levels episode was asked to walk
+    /// along its ground ([`TrackRun::ask`]).
+    fn ask_track(&mut self) {
+        if let Some(run) = &mut self.track_run {
+            let dt = 1.0 / self.config.policy_rate as f32;
+            run.ask([self.command.x as f32, self.command.y as f32], self.heading as f32, dt);
+        }
+    }
+
     /// Makes `model` (one of the run's) the episode's physics.
     fn swap_in(&mut self, model: SimKind) {
         if self.sim.kind() != model {
@@ -377,10 +386,7 @@ impl Env for CassieEnv {
         } else {
             self.config.policy_rate
         };
-        if let Some(run) = &mut self.track_run {
-            let dt = 1.0 / self.config.policy_rate as f32;
-            run.ask([self.command.x as f32, self.command.y as f32], self.heading as f32, dt);
-        }
+        self.ask_track();
         self.heading += self.command.turn / self.config.policy_rate;
         let substeps = substeps(self.dt, rate);
         self.update_push((substeps as f64 * self.dt) as f32);
