@@ -629,20 +629,9 @@ fn adaptive_terrain_levels_move_deterministically_and_resume_exactly() {
             workers,
         ]);
         assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-        // The continuation: `<previous>-cont-<time>`, beside it.
-        let prefix = format!("{}-cont-", previous.file_name().unwrap().to_str().unwrap());
-        let cont: Vec<PathBuf> = std::fs::read_dir(previous.parent().unwrap())
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                let name = p.file_name().unwrap().to_str().unwrap();
-                name.strip_prefix(&prefix).is_some_and(|rest| !rest.contains("-cont-"))
-            })
-            .collect();
-        assert_eq!(cont.len(), 1, "{cont:?}");
-        let rows = std::fs::read_to_string(cont[0].join("progress.csv")).unwrap();
-        (cont[0].clone(), rows)
+        let cont = common::continuation_of(previous);
+        let rows = std::fs::read_to_string(cont.join("progress.csv")).unwrap();
+        (cont, rows)
     };
     // The walker stopped at 13,001,268 steps: three more iterations.
     let (_, rows) = train(&copy("two"), "13019000", "2");

@@ -73,14 +73,19 @@ pub fn gait(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_gait")).args(args).output().expect("run gait")
 }
 
-/// The one continuation (`STAMP-cont-STAMP`) that `--previous run` wrote beside `run`.
+/// The one continuation (`RUN-cont-STAMP`) that `--previous run` wrote beside `run` (not a
+/// continuation of that continuation, nor of a sibling).
 pub fn continuation_of(run: &Path) -> std::path::PathBuf {
     let parent = run.parent().expect("a run dir has a parent");
+    let prefix = format!("{}-cont-", run.file_name().unwrap().to_str().unwrap());
     let cont: Vec<_> = std::fs::read_dir(parent)
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().contains("-cont-"))
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            name.strip_prefix(&prefix).is_some_and(|stamp| !stamp.contains("-cont-"))
+        })
         .collect();
     assert_eq!(cont.len(), 1, "one continuation dir beside the previous one: {cont:?}");
     cont[0].clone()
