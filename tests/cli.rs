@@ -126,6 +126,12 @@ fn bad_input_is_one_clear_error_and_writes_nothing() {
             2,
             "--foot-placement shapes the reference gait: it needs --reference clock or omni",
         ),
+        (
+            &["--arch", "lstm", "--recompute-advantages"],
+            2,
+            "--recompute-advantages works with feed-forward nets without --mirror-augment \
+             (this run has a recurrent net (--arch lstm))",
+        ),
         (&["--run-name", ".."], 2, "--run-name '..' must be a plain folder name"),
         (&["--run-name", "."], 2, "--run-name '.' must be a plain folder name"),
         (&["--run-name", "a/b"], 2, "--run-name 'a/b' must be a plain folder name"),

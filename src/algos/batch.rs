@@ -175,6 +175,15 @@ impl Batch {
     }
 }
 
+impl Buffer {
+    /// The critic's observations of the trajectories' last states (`Buffer::last_states`) as
+    /// a `[trajectories, dim]` tensor.
+    pub fn last_states_tensor(&self, device: Device) -> Tensor {
+        let dim = self.critic_view().1 as i64;
+        Tensor::from_slice(&self.last_states).view([-1, dim]).to_device(device)
+    }
+}
+
 /// What the critic's update reads of a batch, as handles of its own (shallow copies), so the
 /// critic's thread holds them while the actor's reads the full [`Batch`].
 pub struct CriticInputs {

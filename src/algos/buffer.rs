@@ -48,6 +48,19 @@ pub struct Buffer {
     /// order, for envs that report one ([`crate::envs::Walking::track_outcome`]).
     #[serde(default)]
     pub outcomes: Vec<TrackOutcome>,
+    /// The critic's observation of the state each finished train trajectory ended in
+    /// (`critic_view`'s size per trajectory), and whether its returns bootstrap from it (cut
+    /// by the time limit) or not (terminated): what [`Buffer::recompute_returns`] needs to
+    /// value the ends again. Empty for buffers closed without them.
+    #[serde(default)]
+    pub last_states: Vec<f32>,
+    /// Per finished train trajectory: its returns bootstrap from its last state's value.
+    #[serde(default)]
+    pub bootstraps: Vec<bool>,
+    /// The `(scale, clip)` [`Buffer::rescale_rewards`] last applied, so returns computed again
+    /// use the same rewards.
+    #[serde(default)]
+    reward_scale: Option<(f64, f64)>,
 }
 
 impl Buffer {
@@ -70,6 +83,9 @@ impl Buffer {
             terminal_values: Vec::new(),
             outcomes: Vec::new(),
             ep_lens: Vec::new(),
+            last_states: Vec::new(),
+            bootstraps: Vec::new(),
+            reward_scale: None,
         }
     }
 
@@ -155,6 +171,14 @@ impl Buffer {
     /// each clipped to ±`clip`, the values it was collected with and its terminal value
     /// (`--scale-rewards`). The rewards and the episode returns stay as the env gave them.
     pub fn rescale_rewards(&mut self, scale: f64, clip: f64) {
+        self.reward_scale = Some((scale, clip));
+        self.compute_returns();
+    }
+
+    /// Every finished trajectory's returns from its rewards (scaled as
+    /// [`Buffer::rescale_rewards`] last said), `values` and `terminal_values`.
+    fn compute_returns(&mut self) {
+        let (scale, clip) = self.reward_scale.unwrap_or((1.0, f64::INFINITY));
         for k in 0..self.num_trajs() {
             let (start, end) = (self.traj_idx[k], self.traj_idx[k + 1]);
             let rewards =
@@ -163,6 +187,26 @@ impl Buffer {
                 gae_returns(rewards, &self.values[start..end], self.terminal_values[k], self.gae());
             self.returns[start..end].copy_from_slice(&returns);
         }
+    }
+
+    /// Values every finished step again (`values`, one per step) and every trajectory's end
+    /// (`last_values`, one per trajectory, used where it bootstraps), then computes the
+    /// returns again: PPO's advantages recomputed with the critic of the moment
+    /// (`--recompute-advantages`).
+    ///
+    /// # Panics
+    /// If the lengths do not match, or the buffer was closed without its last states.
+    pub fn recompute_returns(&mut self, values: &[f32], last_values: &[f32]) {
+        assert_eq!(values.len(), self.returns.len(), "one value per finished step");
+        assert_eq!(last_values.len(), self.num_trajs(), "one last value per trajectory");
+        assert_eq!(self.bootstraps.len(), self.num_trajs(), "closed with its last states");
+        self.values[..values.len()].copy_from_slice(values);
+        for ((t, &v), &boot) in
+            self.terminal_values.iter_mut().zip(last_values).zip(&self.bootstraps)
+        {
+            *t = if boot { v } else { 0.0 };
+        }
+        self.compute_returns();
     }
 
     /// GAE's γ and λ.
@@ -181,6 +225,25 @@ impl Buffer {
         assert_eq!(values.len(), self.len() - start, "one value per step of the open trajectory");
         self.values[start..].copy_from_slice(values);
         self.end_trajectory(terminal_value);
+    }
+
+    /// [`Buffer::end_trajectory_with_values`] for a train trajectory, keeping the critic's
+    /// observation of the state it ended in (`last_state`) and whether it bootstraps from that
+    /// state's value `last_value` (`false`: it terminated, and bootstraps from 0).
+    pub fn end_train_trajectory(
+        &mut self,
+        values: &[f32],
+        last_state: &[f32],
+        last_value: f32,
+        bootstrap: bool,
+    ) {
+        debug_assert_eq!(last_state.len(), self.critic_view().1);
+        let before = self.num_trajs();
+        self.end_trajectory_with_values(values, if bootstrap { last_value } else { 0.0 });
+        if self.num_trajs() > before {
+            self.last_states.extend_from_slice(last_state);
+            self.bootstraps.push(bootstrap);
+        }
     }
 
     /// Appends all finished trajectories of `other` (the reference's `buffer + buffer`).
@@ -204,6 +267,8 @@ impl Buffer {
         self.ep_lens.extend_from_slice(&other.ep_lens);
         self.terminal_values.extend_from_slice(&other.terminal_values);
         self.outcomes.extend_from_slice(&other.outcomes);
+        self.last_states.extend_from_slice(&other.last_states);
+        self.bootstraps.extend_from_slice(&other.bootstraps);
     }
 
     /// `return − value` of every finished step (GAE's advantage: the returns are GAE-λ's).
@@ -317,6 +382,40 @@ mod tests {
         for (x, y) in a.iter().zip(b) {
             assert!((*x as f64 - y).abs() < 1e-5, "{a:?} vs {b:?}");
         }
+    }
+
+    /// `recompute_returns`: the same values give the same returns; new ones give GAE's returns
+    /// with them, a terminated trajectory ignoring its last value, under the reward scale
+    /// `rescale_rewards` set.
+    #[test]
+    fn returns_are_recomputed_from_new_values_and_the_same_rewards() {
+        let mut b = Buffer::new(1, 1, 0.9, 0.8);
+        for (k, bootstrap) in [(0, true), (1, false)] {
+            for t in 0..3 {
+                b.push(&[t as f32], &[0.0], 1.0 + k as f32, 0.0);
+            }
+            b.end_train_trajectory(&[0.5, 1.0, 1.5], &[9.0], 2.0, bootstrap);
+        }
+        assert_eq!(
+            (b.last_states.clone(), b.bootstraps.clone()),
+            (vec![9.0, 9.0], vec![true, false])
+        );
+        assert_eq!(b.terminal_values, vec![2.0, 0.0]);
+        b.rescale_rewards(0.5, 10.0);
+        let before = b.returns.clone();
+        let values = b.values.clone();
+        b.recompute_returns(&values, &[2.0, 7.0]);
+        assert_eq!(b.returns, before);
+        b.recompute_returns(&[1.0; 6], &[3.0, 7.0]);
+        let mut want = Buffer::new(1, 1, 0.9, 0.8);
+        for (k, last) in [(0, 3.0), (1, 0.0)] {
+            for _ in 0..3 {
+                want.push(&[0.0], &[0.0], 0.5 * (1.0 + k as f32), 1.0);
+            }
+            want.end_trajectory(last);
+        }
+        assert_eq!(b.returns, want.returns);
+        assert_eq!(b.values, vec![1.0; 6]);
     }
 
     /// Three short trajectories with γ = 0.9, λ = 0.8, values and returns computed by hand.

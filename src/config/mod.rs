@@ -417,6 +417,9 @@ impl TrainConfig {
                     .into(),
             ));
         }
+        if let Some(conflict) = p.recompute_conflict(n.arch) {
+            return Err(UsageError(conflict));
+        }
         if registered {
             crate::envs::spec(&r.env).map_err(|e| UsageError(e.to_string()))?;
         }

@@ -3,6 +3,7 @@
 
 use crate::algos::catalog::AlgoSettings;
 use crate::algos::symmetry::Mirroring;
+use crate::policies::Arch;
 use crate::settings::Range;
 
 crate::settings! {
@@ -33,6 +34,22 @@ crate::settings! {
         /// its value at collection (0: plain squared error).
         #[serde(default)]
         value_clip: f64 = 0.0, Range::NonNegativeF32;
+        /// Advantages standardized over the iteration's buffer (mean 0, std 1) before the
+        /// surrogate, as roadrunner and cleanrl do; `false` keeps them in reward units, as
+        /// Tianshou's MuJoCo PPO (`norm_adv=0`) does.
+        #[serde(default = "advantages_normalized")]
+        normalize_advantages: bool = true;
+        /// Before every pass over the buffer but the first, the critic values the buffer's
+        /// states and trajectory ends again and the returns and advantages are computed anew
+        /// (Andrychowicz et al. 2021, §3.5; Tianshou's `recompute_adv`). Feed-forward nets
+        /// without `--mirror-augment` only.
+        #[serde(default)]
+        recompute_advantages: bool = false;
+        /// Coefficient of a penalty on the action mean beyond ±1.1, squared and summed over the
+        /// action (rl_games' bounds loss; 0 disables). Why: where an env clips actions, a
+        /// mean past the bound gets no gradient back from the clipped samples and drifts.
+        #[serde(default)]
+        bound_loss: f64 = 0.0, Range::NonNegativeF32;
         /// Max gradient L2 norm, per network.
         grad_clip: f64 = 0.05, Range::PositiveF32;
         /// Minibatch size: states for a feed-forward net; whole trajectories for an LSTM (an
@@ -49,7 +66,28 @@ crate::settings! {
     }
 }
 
+/// The default of `normalize_advantages` for configs saved before the setting existed.
+fn advantages_normalized() -> bool {
+    true
+}
+
 impl PpoConfig {
+    /// Why `recompute_advantages` cannot run with these settings and a net of `arch`, if it
+    /// cannot: it values the flat buffer, which recurrent minibatches and mirrored copies do
+    /// not use.
+    pub fn recompute_conflict(&self, arch: Arch) -> Option<String> {
+        let other = match (arch, self.mirror_augment) {
+            _ if !self.recompute_advantages => return None,
+            (Arch::Lstm, _) => "a recurrent net (--arch lstm)",
+            (_, true) => "--mirror-augment",
+            _ => return None,
+        };
+        Some(format!(
+            "--recompute-advantages works with feed-forward nets without --mirror-augment \
+             (this run has {other})"
+        ))
+    }
+
     /// Whether the networks see mirrored states (mirror loss or augmentation).
     pub fn uses_mirror(&self) -> bool {
         self.mirror > 0.0 || self.mirror_augment

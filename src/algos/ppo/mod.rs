@@ -56,6 +56,16 @@ pub struct OptimStats {
 }
 
 impl OptimStats {
+    /// Adds one minibatch: its `[actor, critic, mirror]` losses, KL and mask.
+    fn add(&mut self, losses: [f64; 3], kl: f64, mask: &Tensor) {
+        self.actor_loss += losses[0];
+        self.critic_loss += losses[1];
+        self.mirror_loss += losses[2];
+        self.kl += kl;
+        self.minibatches += 1;
+        self.samples += mask.sum(Kind::Float).double_value(&[]) as usize;
+    }
+
     /// The sums over minibatches turned into means.
     fn means(mut self) -> Self {
         let k = self.minibatches.max(1) as f64;
@@ -113,6 +123,10 @@ impl Selection {
 enum ToCritic {
     Loss(Selection),
     Step,
+    /// Value every state of the full batch and every trajectory's last state.
+    Values,
+    /// New targets (returns, values at collection) for the passes that follow.
+    Targets(Tensor, Tensor),
 }
 
 /// The critic's thread to the actor's: the minibatch's loss (its value, and the tensor for a
@@ -120,6 +134,8 @@ enum ToCritic {
 enum FromCritic {
     Loss(f64, Tensor),
     Stepped(Option<String>),
+    /// The values of the full batch's states and of the trajectories' last states.
+    Values(Vec<f32>, Vec<f32>),
 }
 
 /// The critic's half of [`PpoOptim::optimize`], run on its own thread by [`CriticHalf::serve`].
@@ -130,6 +146,9 @@ struct CriticHalf<'a> {
     opt: &'a mut Adam,
     /// The full batch's critic inputs; each minibatch selects its rows.
     full: CriticInputs,
+    /// The critic's observations of the trajectories' last states, `[trajectories, dim]`
+    /// (`--recompute-advantages` only).
+    last_states: Option<Tensor>,
     /// The gradient clip and the value clip.
     hp: &'a PpoConfig,
     /// The actor's thread's libtorch thread count.
@@ -141,7 +160,7 @@ impl CriticHalf<'_> {
     /// For every minibatch the actor's thread names: its loss, then (once both losses are
     /// finite) its backward and Adam step. Ends when the actor's thread hangs up (the update
     /// finished, stopped or failed).
-    fn serve(self, inbox: mpsc::Receiver<ToCritic>, outbox: mpsc::Sender<FromCritic>) {
+    fn serve(mut self, inbox: mpsc::Receiver<ToCritic>, outbox: mpsc::Sender<FromCritic>) {
         // libtorch's intra-op settings are partly per thread (OpenMP's and MKL's): the
         // caller's, as the sequential loop ran.
         tch::set_num_threads(self.threads);
@@ -168,6 +187,19 @@ impl CriticHalf<'_> {
                     self.opt.clip_and_step(self.hp.grad_clip);
                     FromCritic::Stepped(self.opt.first_non_finite_param().map(str::to_string))
                 }
+                ToCritic::Values => {
+                    let Some(last) = &self.last_states else { break };
+                    let values = |x: &Tensor| {
+                        let v = tch::no_grad(|| self.critic.value(x)).flatten(0, -1);
+                        Vec::<f32>::try_from(v).unwrap_or_default()
+                    };
+                    FromCritic::Values(values(&self.full.states), values(last))
+                }
+                ToCritic::Targets(returns, old_values) => {
+                    self.full.returns = returns;
+                    self.full.old_values = old_values;
+                    continue;
+                }
             };
             if outbox.send(reply).is_err() {
                 break;
@@ -180,8 +212,9 @@ impl CriticHalf<'_> {
 pub struct Losses {
     /// Clipped surrogate loss.
     pub actor: Tensor,
-    /// Entropy penalty (−coefficient × entropy).
-    pub entropy_pen: Tensor,
+    /// The penalties beside the surrogate: −coefficient × entropy, plus the bounds loss on
+    /// the action mean (`bound_loss`).
+    pub penalties: Tensor,
     /// Mirror loss (0 without it).
     pub mirror: Tensor,
     /// Critic loss.
@@ -214,6 +247,9 @@ impl PpoOptim {
         device: Device,
         mirror: Option<&Symmetry>,
     ) -> Result<Self> {
+        if let Some(conflict) = hp.recompute_conflict(spec.arch) {
+            bail!(conflict);
+        }
         let actor = Actor::new(spec, device);
         let critic = Critic::new(spec, device);
         let actor_opt = Adam::new(actor.var_store(), hp.a_lr, hp.eps);
@@ -299,13 +335,16 @@ impl PpoOptim {
     /// a second thread (`CriticHalf`; the module doc says why and why the numbers are the
     /// sequential ones).
     pub fn optimize(&mut self, buffer: &Buffer, rng: &mut impl Rng) -> Result<OptimStats> {
-        let full = self.full_batch(buffer);
+        let mut full = self.full_batch(buffer);
         let inputs = full.inputs();
         if inputs.iter().any(|(_, t)| !all_finite(t)) {
             return Err(non_finite("PPO", self.dump_dir.as_deref(), &inputs));
         }
         let threads = tch::get_num_threads();
         let critic_inputs = full.critic_inputs();
+        // `--recompute-advantages`: a copy of the buffer whose returns each pass recomputes.
+        let mut recomputed = self.hp.recompute_advantages.then(|| buffer.clone());
+        let last_states = recomputed.as_ref().map(|b| b.last_states_tensor(self.device));
         let Self { actor, critic, actor_opt, critic_opt, hp, device, mirror, dump_dir } = self;
         let (device, dump_dir) = (*device, dump_dir.as_deref());
         std::thread::scope(|scope| {
@@ -315,6 +354,7 @@ impl PpoOptim {
                 critic,
                 opt: critic_opt,
                 full: critic_inputs,
+                last_states,
                 hp: &*hp,
                 threads,
                 device,
@@ -330,6 +370,10 @@ impl PpoOptim {
             let mut stats = OptimStats::default();
             let mut kl_max = 0.0f64;
             'epochs: for epoch in 0..hp.epochs {
+                if let Some(local) = recomputed.as_mut().filter(|_| epoch > 0) {
+                    let norm = hp.normalize_advantages;
+                    recompute_targets(local, &mut full, norm, device, &to_critic, &from_critic)?;
+                }
                 let batches = if recurrent {
                     buffer.trajectory_batches(hp.batch_size, rng)
                 } else {
@@ -351,28 +395,19 @@ impl PpoOptim {
                         read_losses(&losses, critic_value, &critic_tensor, &batch, dump_dir)?;
                     to_critic.send(ToCritic::Step).map_err(|_| lost())?;
                     actor_opt.zero_grad();
-                    (&losses.actor + &losses.entropy_pen + &losses.mirror).backward();
+                    (&losses.actor + &losses.penalties + &losses.mirror).backward();
                     actor_opt.clip_and_step(hp.grad_clip);
                     let Ok(FromCritic::Stepped(critic_bad)) = from_critic.recv() else {
                         return Err(lost());
                     };
                     // Finite losses can still produce a non-finite step (a huge learning rate
                     // overflows f32): caught here, before anything is saved or sampled.
-                    let bad = match (actor_opt.first_non_finite_param(), critic_bad.as_deref()) {
-                        (Some(param), _) => Some(("actor", param, ("--a-lr", hp.a_lr))),
-                        (None, Some(param)) => Some(("critic", param, ("--c-lr", hp.c_lr))),
-                        (None, None) => None,
-                    };
-                    if let Some((net, param, lr)) = bad {
+                    let actor_bad = actor_opt.first_non_finite_param();
+                    if let Some((net, param, lr)) = blame(actor_bad, critic_bad.as_deref(), hp) {
                         let at = (epoch, stats.minibatches);
                         return Err(diverged("PPO", dump_dir, net, param, lr, at, &batch));
                     }
-                    stats.actor_loss += values[0];
-                    stats.critic_loss += values[1];
-                    stats.mirror_loss += values[2];
-                    stats.kl += losses.kl;
-                    stats.minibatches += 1;
-                    stats.samples += batch.mask.sum(Kind::Float).double_value(&[]) as usize;
+                    stats.add(values, losses.kl, &batch.mask);
                     kl_max = kl_max.max(losses.kl);
                     if kl_max > hp.kl {
                         stats.early_stopped = true;
@@ -384,13 +419,14 @@ impl PpoOptim {
         })
     }
 
-    /// The whole buffer as one batch ([`Batch::of`]), advantages normalized.
+    /// The whole buffer as one batch ([`Batch::of`]), advantages normalized unless the
+    /// settings say otherwise.
     pub fn full_batch(&self, buffer: &Buffer) -> Batch {
         let options = BatchOptions {
             mirror: self.mirror.as_ref(),
             augment: self.hp.mirror_augment,
             mirror_loss: self.hp.mirror > 0.0,
-            normalize_advantages: true,
+            normalize_advantages: self.hp.normalize_advantages,
         };
         Batch::of(buffer, &self.actor, self.device, options)
     }
@@ -401,7 +437,7 @@ impl PpoOptim {
         let critic = critic_loss_clipped(&self.critic, &b.critic_inputs(), self.hp.value_clip);
         Losses {
             actor: a.actor,
-            entropy_pen: a.entropy_pen,
+            penalties: a.penalties,
             mirror: a.mirror,
             critic,
             kl: a.kl,
@@ -410,16 +446,60 @@ impl PpoOptim {
     }
 }
 
+/// Which net a non-finite parameter after a step is in (the actor's first), with the
+/// parameter's name and the learning rate's flag and value, for the error.
+fn blame<'a>(
+    actor: Option<&'a str>,
+    critic: Option<&'a str>,
+    hp: &PpoConfig,
+) -> Option<(&'static str, &'a str, (&'static str, f64))> {
+    match (actor, critic) {
+        (Some(param), _) => Some(("actor", param, ("--a-lr", hp.a_lr))),
+        (None, Some(param)) => Some(("critic", param, ("--c-lr", hp.c_lr))),
+        (None, None) => None,
+    }
+}
+
+/// `--recompute-advantages`, before a pass: the critic's thread values `local`'s states and
+/// trajectory ends again, and the full batch's returns, advantages (normalized if `normalize`)
+/// and values at collection become the ones computed from them, on both threads.
+fn recompute_targets(
+    local: &mut Buffer,
+    full: &mut Batch,
+    normalize: bool,
+    device: Device,
+    to_critic: &mpsc::Sender<ToCritic>,
+    from_critic: &mpsc::Receiver<FromCritic>,
+) -> Result<()> {
+    let lost = || anyhow::anyhow!("the critic's update thread stopped unexpectedly");
+    to_critic.send(ToCritic::Values).map_err(|_| lost())?;
+    let Ok(FromCritic::Values(values, last)) = from_critic.recv() else {
+        return Err(lost());
+    };
+    local.recompute_returns(&values, &last);
+    let column = |v: &[f32]| Tensor::from_slice(v).view([-1, 1]).to_device(device);
+    let adv = if normalize { local.normalized_advantages() } else { local.advantages() };
+    full.advantages = column(&adv);
+    full.returns = column(&local.returns);
+    full.old_values = column(&local.values);
+    let targets = ToCritic::Targets(full.returns.shallow_clone(), full.old_values.shallow_clone());
+    to_critic.send(targets).map_err(|_| lost())
+}
+
 /// The actor's loss terms of one batch: [`Losses`] without the critic's.
 struct ActorLosses {
     actor: Tensor,
-    entropy_pen: Tensor,
+    penalties: Tensor,
     mirror: Tensor,
     kl: f64,
     logp: Tensor,
 }
 
-/// The clipped surrogate, entropy penalty, mirror loss and KL(new‖old) of one batch.
+/// Where the bounds loss (`bound_loss`) starts: a little past the ±1 action space of most
+/// envs, so a mean inside it is never penalized (rl_games' `soft_bound`).
+const SOFT_BOUND: f64 = 1.1;
+
+/// The clipped surrogate, penalties, mirror loss and KL(new‖old) of one batch.
 fn actor_losses(
     actor: &Actor,
     hp: &PpoConfig,
@@ -442,14 +522,21 @@ fn actor_losses(
         .min_other(&(ratio.clamp(1.0 - hp.clip, 1.0 + hp.clip) * &b.advantages));
     let loss = -masked_mean(&surrogate);
     let entropy = per_step(&(std.log() + 0.5 + 0.5 * (2.0 * PI).ln()));
-    let entropy_pen = -hp.entropy_coeff * masked_mean(&entropy);
+    let mut penalties = -hp.entropy_coeff * masked_mean(&entropy);
+    if hp.bound_loss > 0.0 {
+        // rl_games' bounds loss: the squared excess of the mean beyond ±SOFT_BOUND, summed over
+        // the action's entries.
+        let excess = (mean.abs() - SOFT_BOUND).clamp_min(0.0);
+        let per_step = excess.square().sum_dim_intlist(-1, true, Kind::Float);
+        penalties += hp.bound_loss * masked_mean(&per_step);
+    }
     let mirror_loss = match (mirror, &b.mirror_states) {
         // Masked, unlike the reference, which averages padding in.
         (Some(m), Some(ms)) => hp.mirror * 4.0 * masked_mean(&m.error(actor, &mean, ms)),
         _ => Tensor::zeros([], (Kind::Float, device)),
     };
     let kl = kl_from_old(b, &mean, &std);
-    ActorLosses { actor: loss, entropy_pen, mirror: mirror_loss, kl, logp }
+    ActorLosses { actor: loss, penalties, mirror: mirror_loss, kl, logp }
 }
 
 /// The minibatch's actor, critic and mirror losses as numbers, read back for the statistics
@@ -462,7 +549,7 @@ fn read_losses(
     dump_dir: Option<&std::path::Path>,
 ) -> Result<[f64; 3]> {
     let values = [
-        (&losses.actor + &losses.entropy_pen).double_value(&[]),
+        (&losses.actor + &losses.penalties).double_value(&[]),
         critic_value,
         losses.mirror.double_value(&[]),
     ];

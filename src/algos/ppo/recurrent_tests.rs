@@ -80,7 +80,7 @@ fn masked_losses_equal_the_unpadded_computation() {
         sums[0] += w * l.actor.double_value(&[]);
         sums[1] += w * l.critic.double_value(&[]);
         sums[2] += w * l.mirror.double_value(&[]);
-        sums[3] += w * l.entropy_pen.double_value(&[]);
+        sums[3] += w * l.penalties.double_value(&[]);
         sums[4] += w * l.kl;
     }
     let total = 11.0;
@@ -88,7 +88,7 @@ fn masked_losses_equal_the_unpadded_computation() {
         padded.actor.double_value(&[]),
         padded.critic.double_value(&[]),
         padded.mirror.double_value(&[]),
-        padded.entropy_pen.double_value(&[]),
+        padded.penalties.double_value(&[]),
         padded.kl,
     ];
     for (i, (g, s)) in got.iter().zip(sums).enumerate() {
@@ -101,7 +101,7 @@ fn grads(optim: &mut PpoOptim, batch: &Batch) -> Vec<Tensor> {
     optim.actor_opt.zero_grad();
     optim.critic_opt.zero_grad();
     let l = optim.losses(batch);
-    (&l.actor + &l.entropy_pen + &l.mirror + &l.critic).backward();
+    (&l.actor + &l.penalties + &l.mirror + &l.critic).backward();
     let mut out = Vec::new();
     for vs in [optim.actor().var_store(), optim.critic().var_store()] {
         let vars: std::collections::BTreeMap<_, _> = vs.variables().into_iter().collect();

@@ -154,7 +154,7 @@ fn sequential_update(optim: &mut PpoOptim, buffer: &Buffer, rng: &mut impl Rng) 
             let l = optim.losses(&batch);
             losses_seen.push(l.critic.double_value(&[]));
             optim.actor_opt.zero_grad();
-            (&l.actor + &l.entropy_pen + &l.mirror).backward();
+            (&l.actor + &l.penalties + &l.mirror).backward();
             optim.actor_opt.clip_and_step(optim.hp.grad_clip);
             optim.critic_opt.zero_grad();
             l.critic.backward();
@@ -250,4 +250,98 @@ fn value_clipping_takes_the_larger_of_the_two_errors() {
     let mut with = PpoOptim::new(&spec(), clipped, Device::Cpu, None).unwrap();
     with.critic_mut().var_store_mut().copy(plain.critic().var_store()).unwrap();
     assert!((with.losses(&full).critic.double_value(&[]) - loss(0.2)).abs() < 1e-9);
+}
+
+/// The bounds loss (`ppo.bound_loss`): nothing while the action mean stays within ±1.1; past
+/// it, the coefficient times the mean over steps of the squared excess, and a step on it pulls
+/// the mean back.
+#[test]
+fn the_bounds_loss_penalizes_only_a_mean_past_the_soft_bound() {
+    tch::manual_seed(0);
+    let b = buffer(0.5);
+    let mut hp = hyper(f64::INFINITY);
+    hp.bound_loss = 0.5;
+    let mut optim = PpoOptim::new(&spec(), hp, Device::Cpu, None).unwrap();
+    let penalties = |o: &PpoOptim| o.losses(&o.full_batch(&b)).penalties.double_value(&[]);
+    let mean = |o: &PpoOptim| {
+        let full = o.full_batch(&b);
+        tch::no_grad(|| o.actor().distribution(&full.states).0)
+    };
+    assert!(mean(&optim).abs().max().double_value(&[]) < 1.1);
+    assert_eq!(penalties(&optim), 0.0);
+    // Move every mean to about 3 through the output layer's bias.
+    tch::no_grad(|| {
+        for (name, mut t) in optim.actor_mut().var_store_mut().variables() {
+            if name.ends_with("bias") && t.size() == [1] {
+                let _ = t.fill_(3.0);
+            }
+        }
+    });
+    let mu = mean(&optim);
+    assert!(mu.min().double_value(&[]) > 1.1, "{mu}");
+    let by_hand: Tensor = 0.5 * (mu.abs() - 1.1).clamp_min(0.0).square().mean(Kind::Float);
+    assert!((penalties(&optim) - by_hand.double_value(&[])).abs() < 1e-5);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+    optim.optimize(&b, &mut rng).unwrap();
+    assert!(
+        mean(&optim).mean(Kind::Float).double_value(&[]) < mu.mean(Kind::Float).double_value(&[])
+    );
+}
+
+/// `ppo.normalize_advantages = false` keeps the buffer's advantages in reward units.
+#[test]
+fn advantages_stay_in_reward_units_when_not_normalized() {
+    let b = buffer(5.0);
+    let mut hp = hyper(0.02);
+    let normalized = PpoOptim::new(&spec(), hp.clone(), Device::Cpu, None).unwrap();
+    hp.normalize_advantages = false;
+    let raw = PpoOptim::new(&spec(), hp, Device::Cpu, None).unwrap();
+    let values =
+        |o: &PpoOptim| Vec::<f32>::try_from(o.full_batch(&b).advantages.flatten(0, -1)).unwrap();
+    assert_eq!(values(&raw), b.advantages());
+    assert_eq!(values(&normalized), b.normalized_advantages());
+}
+
+/// A buffer closed as the samplers close theirs, with last states (`--recompute-advantages`).
+fn train_buffer() -> Buffer {
+    let mut b = Buffer::new(2, 1, 0.99, 0.95);
+    for (k, bootstrap) in [(0, true), (1, false)] {
+        let n = 32;
+        for t in 0..n {
+            let x = (t + k * n) as f32 / 64.0;
+            b.push(&[x, -x], &[x - 0.5], if t == 10 { 0.5 } else { x }, 0.0);
+        }
+        b.end_train_trajectory(&vec![0.1; n], &[1.0, -1.0], 0.3, bootstrap);
+    }
+    b
+}
+
+/// `ppo.recompute_advantages`: the first pass is the plain update's (so one epoch is the same
+/// to the bit), later passes learn from targets the critic valued again (so three differ).
+#[test]
+fn recomputed_advantages_change_only_the_passes_after_the_first() {
+    // One initial net for every arm (the global seed is shared with tests running beside this).
+    let base = PpoOptim::new(&spec(), hyper(f64::INFINITY), Device::Cpu, None).unwrap();
+    let weights = |recompute: bool, epochs: usize| {
+        let hp = PpoConfig { recompute_advantages: recompute, epochs, ..hyper(f64::INFINITY) };
+        let mut optim = PpoOptim::new(&spec(), hp, Device::Cpu, None).unwrap();
+        optim.actor_mut().var_store_mut().copy(base.actor().var_store()).unwrap();
+        optim.critic_mut().var_store_mut().copy(base.critic().var_store()).unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+        optim.optimize(&train_buffer(), &mut rng).unwrap();
+        parameters(&optim)
+    };
+    assert_eq!(weights(true, 1), weights(false, 1));
+    assert_ne!(weights(true, 3), weights(false, 3));
+}
+
+#[test]
+fn recomputed_advantages_are_refused_with_a_recurrent_net_or_mirror_augmentation() {
+    let hp = PpoConfig { recompute_advantages: true, ..hyper(0.02) };
+    let lstm = NetSpec { arch: crate::policies::Arch::Lstm, ..spec() };
+    let err = PpoOptim::new(&lstm, hp.clone(), Device::Cpu, None).err().unwrap().to_string();
+    assert!(err.contains("--recompute-advantages works with feed-forward nets"), "{err}");
+    let augment = PpoConfig { mirror_augment: true, ..hp };
+    let err = PpoOptim::new(&spec(), augment, Device::Cpu, None).err().unwrap().to_string();
+    assert!(err.contains("(this run has --mirror-augment)"), "{err}");
 }

@@ -340,7 +340,7 @@ impl AlgoSampler {
             // bootstrap with the critic's value of the last state.
             let values = trajectory_values(&self.critic, &buffer, self.rollout.critic_obs())?;
             let (steps, last) = values.split_at(buffer.len());
-            buffer.end_trajectory_with_values(steps, if end.done { 0.0 } else { last[0] });
+            buffer.end_train_trajectory(steps, self.rollout.critic_obs(), last[0], !end.done);
             buffer.outcomes.extend(self.env.walking().and_then(|w| w.track_outcome()));
         } else {
             buffer.end_trajectory(0.0);
