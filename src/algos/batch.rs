@@ -102,11 +102,7 @@ impl Batch {
         let n = buffer.returns.len();
         let (obs_dim, act_dim) = (buffer.obs_dim(), buffer.act_dim());
         let dev = device;
-        let adv = if options.normalize_advantages {
-            buffer.normalized_advantages()
-        } else {
-            buffer.advantages()
-        };
+        let adv = buffer.training_advantages(options.normalize_advantages);
         let recurrent = actor.is_recurrent();
         let ids: Vec<usize> = (0..buffer.num_trajs()).collect();
         // Leading dims: [N] steps, or [T, trajectories] padded and time-major.

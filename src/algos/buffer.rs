@@ -276,6 +276,16 @@ impl Buffer {
         self.returns.iter().zip(&self.values).map(|(&r, &v)| r - v).collect()
     }
 
+    /// The advantages an update trains on: [`Buffer::normalized_advantages`] or, unless
+    /// `normalize`, [`Buffer::advantages`] as computed.
+    pub fn training_advantages(&self, normalize: bool) -> Vec<f32> {
+        if normalize {
+            self.normalized_advantages()
+        } else {
+            self.advantages()
+        }
+    }
+
     /// `(return − value − mean) / (unbiased std + 1e-4)` over every finished step.
     pub fn normalized_advantages(&self) -> Vec<f32> {
         let n = self.returns.len();

@@ -363,7 +363,6 @@ impl PpoOptim {
                 .name("critic-update".into())
                 .spawn_scoped(scope, move || half.serve(inbox, outbox))
                 .context("starting the critic's update thread")?;
-            let lost = || anyhow::anyhow!("the critic's update thread stopped unexpectedly");
             let actor = &*actor;
             let recurrent = actor.is_recurrent();
             let lengths: Vec<usize> = buffer.traj_idx.windows(2).map(|w| w[1] - w[0]).collect();
@@ -446,6 +445,11 @@ impl PpoOptim {
     }
 }
 
+/// The error for a critic's thread that hung up or answered out of turn.
+fn lost() -> anyhow::Error {
+    anyhow::anyhow!("the critic's update thread stopped unexpectedly")
+}
+
 /// Which net a non-finite parameter after a step is in (the actor's first), with the
 /// parameter's name and the learning rate's flag and value, for the error.
 fn blame<'a>(
@@ -471,15 +475,13 @@ fn recompute_targets(
     to_critic: &mpsc::Sender<ToCritic>,
     from_critic: &mpsc::Receiver<FromCritic>,
 ) -> Result<()> {
-    let lost = || anyhow::anyhow!("the critic's update thread stopped unexpectedly");
     to_critic.send(ToCritic::Values).map_err(|_| lost())?;
     let Ok(FromCritic::Values(values, last)) = from_critic.recv() else {
         return Err(lost());
     };
     local.recompute_returns(&values, &last);
     let column = |v: &[f32]| Tensor::from_slice(v).view([-1, 1]).to_device(device);
-    let adv = if normalize { local.normalized_advantages() } else { local.advantages() };
-    full.advantages = column(&adv);
+    full.advantages = column(&local.training_advantages(normalize));
     full.returns = column(&local.returns);
     full.old_values = column(&local.values);
     let targets = ToCritic::Targets(full.returns.shallow_clone(), full.old_values.shallow_clone());
