@@ -214,32 +214,7 @@ impl TerrainSpec {
         let along = move |x: f32, y: f32| c * x + s * y - RUN_UP;
         match self.kind {
             TerrainKind::Flat | TerrainKind::Mix => {}
-            TerrainKind::Rough => {
-                let amplitude = 0.02 + 0.03 * d;
-                let waves: Vec<[f32; 4]> = (0..12)
-                    .map(|_| {
-                        let k = rng.gen_range(2.0..9.0f32);
-                        let dir = rng.gen_range(0.0..std::f32::consts::TAU);
-                        [
-                            k * dir.cos(),
-                            k * dir.sin(),
-                            rng.gen_range(0.0..std::f32::consts::TAU),
-                            0.0,
-                        ]
-                    })
-                    .collect();
-                let norm = amplitude / (waves.len() as f32).sqrt() * std::f32::consts::SQRT_2;
-                let sum = wave_sums(&field, &waves);
-                field.fill_indexed(|i, j, x, y| {
-                    // Flat under the robot's start, the bumps full from the run-up on.
-                    let fade = if x.abs() < RUN_UP && y.abs() < RUN_UP {
-                        ((x.hypot(y) - 0.5) / (RUN_UP - 0.5)).clamp(0.0, 1.0)
-                    } else {
-                        1.0
-                    };
-                    fade * (norm * sum(i, j)).clamp(-amplitude, amplitude)
-                });
-            }
+            TerrainKind::Rough => rough(&mut field, &mut rng, d),
             TerrainKind::Slope => {
                 let grade = (5.0 + 10.0 * d).to_radians().tan();
                 let top = SLOPE_LENGTH;
@@ -286,6 +261,30 @@ impl TerrainSpec {
         }
         field
     }
+}
+
+/// Rough ground of difficulty `d` in `field`: twelve random plane waves summed, scaled to
+/// ±2-5 cm and clipped there, fading to flat under the robot's start.
+fn rough(field: &mut Heightfield, rng: &mut ChaCha8Rng, d: f32) {
+    let amplitude = 0.02 + 0.03 * d;
+    let waves: Vec<[f32; 4]> = (0..12)
+        .map(|_| {
+            let k = rng.gen_range(2.0..9.0f32);
+            let dir = rng.gen_range(0.0..std::f32::consts::TAU);
+            [k * dir.cos(), k * dir.sin(), rng.gen_range(0.0..std::f32::consts::TAU), 0.0]
+        })
+        .collect();
+    let norm = amplitude / (waves.len() as f32).sqrt() * std::f32::consts::SQRT_2;
+    let sum = wave_sums(field, &waves);
+    field.fill_indexed(|i, j, x, y| {
+        // Flat under the robot's start, the bumps full from the run-up on.
+        let fade = if x.abs() < RUN_UP && y.abs() < RUN_UP {
+            ((x.hypot(y) - 0.5) / (RUN_UP - 0.5)).clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        fade * (norm * sum(i, j)).clamp(-amplitude, amplitude)
+    });
 }
 
 /// `Σ_w sin(kx_w·x + ky_w·y + φ_w)` at grid point `(i, j)` of `field`, for `waves` of

@@ -363,9 +363,18 @@ impl PpoOptim {
                 .name("critic-update".into())
                 .spawn_scoped(scope, move || half.serve(inbox, outbox))
                 .context("starting the critic's update thread")?;
-            let actor = &*actor;
             let recurrent = actor.is_recurrent();
             let lengths: Vec<usize> = buffer.traj_idx.windows(2).map(|w| w[1] - w[0]).collect();
+            let mut side = ActorHalf {
+                actor: &*actor,
+                opt: actor_opt,
+                hp: &*hp,
+                mirror: mirror.as_ref(),
+                device,
+                dump_dir,
+                to_critic: &to_critic,
+                from_critic: &from_critic,
+            };
             let mut stats = OptimStats::default();
             let mut kl_max = 0.0f64;
             'epochs: for epoch in 0..hp.epochs {
@@ -382,32 +391,8 @@ impl PpoOptim {
                 let originals = if recurrent { buffer.num_trajs() } else { buffer.returns.len() };
                 for ids in batches {
                     let sel = Selection::of(ids, hp.mirror_augment, originals, recurrent, &lengths);
-                    to_critic.send(ToCritic::Loss(sel.clone())).map_err(|_| lost())?;
-                    let idx = sel.index(device);
-                    let batch = full.select(|x| sel.apply(x, &idx));
-                    let losses = actor_losses(actor, hp, mirror.as_ref(), device, &batch);
-                    let Ok(FromCritic::Loss(critic_value, critic_tensor)) = from_critic.recv()
-                    else {
-                        return Err(lost());
-                    };
-                    let values =
-                        read_losses(&losses, critic_value, &critic_tensor, &batch, dump_dir)?;
-                    to_critic.send(ToCritic::Step).map_err(|_| lost())?;
-                    actor_opt.zero_grad();
-                    (&losses.actor + &losses.penalties + &losses.mirror).backward();
-                    actor_opt.clip_and_step(hp.grad_clip);
-                    let Ok(FromCritic::Stepped(critic_bad)) = from_critic.recv() else {
-                        return Err(lost());
-                    };
-                    // Finite losses can still produce a non-finite step (a huge learning rate
-                    // overflows f32): caught here, before anything is saved or sampled.
-                    let actor_bad = actor_opt.first_non_finite_param();
-                    if let Some((net, param, lr)) = blame(actor_bad, critic_bad.as_deref(), hp) {
-                        let at = (epoch, stats.minibatches);
-                        return Err(diverged("PPO", dump_dir, net, param, lr, at, &batch));
-                    }
-                    stats.add(values, losses.kl, &batch.mask);
-                    kl_max = kl_max.max(losses.kl);
+                    let kl = side.minibatch(&full, sel, (epoch, stats.minibatches), &mut stats)?;
+                    kl_max = kl_max.max(kl);
                     if kl_max > hp.kl {
                         stats.early_stopped = true;
                         break 'epochs;
@@ -442,6 +427,57 @@ impl PpoOptim {
             kl: a.kl,
             logp: a.logp,
         }
+    }
+}
+
+/// The actor's half of the update, on the caller's thread: per minibatch its losses, then a
+/// step once the critic's thread (driven through the channels) has its loss and has stepped.
+struct ActorHalf<'a> {
+    actor: &'a Actor,
+    opt: &'a mut Adam,
+    hp: &'a PpoConfig,
+    mirror: Option<&'a MirrorTensors>,
+    device: Device,
+    dump_dir: Option<&'a std::path::Path>,
+    to_critic: &'a mpsc::Sender<ToCritic>,
+    from_critic: &'a mpsc::Receiver<FromCritic>,
+}
+
+impl ActorHalf<'_> {
+    /// One minibatch of both nets: both losses checked before either steps, then both steps
+    /// checked for a non-finite parameter. Adds the minibatch to `stats`; returns its KL.
+    /// `at` is (epoch, minibatch) for a divergence's error.
+    fn minibatch(
+        &mut self,
+        full: &Batch,
+        sel: Selection,
+        at: (usize, usize),
+        stats: &mut OptimStats,
+    ) -> Result<f64> {
+        let hp = self.hp;
+        self.to_critic.send(ToCritic::Loss(sel.clone())).map_err(|_| lost())?;
+        let idx = sel.index(self.device);
+        let batch = full.select(|x| sel.apply(x, &idx));
+        let losses = actor_losses(self.actor, hp, self.mirror, self.device, &batch);
+        let Ok(FromCritic::Loss(critic_value, critic_tensor)) = self.from_critic.recv() else {
+            return Err(lost());
+        };
+        let values = read_losses(&losses, critic_value, &critic_tensor, &batch, self.dump_dir)?;
+        self.to_critic.send(ToCritic::Step).map_err(|_| lost())?;
+        self.opt.zero_grad();
+        (&losses.actor + &losses.penalties + &losses.mirror).backward();
+        self.opt.clip_and_step(hp.grad_clip);
+        let Ok(FromCritic::Stepped(critic_bad)) = self.from_critic.recv() else {
+            return Err(lost());
+        };
+        // Finite losses can still produce a non-finite step (a huge learning rate overflows
+        // f32): caught here, before anything is saved or sampled.
+        let actor_bad = self.opt.first_non_finite_param();
+        if let Some((net, param, lr)) = blame(actor_bad, critic_bad.as_deref(), hp) {
+            return Err(diverged("PPO", self.dump_dir, net, param, lr, at, &batch));
+        }
+        stats.add(values, losses.kl, &batch.mask);
+        Ok(losses.kl)
     }
 }
 
