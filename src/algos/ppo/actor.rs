@@ -75,7 +75,7 @@ pub(super) struct ActorLosses {
 
 /// Where the bounds loss (`bound_loss`) starts: a little past the ±1 action space of most
 /// envs, so a mean inside it is never penalized (rl_games' `soft_bound`).
-pub(super) const SOFT_BOUND: f64 = 1.1;
+const SOFT_BOUND: f64 = 1.1;
 
 /// The clipped surrogate, penalties, mirror loss and KL(new‖old) of one batch.
 pub(super) fn actor_losses(
