@@ -4,7 +4,7 @@
 usage: gym_compare.py RECORDING.json
 
 For each recorded episode: makes the task with `gymnasium.make` (its default keyword
-arguments) under the `ClipAction` wrapper (gait's envs clip actions to the action space, as
+arguments, or the recording's `kwargs`) under the `ClipAction` wrapper (gait's envs clip actions to the action space, as
 every published PPO baseline's wrappers do), resets it, puts it in gait's start state with `set_state`, then steps gait's
 actions (as float64, the values gait stepped) and compares every observation, reward, reward
 term and termination with gait's. Prints one JSON object per task with the largest deviations
@@ -19,7 +19,7 @@ import numpy as np
 
 def compare(case):
     # Stepping on past a termination is what this comparison wants: no checker wrappers.
-    env = gym.make(case["task"], disable_env_checker=True).unwrapped
+    env = gym.make(case["task"], disable_env_checker=True, **case.get("kwargs", {})).unwrapped
     env.reset(seed=0)
     raw = env
     raw.set_state(np.array(case["qpos"]), np.array(case["qvel"]))

@@ -3,7 +3,7 @@
 
 mod common;
 
-use gait::envs::gym::{GymEnv, TASKS};
+use gait::envs::gym::{GymConfig, GymEnv, Task, TASKS};
 use gait::envs::Env;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
@@ -44,6 +44,14 @@ fn every_task_steps_as_gymnasium_steps_it() {
         for seed in [1, 2] {
             cases.push(record(&mut env, task.gymnasium_id(), seed));
         }
+    }
+    // The keyword argument gait takes ([`GymConfig`]), away from its default.
+    let without = GymConfig { include_cfrc_ext_in_observation: false };
+    for task in [Task::Ant, Task::Humanoid, Task::HumanoidStandup] {
+        let mut env = GymEnv::with(task, &without).unwrap();
+        let mut case = record(&mut env, task.gymnasium_id(), 3);
+        case["kwargs"] = json!({ "include_cfrc_ext_in_observation": false });
+        cases.push(case);
     }
     let file = dir.path().join("gait.json");
     std::fs::write(&file, serde_json::to_string(&cases).unwrap()).unwrap();

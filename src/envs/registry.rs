@@ -6,7 +6,7 @@
 use thiserror::Error;
 
 use super::cassie::{migrate_config, CassieConfig, CassieEnv};
-use super::gym::{GymEnv, Task};
+use super::gym::{GymConfig, GymEnv, Task};
 use super::{CartPole, Env, EnvConfig, EnvFactory, EnvSection, MountainCar, Pendulum};
 
 /// One registered environment.
@@ -119,22 +119,24 @@ pub static ENVS: &[EnvSpec] = &[
     EnvSpec {
         name: "gym/Ant-v5",
         about: "Gymnasium Ant-v5 (MuJoCo): a four-legged ant, forward",
-        make: |_| Ok(Box::new(GymEnv::new(Task::Ant)?)),
-        section: None,
+        make: |config| Ok(Box::new(GymEnv::with(Task::Ant, config.get::<GymConfig>())?)),
+        section: Some(EnvSection::of::<GymConfig>("gym")),
         preset: include_str!("presets/gym.toml"),
     },
     EnvSpec {
         name: "gym/Humanoid-v5",
         about: "Gymnasium Humanoid-v5 (MuJoCo): a 3D humanoid, forward",
-        make: |_| Ok(Box::new(GymEnv::new(Task::Humanoid)?)),
-        section: None,
+        make: |config| Ok(Box::new(GymEnv::with(Task::Humanoid, config.get::<GymConfig>())?)),
+        section: Some(EnvSection::of::<GymConfig>("gym")),
         preset: include_str!("presets/gym.toml"),
     },
     EnvSpec {
         name: "gym/HumanoidStandup-v5",
         about: "Gymnasium HumanoidStandup-v5 (MuJoCo): a 3D humanoid, from lying to standing",
-        make: |_| Ok(Box::new(GymEnv::new(Task::HumanoidStandup)?)),
-        section: None,
+        make: |config| {
+            Ok(Box::new(GymEnv::with(Task::HumanoidStandup, config.get::<GymConfig>())?))
+        },
+        section: Some(EnvSection::of::<GymConfig>("gym")),
         preset: include_str!("presets/gym.toml"),
     },
 ];

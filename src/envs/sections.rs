@@ -196,11 +196,17 @@ impl EnvConfig {
         let own = super::spec(env).ok().and_then(|s| s.section.as_ref()).map(|s| s.row.key);
         for (key, value) in self.0.iter().filter(|(k, _)| Some(*k) != own) {
             if let Some(changed) = value.first_change() {
-                let owner = super::ENVS
+                let owners: Vec<&str> = super::ENVS
                     .iter()
-                    .find(|s| s.section.as_ref().is_some_and(|s| s.row.key == key))
-                    .map_or(key, |s| s.name);
-                return Err(format!("--{changed} only applies to --env {owner}, not '{env}'"));
+                    .filter(|s| s.section.as_ref().is_some_and(|s| s.row.key == key))
+                    .map(|s| s.name)
+                    .collect();
+                let owners = match owners.split_last() {
+                    Some((last, [])) => last.to_string(),
+                    Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                    None => key.to_string(),
+                };
+                return Err(format!("--{changed} only applies to --env {owners}, not '{env}'"));
             }
         }
         Ok(())
@@ -243,5 +249,13 @@ mod tests {
         config.get_mut::<CassieConfig>().sim_dt = Some(0.0005);
         let err = config.check_for("cartpole").unwrap_err();
         assert_eq!(err, "--sim-dt only applies to --env cassie, not 'cartpole'");
+        // A section several envs share names them all.
+        let mut config = EnvConfig::default();
+        config.get_mut::<crate::envs::gym::GymConfig>().include_cfrc_ext_in_observation = false;
+        assert_eq!(config.check_for("gym/Humanoid-v5"), Ok(()));
+        let err = config.check_for("gym/Hopper-v5").unwrap_err();
+        let want = "--include-cfrc-ext-in-observation only applies to --env gym/Ant-v5, \
+                    gym/Humanoid-v5 or gym/HumanoidStandup-v5, not 'gym/Hopper-v5'";
+        assert_eq!(err, want);
     }
 }

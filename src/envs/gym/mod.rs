@@ -22,7 +22,9 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{Env, RewardTerm, Step};
 
+mod config;
 mod tasks;
+pub use config::GymConfig;
 pub use tasks::{Task, TASKS};
 
 /// A Gymnasium MuJoCo task as a gait env.
@@ -45,6 +47,8 @@ pub struct GymEnv {
     bounds: Vec<[f32; 2]>,
     /// The last action after clipping to `bounds` (kept to step without allocating).
     clipped: Vec<f32>,
+    /// Whether the observation holds the bodies' contact forces (tasks that have them).
+    contact_forces: bool,
 }
 
 // SAFETY: an `MjData` with its boxed `MjModel` is owned data with no thread affinity; each env
@@ -52,8 +56,14 @@ pub struct GymEnv {
 unsafe impl Send for GymEnv {}
 
 impl GymEnv {
-    /// The task's env; its model compiled from the shipped XML.
+    /// The task's env at Gymnasium's default keyword arguments; its model compiled from the
+    /// shipped XML.
     pub fn new(task: Task) -> anyhow::Result<Self> {
+        Self::with(task, &GymConfig::default())
+    }
+
+    /// The task's env with the keyword arguments of `config`.
+    pub fn with(task: Task, config: &GymConfig) -> anyhow::Result<Self> {
         let model = MjModel::from_xml_string(task.xml())
             .map_err(|e| anyhow::anyhow!("MuJoCo refused {}'s model: {e}", task.name()))?;
         let data = MjData::new(Box::new(model));
@@ -89,9 +99,11 @@ impl GymEnv {
             start: (Vec::new(), Vec::new()),
             dt,
             ids,
+            contact_forces: config.include_cfrc_ext_in_observation,
         };
         let nbody = env.data.model().ffi().nbody as usize;
-        env.obs = vec![0.0; env.task.observation_size(env.nq(), env.nv(), nbody)];
+        let size = env.task.observation_size(env.nq(), env.nv(), nbody, env.contact_forces);
+        env.obs = vec![0.0; size];
         // The observation's size is the task's formula, checked against what it writes.
         env.reset();
         Ok(env)
@@ -121,7 +133,7 @@ impl GymEnv {
         self.data.qpos_mut().copy_from_slice(qpos);
         self.data.qvel_mut().copy_from_slice(qvel);
         self.data.forward();
-        self.task.observe(&self.data, &self.ids, &mut self.obs);
+        self.task.observe(&self.data, &self.ids, self.contact_forces, &mut self.obs);
         &self.obs
     }
 }
@@ -172,7 +184,7 @@ impl Env for GymEnv {
         }
         // What Gymnasium computes after its steps (the contact forces of `cfrc_ext`).
         self.data.rne_post_constraint();
-        self.task.observe(&self.data, &self.ids, &mut self.obs);
+        self.task.observe(&self.data, &self.ids, self.contact_forces, &mut self.obs);
         let outcome = self.task.outcome(before, &self.data, &self.ids, action, self.dt, &self.obs);
         for ((_, v), term) in self.info.iter_mut().zip(outcome.terms) {
             *v = term as f32;

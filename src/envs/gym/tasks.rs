@@ -226,14 +226,16 @@ impl Task {
     }
 
     /// Observation entries for a model with `nq` positions, `nv` velocities and `nbody`
-    /// bodies (the world included).
-    pub fn observation_size(self, nq: usize, nv: usize, nbody: usize) -> usize {
+    /// bodies (the world included), with or without the bodies' contact forces (`forces`:
+    /// Gymnasium's `include_cfrc_ext_in_observation`, read by the tasks that have them).
+    pub fn observation_size(self, nq: usize, nv: usize, nbody: usize, forces: bool) -> usize {
+        let forces = if forces { 6 * (nbody - 1) } else { 0 };
         match self {
             // Positions without x and y, velocities, each body's clipped contact force.
-            Self::Ant => (nq - 2) + nv + 6 * (nbody - 1),
+            Self::Ant => (nq - 2) + nv + forces,
             // ... and each body's inertia and velocity, the actuators' joint forces.
             Self::Humanoid | Self::HumanoidStandup => {
-                (nq - 2) + nv + (10 + 6 + 6) * (nbody - 1) + (nv - 6)
+                (nq - 2) + nv + (10 + 6) * (nbody - 1) + (nv - 6) + forces
             }
             Self::InvertedPendulum => nq + nv,
             // The cart's position, sin and cos of the poles' angles, the velocities, the
@@ -313,8 +315,9 @@ impl Task {
         }
     }
 
-    /// The observation of `d`'s state (`ids`: the [`Task::named`] bodies' indices).
-    pub fn observe(self, d: &Data, ids: &[usize], out: &mut [f32]) {
+    /// The observation of `d`'s state (`ids`: the [`Task::named`] bodies' indices; `forces`:
+    /// as in [`Task::observation_size`]).
+    pub fn observe(self, d: &Data, ids: &[usize], forces: bool, out: &mut [f32]) {
         let (qpos, qvel) = (d.qpos(), d.qvel());
         let mut values = Writer { out, at: 0 };
         match self {
@@ -337,8 +340,10 @@ impl Task {
             Self::Ant => {
                 values.extend(&qpos[2..]);
                 values.extend(qvel);
-                let forces = d.cfrc_ext()[1..].iter().flatten();
-                values.extend(forces.map(|f| f.clamp(-1.0, 1.0)));
+                if forces {
+                    let forces = d.cfrc_ext()[1..].iter().flatten();
+                    values.extend(forces.map(|f| f.clamp(-1.0, 1.0)));
+                }
             }
             Self::Humanoid | Self::HumanoidStandup => {
                 values.extend(&qpos[2..]);
@@ -346,7 +351,9 @@ impl Task {
                 values.extend(d.cinert()[1..].iter().flatten());
                 values.extend(d.cvel()[1..].iter().flatten());
                 values.extend(&d.qfrc_actuator()[6..]);
-                values.extend(d.cfrc_ext()[1..].iter().flatten());
+                if forces {
+                    values.extend(d.cfrc_ext()[1..].iter().flatten());
+                }
             }
             Self::Pusher => {
                 values.extend(&qpos[..7]);
