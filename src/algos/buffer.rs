@@ -189,6 +189,34 @@ impl Buffer {
         }
     }
 
+    /// A copy with what computing the returns again needs (rewards, values, trajectory ends,
+    /// bootstraps, the reward scale) and none of the states, actions or episode records: the
+    /// working copy of `--recompute-advantages` ([`Buffer::recompute_returns`]), which would
+    /// otherwise copy every observation each update.
+    pub fn returns_only(&self) -> Self {
+        Self {
+            obs_dim: self.obs_dim,
+            act_dim: self.act_dim,
+            critic_dim: self.critic_dim,
+            discount: self.discount,
+            gae_lambda: self.gae_lambda,
+            states: Vec::new(),
+            critic_states: Vec::new(),
+            actions: Vec::new(),
+            rewards: self.rewards.clone(),
+            values: self.values.clone(),
+            returns: self.returns.clone(),
+            traj_idx: self.traj_idx.clone(),
+            ep_returns: Vec::new(),
+            ep_lens: Vec::new(),
+            terminal_values: self.terminal_values.clone(),
+            outcomes: Vec::new(),
+            last_states: Vec::new(),
+            bootstraps: self.bootstraps.clone(),
+            reward_scale: self.reward_scale,
+        }
+    }
+
     /// Values every finished step again (`values`, one per step) and every trajectory's end
     /// (`last_values`, one per trajectory, used where it bootstraps), then computes the
     /// returns again: PPO's advantages recomputed with the critic of the moment

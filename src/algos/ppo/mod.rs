@@ -340,9 +340,9 @@ impl PpoOptim {
         }
         let threads = tch::get_num_threads();
         let critic_inputs = full.critic_inputs();
-        // `--recompute-advantages`: a copy of the buffer whose returns each pass recomputes.
-        let mut recomputed = self.hp.recompute_advantages.then(|| buffer.clone());
-        let last_states = recomputed.as_ref().map(|b| b.last_states_tensor(self.device));
+        // `--recompute-advantages`: a copy of the buffer's returns, which each pass recomputes.
+        let mut recomputed = self.hp.recompute_advantages.then(|| buffer.returns_only());
+        let last_states = recomputed.as_ref().map(|_| buffer.last_states_tensor(self.device));
         let Self { actor, critic, actor_opt, critic_opt, hp, device, mirror, dump_dir } = self;
         let (device, dump_dir) = (*device, dump_dir.as_deref());
         std::thread::scope(|scope| {
