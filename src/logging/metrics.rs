@@ -37,6 +37,11 @@ pub const SAMPLE_TIME: &str = "Time/Sample Time";
 pub const SAMPLE_RATE: &str = "Time/Sample Rate";
 pub const IDEAL_SAMPLE_RATE: &str = "Time/Ideal Sample Rate";
 pub const OVERHEAD_LOSS: &str = "Time/Overhead Loss";
+/// Worker seconds on the iteration's kept training trajectories, evaluation episodes and
+/// selection episodes: the rest of `workers × Time/Sample Time` was idle or on cancelled jobs.
+pub const TRAIN_JOB_TIME: &str = "Time/Train Job Time";
+pub const EVAL_JOB_TIME: &str = "Time/Eval Job Time";
+pub const SELECT_JOB_TIME: &str = "Time/Selection Job Time";
 pub const OPTIMIZE_TIME: &str = "Time/Optimize Time";
 pub const FULL_RATE: &str = "Time/Timesteps per Second (FULL)";
 pub const ELAPSED: &str = "Time/Elapsed";
@@ -91,6 +96,9 @@ pub const TIMING_COLUMNS: &[&str] = &[
     SAMPLE_RATE,
     IDEAL_SAMPLE_RATE,
     OVERHEAD_LOSS,
+    TRAIN_JOB_TIME,
+    EVAL_JOB_TIME,
+    SELECT_JOB_TIME,
     OPTIMIZE_TIME,
     FULL_RATE,
     ELAPSED,
@@ -151,6 +159,8 @@ pub struct Timing {
     pub elapsed_s: f64,
     /// Steps per second the workers would reach together without overhead.
     pub ideal_steps_per_s: f64,
+    /// Worker seconds on the kept training, evaluation and selection jobs.
+    pub job_s: [f64; 3],
     /// With MPI ranks: bytes sent and received by rank 0 this iteration, and each rank's
     /// training steps per second of sampling time (rank 0 first).
     pub ranks: Option<RankTiming>,
@@ -233,6 +243,9 @@ impl IterationReport {
             (SAMPLE_RATE, steps / 1000.0 / t.sample_s),
             (IDEAL_SAMPLE_RATE, t.ideal_steps_per_s / 1000.0),
             (OVERHEAD_LOSS, t.sample_s - steps / t.ideal_steps_per_s.max(1e-9)),
+            (TRAIN_JOB_TIME, t.job_s[0]),
+            (EVAL_JOB_TIME, t.job_s[1]),
+            (SELECT_JOB_TIME, t.job_s[2]),
             (OPTIMIZE_TIME, t.optimize_s),
             (FULL_RATE, (steps / t.iteration_s).round()),
             (ELAPSED, t.elapsed_s),

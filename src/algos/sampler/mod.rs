@@ -154,7 +154,8 @@ struct JobOutput {
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Trajectory {
     buffer: Buffer,
-    steps_per_s: f64,
+    /// The worker's seconds on this job, from its reset to its last value.
+    seconds: f64,
     /// The simulation blew up and the episode was cut before that step ([`crate::envs::Env::diverged`]).
     diverged: bool,
     /// Eval episodes: the fixed command and the per-step means of the env's metrics.
@@ -204,6 +205,17 @@ impl CollectRequest {
     }
 }
 
+/// Worker seconds per kind of job in one iteration's collection.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct JobSeconds {
+    /// Training trajectories of the iteration's prefix.
+    pub train: f64,
+    /// Evaluation episodes.
+    pub eval: f64,
+    /// Selection episodes (the pick's cells).
+    pub select: f64,
+}
+
 /// One iteration's data.
 #[derive(Debug)]
 pub struct Collected {
@@ -217,6 +229,9 @@ pub struct Collected {
     pub select_episodes: Vec<EvalEpisode>,
     /// Mean per-trajectory sampling speed of one worker (steps/s), the reference's `avg_eff`.
     pub worker_steps_per_s: f64,
+    /// Worker seconds on the jobs kept, by kind: where the sampling time went (the rest of
+    /// the workers' time was idle or on jobs cancelled past the deterministic prefix).
+    pub job_seconds: JobSeconds,
     /// Train episodes cut because the simulation blew up ([`crate::envs::Env::diverged`]).
     pub physics_resets: usize,
     /// With MPI ranks: what moved and who sampled what.
@@ -345,8 +360,8 @@ impl AlgoSampler {
         } else {
             buffer.end_trajectory(0.0);
         }
-        let steps_per_s = buffer.len() as f64 / start.elapsed().as_secs_f64().max(1e-9);
-        Ok(Some(Trajectory { buffer, steps_per_s, diverged: end.diverged, episode }))
+        let seconds = start.elapsed().as_secs_f64();
+        Ok(Some(Trajectory { buffer, seconds, diverged: end.diverged, episode }))
     }
 }
 
@@ -561,10 +576,16 @@ fn assemble(schedule: Schedule, empty: Buffer) -> Result<Collected> {
     let (mut train, mut eval) = (empty.clone(), empty);
     let mut speeds = Vec::new();
     let [train_trajectories, eval_trajectories, select_trajectories] = schedule.into_trajectories();
+    let seconds = |ts: &[Trajectory]| ts.iter().map(|t| t.seconds).sum::<f64>();
+    let job_seconds = JobSeconds {
+        train: seconds(&train_trajectories),
+        eval: seconds(&eval_trajectories),
+        select: seconds(&select_trajectories),
+    };
     let mut physics_resets = 0;
     for t in &train_trajectories {
         train.append(&t.buffer);
-        speeds.push(t.steps_per_s);
+        speeds.push(t.buffer.len() as f64 / t.seconds.max(1e-9));
         physics_resets += usize::from(t.diverged);
     }
     let mut eval_episodes = Vec::new();
@@ -580,6 +601,7 @@ fn assemble(schedule: Schedule, empty: Buffer) -> Result<Collected> {
         eval_episodes,
         select_episodes,
         worker_steps_per_s,
+        job_seconds,
         physics_resets,
         ranks: None,
     })

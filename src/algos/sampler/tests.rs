@@ -152,6 +152,9 @@ fn collects_a_prefix_of_whole_trajectories_and_the_eval_episodes() {
     assert_eq!(got.train.len(), *got.train.traj_idx.last().unwrap());
     assert_eq!(got.eval.num_trajs(), 3);
     assert!(got.eval.values.iter().all(|&v| v == 0.0));
+    // Where the workers' time went: training and evaluation jobs, no selection asked for.
+    let j = got.job_seconds;
+    assert!(j.train > 0.0 && j.eval > 0.0 && j.select == 0.0, "{j:?}");
 }
 
 /// Cart-pole whose critic also reads the step count / 100: an env with a critic observation
