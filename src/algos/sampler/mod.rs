@@ -576,7 +576,8 @@ fn assemble(schedule: Schedule, empty: Buffer) -> Result<Collected> {
     let (mut train, mut eval) = (empty.clone(), empty);
     let mut speeds = Vec::new();
     let [train_trajectories, eval_trajectories, select_trajectories] = schedule.into_trajectories();
-    let seconds = |ts: &[Trajectory]| ts.iter().map(|t| t.seconds).sum::<f64>();
+    // A fold from +0.0: `f64`'s `Sum` of nothing is −0.0, which the CSV would print as "-0".
+    let seconds = |ts: &[Trajectory]| ts.iter().fold(0.0, |sum, t| sum + t.seconds);
     let job_seconds = JobSeconds {
         train: seconds(&train_trajectories),
         eval: seconds(&eval_trajectories),

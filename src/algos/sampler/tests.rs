@@ -155,6 +155,7 @@ fn collects_a_prefix_of_whole_trajectories_and_the_eval_episodes() {
     // Where the workers' time went: training and evaluation jobs, no selection asked for.
     let j = got.job_seconds;
     assert!(j.train > 0.0 && j.eval > 0.0 && j.select == 0.0, "{j:?}");
+    assert!(j.select.is_sign_positive(), "none is +0, not −0 (\"-0\" in timing.csv)");
 }
 
 /// Cart-pole whose critic also reads the step count / 100: an env with a critic observation
