@@ -4,8 +4,10 @@ the published PPO figures (issue 84; docs/benchmarks.md).
 
     scripts/gym_suite.py OUT [--tasks Hopper Walker2d ...] [--seeds 0 1 2] [--timesteps 1e6]
                              [--gait target/release/gait] [--workers N] [--extra "--flag v"]
+                             [--gymnasium-defaults]
 
-Each task x seed is one `gait train ppo --env gym/TASK-v5 --seed S` (the Gymnasium preset),
+Each task x seed is one `gait train ppo --env gym/TASK-v5 --seed S` (the Gymnasium preset;
+Ant without the contact forces in its observation, as the published figures' Ant: TASK_FLAGS),
 one after another, logged under OUT/runs. A run already complete there is read, not rerun,
 so the script continues where an interrupted one stopped. Per run it records:
 
@@ -48,6 +50,13 @@ PUBLISHED = {
 }
 
 DEFAULT_TASKS = ["Hopper", "Walker2d", "HalfCheetah", "Ant", "Humanoid"]
+
+# Flags per task that make gait's v5 task observe what the published figures' tasks observed
+# (docs/decisions.md D-052). Ant: Ant-v3's contact forces read zero under MuJoCo 2.0 and later
+# (openai/gym#1541), so Tianshou's and SB3's Ant trained without them, and Ant-v4, cleanrl's,
+# leaves them out by default; Ant-v5 observes them (Gymnasium's
+# `include_cfrc_ext_in_observation=True`, gait's default too). `--gymnasium-defaults` drops these.
+TASK_FLAGS = {"Ant": ["--include-cfrc-ext-in-observation", "false"]}
 
 
 def run_dir(out, task, seed):
@@ -97,6 +106,8 @@ def train(args, task, seed):
     ]
     if args.workers:
         cmd += ["--workers", str(args.workers)]
+    if not args.gymnasium_defaults:
+        cmd += TASK_FLAGS.get(task, [])
     cmd += args.extra.split()
     print("+", " ".join(cmd), flush=True)
     start = time.monotonic()
@@ -226,6 +237,8 @@ def main():
     p.add_argument("--gait", default="target/release/gait")
     p.add_argument("--workers", type=int, default=0)
     p.add_argument("--extra", default="", help="more gait flags, e.g. \"--scale-rewards false\"")
+    p.add_argument("--gymnasium-defaults", action="store_true",
+                   help="every task at Gymnasium's v5 keyword arguments (no TASK_FLAGS)")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     results = []
