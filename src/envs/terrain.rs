@@ -95,14 +95,12 @@ impl Heightfield {
     }
 }
 
-/// The flat floor's height under a grid whose lowest point is `lowest` (m): 0, or 1 cm below a
-/// grid that goes below 0, so the floor never cuts through the ground a grid describes.
+/// The flat floor's height under a grid whose lowest point is `lowest` (m): 1 cm below the
+/// grid and below 0, so the floor never cuts through the ground a grid describes, nor meets a
+/// foot that stands on it (on a grid's flat part at 0 the floor was a second ground under the
+/// same foot, doubling its contacts).
 pub fn floor_under(lowest: f32) -> f32 {
-    if lowest < 0.0 {
-        lowest - 0.01
-    } else {
-        0.0
-    }
+    lowest.min(0.0) - 0.01
 }
 
 /// The kinds of ground gait builds.

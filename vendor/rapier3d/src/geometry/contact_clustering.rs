@@ -118,9 +118,54 @@ pub(crate) fn cluster_manifolds_for_solver(
         }
     }
 
+    // gait: points of different clusters that nearly coincide are one contact.
+    let coalesce = COALESCE_DISTANCE * prediction_distance;
+    coalesce_points(&mut out[..num_out], coalesce * coalesce);
+    let mut kept = 0;
+    for i in 0..num_out {
+        if !out[i].points.is_empty() {
+            out.swap(kept, i);
+            kept += 1;
+        }
+    }
+    num_out = kept;
+
     out.truncate(num_out);
 
     transfer_warmstart_data(prev, out, prediction_distance);
+}
+
+/// gait: points closer than this many prediction distances (1 cm at rapier's default) are one
+/// contact, across clusters. Why: a sphere on a heightfield meets every triangle within the
+/// prediction distance of it, each at a normal tilted by up to ~25° near the triangle's edges,
+/// so one sphere resting on a plane of triangles became 4-5 clusters of up to 4 points, and
+/// each point costs the multibody solver a solve with its mass matrix. Points that far apart
+/// on one sphere differ in normal by at least ~30° at Cassie's 2 cm foot spheres (a stair's
+/// tread and riser stay two contacts).
+const COALESCE_DISTANCE: Real = 5.0;
+
+/// gait: drops every point that has a deeper one (or an equally deep one earlier in cluster
+/// order) within `eps_sq` squared distance in any cluster; the kept points keep their own
+/// cluster's normal. Deterministic: the outcome depends only on the clusters' order.
+fn coalesce_points(clusters: &mut [ContactManifold], eps_sq: Real) {
+    for ci in 0..clusters.len() {
+        let mut pi = 0;
+        while pi < clusters[ci].points.len() {
+            let p = clusters[ci].points[pi];
+            let shadowed = clusters.iter().enumerate().any(|(cj, cluster)| {
+                cluster.points.iter().enumerate().any(|(pj, q)| {
+                    (cj, pj) != (ci, pi)
+                        && (q.local_p1 - p.local_p1).length_squared() < eps_sq
+                        && (q.dist < p.dist || (q.dist == p.dist && (cj, pj) < (ci, pi)))
+                })
+            });
+            if shadowed {
+                clusters[ci].points.remove(pi);
+            } else {
+                pi += 1;
+            }
+        }
+    }
 }
 
 /// Copies warm-start data from `prev` manifold points into the best-matching points of
