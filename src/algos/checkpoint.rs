@@ -412,6 +412,39 @@ pub fn restore(
     optim: &mut dyn Algorithm,
 ) -> Result<(TrainState, PathBuf)> {
     let exp = logging::load_previous(prev)?;
+    check_continuable(&exp, config, spec, prev)?;
+    let path = resume_file(prev, weights)?;
+    let what = match weights {
+        Weights::Latest | Weights::Iteration(_) => Restore::Everything,
+        Weights::Best => Restore::CountersOnly,
+    };
+    // Only once the run is accepted: a refused --previous changes nothing on disk.
+    for stale in crate::fsutil::sweep_stale_temps(prev)? {
+        crate::stdio::eline(format!("removed {} (left by a killed process)", stale.display()));
+    }
+    let state = load(&path, optim, what)
+        .with_context(|| format!("--previous {}: cannot restore the run", prev.display()))?;
+    if let Weights::Iteration(itr) = weights {
+        anyhow::ensure!(
+            state.iteration == itr + 1,
+            "--previous-iteration {itr}: {} holds the state after iteration {}, not {itr}",
+            path.display(),
+            state.iteration.saturating_sub(1)
+        );
+    }
+    if weights == Weights::Best {
+        load_best_weights(prev, optim)?;
+    }
+    Ok((state, exp.config.run.logdir))
+}
+
+/// Refuses a previous run of another env or with another network (usage errors).
+fn check_continuable(
+    exp: &logging::Experiment,
+    config: &TrainConfig,
+    spec: &NetSpec,
+    prev: &Path,
+) -> Result<()> {
     if exp.config.run.env != config.run.env {
         return Err(UsageError(format!(
             "--previous {} is a run of env '{}', not '{}'",
@@ -430,6 +463,11 @@ pub fn restore(
         ))
         .into());
     }
+    Ok(())
+}
+
+/// The resume state that `weights` continues from: a kept iteration's, or the last one.
+fn resume_file(prev: &Path, weights: Weights) -> Result<PathBuf> {
     let path = match weights {
         Weights::Iteration(itr) => {
             let path = kept_resume_file(prev, itr);
@@ -454,43 +492,28 @@ pub fn restore(
             logging::RunSummary::failure_note(prev)
         );
     }
-    let what = match weights {
-        Weights::Latest | Weights::Iteration(_) => Restore::Everything,
-        Weights::Best => Restore::CountersOnly,
-    };
-    // Only once the run is accepted: a refused --previous changes nothing on disk.
-    for stale in crate::fsutil::sweep_stale_temps(prev)? {
-        crate::stdio::eline(format!("removed {} (left by a killed process)", stale.display()));
-    }
-    let state = load(&path, optim, what)
-        .with_context(|| format!("--previous {}: cannot restore the run", prev.display()))?;
-    if let Weights::Iteration(itr) = weights {
-        anyhow::ensure!(
-            state.iteration == itr + 1,
-            "--previous-iteration {itr}: {} holds the state after iteration {}, not {itr}",
-            path.display(),
-            state.iteration.saturating_sub(1)
-        );
-    }
-    if weights == Weights::Best {
-        for name in ["actor.safetensors", "critic.safetensors"] {
-            let vs = if name.starts_with("actor") {
-                optim.actor_mut().var_store_mut()
-            } else {
-                optim.critic_mut().var_store_mut()
-            };
-            let file = prev.join(name);
-            if !file.is_file() {
-                anyhow::bail!(
-                    "--previous-best: {} has no best-eval checkpoint {name} (it never evaluated)",
-                    prev.display()
-                );
-            }
-            load_checkpoint(vs, &file)
-                .with_context(|| format!("--previous-best: loading {}", file.display()))?;
+    Ok(path)
+}
+
+/// `--previous-best`: the best-eval actor and critic of `prev` in place of its last ones.
+fn load_best_weights(prev: &Path, optim: &mut dyn Algorithm) -> Result<()> {
+    for name in ["actor.safetensors", "critic.safetensors"] {
+        let vs = if name.starts_with("actor") {
+            optim.actor_mut().var_store_mut()
+        } else {
+            optim.critic_mut().var_store_mut()
+        };
+        let file = prev.join(name);
+        if !file.is_file() {
+            anyhow::bail!(
+                "--previous-best: {} has no best-eval checkpoint {name} (it never evaluated)",
+                prev.display()
+            );
         }
+        load_checkpoint(vs, &file)
+            .with_context(|| format!("--previous-best: loading {}", file.display()))?;
     }
-    Ok((state, exp.config.run.logdir))
+    Ok(())
 }
 
 #[cfg(test)]
