@@ -7,11 +7,11 @@ use std::io::Write;
 use anyhow::{bail, Result};
 
 use super::{ActionNoise, EvalSummary, PreparedEval};
-use crate::algos::rollout::{EpisodeEnd, Flow, Rollout};
+use crate::algos::rollout::{EpisodeEnd, Flow, Rollout, Transition};
 use crate::algos::seeding::{derive, stream};
 use crate::algos::tracking::EvalEpisode;
 use crate::course::LegTally;
-use crate::envs::CourseLeg;
+use crate::envs::{CourseLeg, Env};
 use crate::replay::{render_gif, write_page, Episode, Frame, GifStyle, Ground};
 
 impl PreparedEval {
@@ -201,13 +201,7 @@ impl PreparedEval {
                     if replay.episodes.len() == episode {
                         replay.episodes.push(new_episode(self.course.as_ref(), &self.args));
                     }
-                    let recorded = &mut replay.episodes[episode];
-                    recorded.frames.push(Frame::capture(env, tr.reward, tr.info));
-                    let last = tr.done || recorded.frames.len() == traj_len;
-                    if last || crate::algos::interrupt::requested() {
-                        let field = env.bodies().and_then(|b| b.ground());
-                        recorded.ground = field.and_then(|f| Ground::around(f, &recorded.frames));
-                    }
+                    record_frame(&mut replay.episodes[episode], env, &tr, traj_len);
                 }
                 if crate::algos::interrupt::requested() {
                     return Ok(Flow::Stop);
@@ -249,6 +243,17 @@ impl PreparedEval {
 
 /// A recorded episode before its first frame: its command (with a course: the first leg's)
 /// and the course.
+/// Appends the frame after `tr` to `recorded`, and at the episode's last frame (or a stop)
+/// the ground around its path, for the pictures.
+fn record_frame(recorded: &mut Episode, env: &dyn Env, tr: &Transition, traj_len: usize) {
+    recorded.frames.push(Frame::capture(env, tr.reward, tr.info));
+    let last = tr.done || recorded.frames.len() == traj_len;
+    if last || crate::algos::interrupt::requested() {
+        let field = env.bodies().and_then(|b| b.ground());
+        recorded.ground = field.and_then(|f| Ground::around(f, &recorded.frames));
+    }
+}
+
 fn new_episode(course: Option<&(Vec<CourseLeg>, usize)>, args: &super::EvalOptions) -> Episode {
     let legs = course.map(|(legs, _)| legs.clone()).unwrap_or_default();
     let command = match legs.first() {
