@@ -201,7 +201,7 @@ impl PreparedEval {
                     if replay.episodes.len() == episode {
                         replay.episodes.push(new_episode(self.course.as_ref(), &self.args));
                     }
-                    record_frame(&mut replay.episodes[episode], env, &tr, traj_len);
+                    record_frame(&mut replay.episodes[episode], env, tr, traj_len);
                 }
                 if crate::algos::interrupt::requested() {
                     return Ok(Flow::Stop);
