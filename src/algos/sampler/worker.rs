@@ -17,7 +17,7 @@ use crate::envs::Env;
 use crate::policies::{Actor, Critic, FastActor, Hidden};
 
 /// One sampler actor (the reference's `AlgoSampler`): one env and one actor/critic copy,
-/// living on its own thread; driven through [`SamplerPool`].
+/// living on its own thread; driven through [`SamplerPool`](super::SamplerPool).
 pub struct AlgoSampler {
     pub(super) id: usize,
     pub(super) env: Box<dyn Env>,
