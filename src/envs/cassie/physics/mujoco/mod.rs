@@ -271,8 +271,10 @@ impl MujocoCassie {
         let mut floor_pos = nominal.floor_pos;
         if let Some((geom, hfield)) = self.terrain_ids {
             // The terrain's heights as the heightfield's data in [0, 1] over TERRAIN_RANGE,
-            // or, without a terrain, the geom far under the floor.
-            let (pos, lowest) = match &self.terrain {
+            // and the floor under them; without a terrain, the geom far under the floor at 0
+            // (as in a model compiled without one: which model a worker holds depends on the
+            // episodes it ran, so a flat episode must not).
+            let (pos, floor) = match &self.terrain {
                 Some(field) => {
                     let adr = model.hfield_adr()[hfield] as usize;
                     let n = field.heights.len();
@@ -282,12 +284,13 @@ impl MujocoCassie {
                             .clamp(0.0, 1.0) as f32;
                     }
                     let [cx, cy] = field.centre();
-                    ([cx as f64, cy as f64, -model::TERRAIN_RANGE / 2.0], field.range()[0])
+                    let floor = crate::envs::terrain::floor_under(field.range()[0]);
+                    ([cx as f64, cy as f64, -model::TERRAIN_RANGE / 2.0], floor as f64)
                 }
                 None => ([0.0, 0.0, -100.0], 0.0),
             };
             model.geom_pos_mut()[geom] = pos;
-            floor_pos[2] += crate::envs::terrain::floor_under(lowest) as f64;
+            floor_pos[2] += floor;
         }
         model.geom_pos_mut()[self.floor] = floor_pos;
     }
