@@ -241,10 +241,7 @@ impl Runner {
                 iteration_s: started.elapsed().as_secs_f64(),
                 elapsed_s: self.start.elapsed().as_secs_f64(),
                 ideal_steps_per_s: collected.worker_steps_per_s * self.workers as f64,
-                job_s: {
-                    let j = collected.job_seconds;
-                    [j.train, j.eval, j.select]
-                },
+                job_seconds: collected.job_seconds,
                 ranks: collected.ranks.as_ref().map(|r| RankTiming {
                     bytes: r.bytes,
                     steps_per_s: r.steps.iter().map(|&n| n as f64 / sample_s.max(1e-9)).collect(),

@@ -150,6 +150,17 @@ pub struct UpdateMetrics {
     pub early_stopped: bool,
 }
 
+/// Worker seconds per kind of job in one iteration's collection.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct JobSeconds {
+    /// Training trajectories of the iteration's prefix.
+    pub train: f64,
+    /// Evaluation episodes.
+    pub eval: f64,
+    /// Selection episodes (the pick's cells).
+    pub select: f64,
+}
+
 /// Wall-clock measurements of one iteration.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Timing {
@@ -160,7 +171,7 @@ pub struct Timing {
     /// Steps per second the workers would reach together without overhead.
     pub ideal_steps_per_s: f64,
     /// Worker seconds on the kept training, evaluation and selection jobs.
-    pub job_s: [f64; 3],
+    pub job_seconds: JobSeconds,
     /// With MPI ranks: bytes sent and received by rank 0 this iteration, and each rank's
     /// training steps per second of sampling time (rank 0 first).
     pub ranks: Option<RankTiming>,
@@ -243,9 +254,9 @@ impl IterationReport {
             (SAMPLE_RATE, steps / 1000.0 / t.sample_s),
             (IDEAL_SAMPLE_RATE, t.ideal_steps_per_s / 1000.0),
             (OVERHEAD_LOSS, t.sample_s - steps / t.ideal_steps_per_s.max(1e-9)),
-            (TRAIN_JOB_TIME, t.job_s[0]),
-            (EVAL_JOB_TIME, t.job_s[1]),
-            (SELECT_JOB_TIME, t.job_s[2]),
+            (TRAIN_JOB_TIME, t.job_seconds.train),
+            (EVAL_JOB_TIME, t.job_seconds.eval),
+            (SELECT_JOB_TIME, t.job_seconds.select),
             (OPTIMIZE_TIME, t.optimize_s),
             (FULL_RATE, (steps / t.iteration_s).round()),
             (ELAPSED, t.elapsed_s),

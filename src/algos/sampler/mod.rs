@@ -41,6 +41,7 @@ use super::{Buffer, EvalEpisode};
 use crate::config::SelectionCommands;
 use crate::envs::levels::Levels;
 use crate::envs::Env;
+use crate::logging::metrics::JobSeconds;
 use crate::policies::{Actor, Critic, NetSpec, ParamSnapshot};
 
 /// Parameters broadcast to the workers once per iteration.
@@ -200,17 +201,6 @@ impl CollectRequest {
             JobKind::Train | JobKind::Eval => self.traj_len,
         }
     }
-}
-
-/// Worker seconds per kind of job in one iteration's collection.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct JobSeconds {
-    /// Training trajectories of the iteration's prefix.
-    pub train: f64,
-    /// Evaluation episodes.
-    pub eval: f64,
-    /// Selection episodes (the pick's cells).
-    pub select: f64,
 }
 
 /// One iteration's data.
