@@ -152,21 +152,24 @@ fn a_run_that_keeps_blowing_up_stops_with_an_error() {
     assert_eq!((iterations, error), (7, None), "two in a row do not stop a run");
 }
 
-/// `--scale-rewards` updates its statistics once per iteration from the assembled buffer, so
-/// the worker count still changes nothing; and it changes the critic's targets (the losses).
+/// `--scale-rewards` and `--normalize-returns` update their statistics once per iteration
+/// from the assembled buffer, so the worker count still changes nothing; and each changes the
+/// critic's targets (the losses).
 #[test]
-fn reward_scaling_is_the_same_on_any_worker_count_and_changes_the_update() {
+fn return_statistics_are_the_same_on_any_worker_count_and_change_the_update() {
     let _serial = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
-    let base = ["--timesteps", "12000", "--seed", "5", "--scale-rewards"];
-    let a = progress(dir.path(), &[&base[..], &["--workers", "2"]].concat());
-    let b = progress(dir.path(), &[&base[..], &["--workers", "1"]].concat());
-    assert_eq!(a, b, "worker count changed the numbers");
     let plain = progress(dir.path(), &["--timesteps", "12000", "--seed", "5", "--workers", "2"]);
     // The first iteration collects with the same weights: the same train return, other losses.
     fn first(csv: &str) -> Vec<&str> {
         csv.lines().nth(1).unwrap().split(',').take(4).collect()
     }
-    assert_eq!(first(&a), first(&plain), "scaling changed what was collected");
-    assert_ne!(a, plain, "scaling changed nothing");
+    for flag in ["--scale-rewards", "--normalize-returns"] {
+        let base = ["--timesteps", "12000", "--seed", "5", flag];
+        let a = progress(dir.path(), &[&base[..], &["--workers", "2"]].concat());
+        let b = progress(dir.path(), &[&base[..], &["--workers", "1"]].concat());
+        assert_eq!(a, b, "{flag}: worker count changed the numbers");
+        assert_eq!(first(&a), first(&plain), "{flag} changed what was collected");
+        assert_ne!(a, plain, "{flag} changed nothing");
+    }
 }

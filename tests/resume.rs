@@ -76,25 +76,30 @@ fn three_plus_two_iterations_equal_five() {
     assert!(out.contains("mean return") && out.contains("actor.safetensors"), "{out}");
 }
 
+/// The returns' statistics (`--scale-rewards`, `--normalize-returns`) travel in the resume
+/// state: a continued run scales as an uninterrupted one.
+#[test]
+fn return_statistics_resume_exactly() {
+    for flag in ["--scale-rewards", "--normalize-returns"] {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = dir.path();
+        let flags = ["--seed", "4", flag];
+        let full =
+            trained_cartpole(logs, "full", &[&["--timesteps", "20000"][..], &flags].concat());
+        let first =
+            trained_cartpole(logs, "part", &[&["--timesteps", "12000"][..], &flags].concat());
+        let prev = first.to_str().unwrap();
+        let o = gait(&["train", "ppo", "--previous", prev, "--timesteps", "20000"]);
+        assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+        let cont = common::continuation_of(&first);
+        let rows = [data_rows(&first.join("progress.csv")), data_rows(&cont.join("progress.csv"))];
+        assert_eq!(rows.concat(), data_rows(&full.join("progress.csv")), "{flag}: diverged");
+    }
+}
+
 /// `--resume-freq` keeps the exact state after every N-th iteration, and
 /// `--previous-iteration` branches from one: the branch's rows are the original's from there.
 /// An iteration it did not keep is refused, naming the ones it did, and creates nothing.
-/// `--scale-rewards`' statistics travel in the resume state: a continued run scales as an
-/// uninterrupted one.
-#[test]
-fn reward_scaling_resumes_exactly() {
-    let dir = tempfile::tempdir().unwrap();
-    let logs = dir.path();
-    let flags = ["--seed", "4", "--scale-rewards"];
-    let full = trained_cartpole(logs, "full", &[&["--timesteps", "20000"][..], &flags].concat());
-    let first = trained_cartpole(logs, "part", &[&["--timesteps", "12000"][..], &flags].concat());
-    let o = gait(&["train", "ppo", "--previous", first.to_str().unwrap(), "--timesteps", "20000"]);
-    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-    let cont = common::continuation_of(&first);
-    let rows = [data_rows(&first.join("progress.csv")), data_rows(&cont.join("progress.csv"))];
-    assert_eq!(rows.concat(), data_rows(&full.join("progress.csv")), "resumed run diverged");
-}
-
 #[test]
 fn a_branch_from_a_kept_iteration_continues_it_exactly() {
     let dir = tempfile::tempdir().unwrap();

@@ -61,6 +61,15 @@ pub struct Buffer {
     /// use the same rewards.
     #[serde(default)]
     reward_scale: Option<(f64, f64)>,
+    /// The σ the critic's values and targets are in units of ([`Buffer::rescale_values`]):
+    /// values are multiplied by it before GAE and returns divided by it after. 1: raw units.
+    #[serde(default = "one")]
+    value_scale: f64,
+}
+
+/// Serde's default for [`Buffer`]'s `value_scale`.
+fn one() -> f64 {
+    1.0
 }
 
 impl Buffer {
@@ -86,6 +95,7 @@ impl Buffer {
             last_states: Vec::new(),
             bootstraps: Vec::new(),
             reward_scale: None,
+            value_scale: 1.0,
         }
     }
 
@@ -159,7 +169,8 @@ impl Buffer {
             return;
         }
         let rewards = self.rewards[start..end].iter().map(|&r| r as f64);
-        let returns = gae_returns(rewards, &self.values[start..end], terminal_value, self.gae());
+        let values = &self.values[start..end];
+        let returns = gae_returns(rewards, values, terminal_value, self.gae(), self.value_scale);
         self.returns.extend_from_slice(&returns);
         self.ep_returns.push(self.rewards[start..end].iter().map(|&r| r as f64).sum());
         self.ep_lens.push(end - start);
@@ -175,6 +186,21 @@ impl Buffer {
         self.compute_returns();
     }
 
+    /// Computes every finished trajectory's returns again with the critic's values read as
+    /// multiples of `sigma` (`--normalize-returns`): GAE runs on the raw rewards and
+    /// `σ · value`, and the returns, the critic's targets, are stored divided by `σ`;
+    /// [`Buffer::advantages`] multiplies back, so advantages stay in the rewards' units.
+    pub fn rescale_values(&mut self, sigma: f64) {
+        self.value_scale = sigma;
+        self.compute_returns();
+    }
+
+    /// The returns in the rewards' own units: GAE-λ's returns times the value scale
+    /// ([`Buffer::rescale_values`]).
+    pub fn raw_returns(&self) -> impl Iterator<Item = f64> + '_ {
+        self.returns.iter().map(|&g| g as f64 * self.value_scale)
+    }
+
     /// Every finished trajectory's returns from its rewards (scaled as
     /// [`Buffer::rescale_rewards`] last said), `values` and `terminal_values`.
     fn compute_returns(&mut self) {
@@ -183,8 +209,8 @@ impl Buffer {
             let (start, end) = (self.traj_idx[k], self.traj_idx[k + 1]);
             let rewards =
                 self.rewards[start..end].iter().map(|&r| (r as f64 * scale).clamp(-clip, clip));
-            let returns =
-                gae_returns(rewards, &self.values[start..end], self.terminal_values[k], self.gae());
+            let (values, terminal) = (&self.values[start..end], self.terminal_values[k]);
+            let returns = gae_returns(rewards, values, terminal, self.gae(), self.value_scale);
             self.returns[start..end].copy_from_slice(&returns);
         }
     }
@@ -214,6 +240,7 @@ impl Buffer {
             last_states: Vec::new(),
             bootstraps: self.bootstraps.clone(),
             reward_scale: self.reward_scale,
+            value_scale: self.value_scale,
         }
     }
 
@@ -299,9 +326,15 @@ impl Buffer {
         self.bootstraps.extend_from_slice(&other.bootstraps);
     }
 
-    /// `return − value` of every finished step (GAE's advantage: the returns are GAE-λ's).
+    /// `return − value` of every finished step (GAE's advantage: the returns are GAE-λ's), in
+    /// the rewards' units (times the value scale of [`Buffer::rescale_values`]).
     pub fn advantages(&self) -> Vec<f32> {
-        self.returns.iter().zip(&self.values).map(|(&r, &v)| r - v).collect()
+        let scale = self.value_scale;
+        self.returns
+            .iter()
+            .zip(&self.values)
+            .map(|(&r, &v)| ((r - v) as f64 * scale) as f32)
+            .collect()
     }
 
     /// The advantages an update trains on: [`Buffer::normalized_advantages`] or, unless
@@ -314,11 +347,16 @@ impl Buffer {
         }
     }
 
-    /// `(return − value − mean) / (unbiased std + 1e-4)` over every finished step.
+    /// `(return − value − mean) / (unbiased std + 1e-4)` over every finished step, in the
+    /// rewards' units.
     pub fn normalized_advantages(&self) -> Vec<f32> {
-        let n = self.returns.len();
-        let adv: Vec<f64> =
-            self.returns.iter().zip(&self.values).map(|(&r, &v)| r as f64 - v as f64).collect();
+        let (n, scale) = (self.returns.len(), self.value_scale);
+        let adv: Vec<f64> = self
+            .returns
+            .iter()
+            .zip(&self.values)
+            .map(|(&r, &v)| (r as f64 - v as f64) * scale)
+            .collect();
         let mean = adv.iter().sum::<f64>() / n.max(1) as f64;
         let var = adv.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / (n.max(2) - 1) as f64;
         let std = var.sqrt() + 1e-4;
@@ -390,21 +428,23 @@ fn mean(values: impl ExactSizeIterator<Item = f64>) -> Option<f64> {
 }
 
 /// One trajectory's GAE-λ returns (the module's formula) from its `rewards`, `values` and the
-/// value `terminal` it bootstraps from, with `(γ, λ)`.
+/// value `terminal` it bootstraps from, with `(γ, λ)`; values and returns in units of
+/// `value_scale` ([`Buffer::rescale_values`]; 1: the rewards' units).
 fn gae_returns(
     rewards: impl DoubleEndedIterator<Item = f64> + ExactSizeIterator,
     values: &[f32],
     terminal: f32,
     (gamma, lambda): (f64, f64),
+    value_scale: f64,
 ) -> Vec<f32> {
     let mut returns = vec![0.0f32; values.len()];
-    let mut next_value = terminal as f64;
+    let mut next_value = terminal as f64 * value_scale;
     let mut gae = 0.0f64;
     for (t, r) in rewards.enumerate().rev() {
-        let v = values[t] as f64;
+        let v = values[t] as f64 * value_scale;
         let delta = r + gamma * next_value - v;
         gae = delta + gamma * lambda * gae;
-        returns[t] = (gae + v) as f32;
+        returns[t] = ((gae + v) / value_scale) as f32;
         next_value = v;
     }
     returns

@@ -1,3 +1,5 @@
+//! The returns' running statistics, and the two ways a run uses them.
+//!
 //! Reward scaling by a running std of the discounted return (`--scale-rewards`), as
 //! Gymnasium's `NormalizeReward` and Stable-Baselines3's `VecNormalize` do it: each step's
 //! reward is divided by the std of `G_t = γ G_{t−1} + r_t` (restarted with every episode) over
@@ -9,6 +11,15 @@
 //! worker or rank count), and rescales that buffer's returns before the update: the same seed
 //! gives the same numbers on any number of workers, and the statistics live in the resume
 //! state so a resumed run scales as an uninterrupted one.
+//!
+//! Value-target normalization (`--normalize-returns`), as Tianshou's PPO does it
+//! (`rew_norm`): the critic predicts returns in units of σ, the running std of every GAE-λ
+//! return so far; GAE runs on the raw rewards and `σ · value`, the critic's targets are the
+//! returns divided by the σ its values were in, and the statistics then take the iteration's
+//! raw returns. The advantages stay in the rewards' units. Tianshou updates the statistics
+//! again at every recomputation of the advantages (each epoch's pass counts the same steps
+//! again); here they are updated once per iteration and the critic keeps one σ for the whole
+//! update, which weighs every step alike as Tianshou's repeated counts do.
 
 use super::buffer::Buffer;
 use crate::policies::RunningStats;
@@ -52,6 +63,20 @@ impl ReturnStats {
         1.0 / (self.0.var[0] + EPSILON).sqrt()
     }
 
+    /// σ, the returns' std: √(var + ε); 1 before any step.
+    pub fn std(&self) -> f64 {
+        1.0 / self.scale()
+    }
+
+    /// `--normalize-returns`: computes `buffer`'s returns again with its values read in units
+    /// of the σ so far ([`Buffer::rescale_values`]), then adds its raw GAE-λ returns to the
+    /// statistics.
+    pub fn normalize_buffer(&mut self, buffer: &mut Buffer) {
+        buffer.rescale_values(self.std());
+        let raw: Vec<f32> = buffer.raw_returns().map(|g| g as f32).collect();
+        self.0.update(&raw);
+    }
+
     /// Adds `buffer`'s returns to the statistics, then computes its returns again from scaled
     /// rewards ([`Buffer::rescale_rewards`]).
     pub fn scale_buffer(&mut self, buffer: &mut Buffer, discount: f64) {
@@ -89,6 +114,41 @@ mod tests {
         assert!((got.mean[0] - mean).abs() < 1e-12 && (got.var[0] - var).abs() < 1e-12);
         assert_eq!(got.count, 3.0);
         assert!((stats.scale() - 1.0 / (var + EPSILON).sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn normalized_returns_are_raw_gae_over_the_old_std_and_the_stats_take_the_raw_returns() {
+        let (gamma, lambda) = (0.9, 0.95);
+        let trajs: [(&[f32], f32); 2] = [(&[1.0, 40.0, -2.0], 0.0), (&[3.0, 4.0], 0.7)];
+        let raw = buffer(&trajs, gamma, lambda);
+        let mut stats = ReturnStats::default();
+        let mut b = raw.clone();
+        stats.normalize_buffer(&mut b);
+        // Before any step σ = 1: the returns are the raw ones, which the statistics now hold.
+        assert_eq!(b.returns, raw.returns);
+        assert_eq!(stats.0.count, 5.0);
+        let sigma = stats.std();
+        assert!(sigma > 1.0, "{sigma}");
+        // Next iteration: values (0.1·t in the buffer) and the bootstrap read as multiples of
+        // σ, GAE on raw rewards, targets divided by σ; advantages back in reward units.
+        let mut b = raw.clone();
+        stats.normalize_buffer(&mut b);
+        let mut scaled = Vec::new();
+        for (rewards, terminal) in trajs {
+            let mut want = Buffer::new(1, 1, gamma, lambda);
+            for (t, &r) in rewards.iter().enumerate() {
+                want.push(&[0.0], &[0.0], r, (0.1 * t as f64 * sigma) as f32);
+            }
+            want.end_trajectory((terminal as f64 * sigma) as f32);
+            scaled.extend(want.returns.iter().zip(&want.values).map(|(&g, &v)| (g, v)));
+        }
+        for (k, (&got, &(g, v))) in b.returns.iter().zip(&scaled).enumerate() {
+            assert!((got as f64 - g as f64 / sigma).abs() < 1e-5, "return {k}");
+            let adv = b.advantages()[k];
+            assert!((adv - (g - v)).abs() < 1e-4, "advantage {k}: {adv} against {}", g - v);
+        }
+        assert_eq!(stats.0.count, 10.0);
+        assert_eq!(b.ep_returns, raw.ep_returns);
     }
 
     #[test]

@@ -215,9 +215,13 @@ impl Runner {
         }
         // Before the update (and `--update-norm`): what the sampled policy's normalizer did.
         let clipped_inputs = self.optim.actor().normalizer().clipped_share(&collected.train.states);
-        if self.config.sampler.scale_rewards {
+        let sampler = &self.config.sampler;
+        if sampler.scale_rewards {
             let stats = next.returns.get_or_insert_with(ReturnStats::default);
-            stats.scale_buffer(&mut collected.train, self.config.sampler.discount);
+            stats.scale_buffer(&mut collected.train, sampler.discount);
+        } else if sampler.normalize_returns {
+            let stats = next.returns.get_or_insert_with(ReturnStats::default);
+            stats.normalize_buffer(&mut collected.train);
         }
         let optimize_start = Instant::now();
         let update = self.update(itr, &collected)?;

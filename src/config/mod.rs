@@ -399,6 +399,13 @@ impl TrainConfig {
         if n.layers.is_empty() {
             return Err(UsageError("--layers: give at least one width".into()));
         }
+        if s.scale_rewards && s.normalize_returns {
+            return Err(UsageError(
+                "--scale-rewards and --normalize-returns exclude each other: each puts the \
+                 critic's targets on the returns' running std"
+                    .into(),
+            ));
+        }
         if n.learn_std && n.learn_log_std {
             return Err(UsageError("--learn-std and --learn-log-std exclude each other".into()));
         }
@@ -656,6 +663,9 @@ mod tests {
         let config = TrainConfig::default().merged_with_toml("[net]\nlayers = []\n").unwrap();
         assert!(config.validate().is_err());
         assert!(TrainConfig::for_env("cassie").validate().is_ok());
+        let both = "[sampler]\nscale_rewards = true\nnormalize_returns = true\n";
+        let err = TrainConfig::default().merged_with_toml(both).unwrap().validate().unwrap_err();
+        assert!(err.to_string().contains("exclude each other"), "{err}");
     }
 
     /// A std schedule needs something to schedule: a fixed std, and for `perturbations` an env

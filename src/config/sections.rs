@@ -77,6 +77,12 @@ crate::settings! {
         /// iteration, so any worker count gives the same numbers.
         #[serde(default)]
         scale_rewards: bool = false;
+        /// Train the critic on returns divided by the running std of every GAE-λ return so
+        /// far, reading its values back in the rewards' units before GAE (Tianshou's
+        /// `rew_norm`): unit-scale critic targets, advantages in the rewards' own units. Not
+        /// with scale_rewards.
+        #[serde(default)]
+        normalize_returns: bool = false;
     }
 }
 
