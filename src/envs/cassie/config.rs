@@ -245,6 +245,12 @@ crate::settings! {
         /// setting: under pushes, how much more a fall should cost is the question (D-045).
         fall_penalty: f64 = f64::from(crate::envs::cassie::reward::WALK_FALL_PENALTY),
             Range::Within { lo: 0.0, hi: 1000.0, what: "a fall penalty in [0, 1000]" };
+        /// The fall penalty once the pushes have begun, and in evaluations (which push at
+        /// full strength); unset: `fall_penalty` throughout. A large one from the first step
+        /// makes standing the safe answer before walking is learned (D-045).
+        #[serde(default)]
+        pushed_fall_penalty: Option<f64> = None,
+            Range::Within { lo: 0.0, hi: 1000.0, what: "a fall penalty in [0, 1000]" };
         /// The floor's friction as a factor of each model's own (1: rapier's coefficient 1.0,
         /// the sliding friction of `cassie_fast.xml`'s floor pairs on MuJoCo); training's
         /// randomized ±20 % (`dynamics_randomization`) is drawn around it. Mostly for
@@ -472,6 +478,16 @@ impl CassieConfig {
     /// ([`Self::push_stage`]).
     pub fn push_strength_at(&self, timesteps: u64, stage_from: Option<u64>) -> f64 {
         self.push_stage().strength(timesteps, stage_from)
+    }
+
+    /// The fall penalty of an episode collected after `timesteps` training steps (`None`: an
+    /// evaluation): [`Self::pushed_fall_penalty`] once the pushes have begun, if it is set.
+    pub fn fall_penalty_at(&self, timesteps: Option<u64>, stage_from: Option<u64>) -> f64 {
+        match (self.pushed_fall_penalty, timesteps) {
+            (Some(pushed), None) => pushed,
+            (Some(pushed), Some(t)) if self.push_stage().begun(t, stage_from) => pushed,
+            _ => self.fall_penalty,
+        }
     }
 
     /// The step the pushes begin at, before any gate.

@@ -413,7 +413,8 @@ impl Env for CassieEnv {
         self.fell = self.fall(reward);
         let done = self.fell.is_some();
         if done {
-            reward += self.config.reward.termination_reward(self.config.fall_penalty as f32);
+            let penalty = self.config.fall_penalty_at(self.training, self.stage_from);
+            reward += self.config.reward.termination_reward(penalty as f32);
         }
         // Pelvis velocity in the commanded heading's frame (what the command asks for).
         let [forward, lateral] =

@@ -714,6 +714,13 @@ fn pushes_may_begin_before_the_other_perturbations() {
         assert_eq!(unset.push_strength_at(t, Some(2_500)), unset.robustness_at(t, Some(2_500)));
     }
     assert_eq!(unset.stage_gate().expect("a gate").not_before, 7_000);
+    // The fall penalty follows the pushes' stage when `pushed_fall_penalty` is set, and
+    // evaluations (which push at full strength) take it.
+    let pushed = CassieConfig { pushed_fall_penalty: Some(50.0), ..unset.clone() };
+    let penalty = |t| pushed.fall_penalty_at(t, Some(2_500));
+    assert_eq!([Some(6_999), Some(7_000), None].map(penalty), [5.0, 50.0, 50.0]);
+    assert_eq!(pushed.fall_penalty_at(Some(9_000), None), 5.0, "the gate still closed");
+    assert_eq!([Some(9_000), None].map(|t| unset.fall_penalty_at(t, None)), [5.0, 5.0]);
 }
 
 /// The env's reference stepping gain at `command` after a reset, `training` steps into a run
