@@ -42,7 +42,8 @@ pub(super) fn write_preamble(
             "{} cells, {} episode{s} each: stairs up and down (15 cm risers, 30 cm treads, \
              flights of 8) crossed at 0.5 m/s in 9 of 10 episodes; random flights of 10-17 cm \
              walked at 0.5 m/s for 20 s in 8 of 10; the ten commands on ±4 cm rough ground \
-             with no fall, speeds within 0.2 m/s; a 10° slope crossed up and down at 0.5 m/s \
+             with no fall, speeds within 0.2 m/s, sidesteps at half their command or more; \
+             a 10° slope crossed up and down at 0.5 m/s \
              in 30 s, no fall",
             TERRAIN_CASES.iter().map(|c| c.commands.len()).sum::<usize>() * opts.sims.len(),
             opts.episodes

@@ -6,7 +6,9 @@
 //! down) when it walks the ground's length along its heading without a fall; it *walks* a
 //! ground without an end (random flights) when it goes 20 s without a fall and covers at least
 //! half the distance its command asks; on rough ground it is *tracked* as on the flat floor
-//! (no fall, each speed within the bound), with the 0.2 m/s speed bound.
+//! (no fall, each speed within the bound), with the 0.2 m/s speed bound, and on an
+//! axis whose command is not above that bound (the sidesteps' 0.2 m/s, where a robot that
+//! stands would be within) it must also move the commanded way at half the command or more.
 
 use std::fmt;
 
@@ -115,9 +117,18 @@ impl TerrainCase {
                     let v = episode.metric(name).unwrap_or(f64::NAN);
                     (v - command[axis] as f64).abs() <= bound
                 };
+                // Where standing still is within the bound, moving the commanded way is asked (the
+                // margin: a command of 0.2 as f32 is a hair over 0.2).
+                let moves = |name: &str, axis: usize| {
+                    let c = command[axis] as f64;
+                    let v = episode.metric(name).unwrap_or(f64::NAN);
+                    c == 0.0 || c.abs() > bound + 1e-6 || v * c.signum() >= 0.5 * c.abs()
+                };
                 within("forward_speed", 0, bound)
                     && within("lateral_speed", 1, bound)
                     && within("yaw_rate", 2, crate::algos::tracking::YAW_RATE_TOLERANCE)
+                    && moves("forward_speed", 0)
+                    && moves("lateral_speed", 1)
             }
         }
     }
@@ -160,6 +171,21 @@ mod tests {
             ("yaw_rate".to_string(), command[2] as f64),
         ];
         EvalEpisode { command: Some(command), metrics, steps, cut: false }
+    }
+
+    #[test]
+    fn a_sidestep_on_rough_ground_asks_the_robot_to_sidestep() {
+        let rough = TERRAIN_CASES[3];
+        let sidestep = |lateral: f64| {
+            let mut e = episode([0.0, -0.2, 0.0], 0.0, 1000);
+            e.metrics[1].1 = lateral;
+            rough.succeeds(&e, false, 0.02)
+        };
+        // Standing still is within 0.2 m/s of the command, but does not sidestep.
+        assert_eq!([0.0, -0.05, -0.12, -0.35, 0.1].map(sidestep), [false, false, true, true, false]);
+        // Commands above the bound and zero commands keep the plain bound.
+        assert!(rough.succeeds(&episode([0.0, 0.0, 0.0], 0.0, 1000), false, 0.02));
+        assert!(rough.succeeds(&episode([-0.3, 0.0, 0.0], -0.11, 1000), false, 0.02));
     }
 
     #[test]
