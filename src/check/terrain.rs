@@ -182,7 +182,10 @@ mod tests {
             rough.succeeds(&e, false, 0.02)
         };
         // Standing still is within 0.2 m/s of the command, but does not sidestep.
-        assert_eq!([0.0, -0.05, -0.12, -0.35, 0.1].map(sidestep), [false, false, true, true, false]);
+        assert_eq!(
+            [0.0, -0.05, -0.12, -0.35, 0.1].map(sidestep),
+            [false, false, true, true, false]
+        );
         // Commands above the bound and zero commands keep the plain bound.
         assert!(rough.succeeds(&episode([0.0, 0.0, 0.0], 0.0, 1000), false, 0.02));
         assert!(rough.succeeds(&episode([-0.3, 0.0, 0.0], -0.11, 1000), false, 0.02));

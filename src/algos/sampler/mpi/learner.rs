@@ -1,5 +1,5 @@
-//! The learner's side of one collection's messages: the policy broadcast, one rank's message,
-//! and the deadline on a silent rank.
+//! The learner's side of one collection's messages: the policy broadcast, the jobs handed
+//! out, one rank's message, and the deadline on a silent rank.
 
 use super::*;
 
@@ -17,6 +17,36 @@ impl MpiSampler {
             remote.last_heard = Instant::now();
         }
         Ok(bytes)
+    }
+
+    /// Hands the schedule's next jobs out: to the idle local workers first (taken from the end
+    /// of `idle`), then to the ranks with idle workers, in rank order. Returns the local jobs
+    /// dispatched and the bytes sent.
+    pub(super) fn dispatch(
+        &mut self,
+        schedule: &mut Schedule,
+        idle: &mut Vec<usize>,
+        req: &CollectRequest,
+        policy: &Arc<PolicySnapshot>,
+        cancel_above: &Arc<AtomicU64>,
+    ) -> Result<(usize, usize)> {
+        let (mut local, mut bytes) = (0, 0);
+        while let Some(&w) = idle.last() {
+            let Some(t) = schedule.next_job() else { break };
+            self.pool.dispatch(w, Job::new(t, req, policy, cancel_above))?;
+            idle.pop();
+            local += 1;
+        }
+        for remote in self.remotes.iter_mut().filter(|r| r.idle > 0) {
+            while remote.idle > 0 {
+                let Some(t) = schedule.next_job() else { break };
+                let job = ToWorker::Job(JobSpec::new(t, req));
+                bytes += send(&self.world, remote.rank, TO_WORKER, &job)?;
+                remote.idle -= 1;
+                remote.in_flight += 1;
+            }
+        }
+        Ok((local, bytes))
     }
 
     /// One message from a rank, if one waits: a job's result goes to `outputs` (with its rank

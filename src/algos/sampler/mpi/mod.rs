@@ -303,22 +303,10 @@ impl Collect for MpiSampler {
                 cancel_above.store(0, Ordering::Relaxed);
                 bytes += self.cancel_remotes(0)?;
             }
-            // Local workers first, then the ranks with idle workers, in rank order.
-            while let Some(&w) = idle.last() {
-                let Some(t) = schedule.next_job() else { break };
-                self.pool.dispatch(w, Job::new(t, req, &policy, &cancel_above))?;
-                idle.pop();
-                local_in_flight += 1;
-            }
-            for remote in self.remotes.iter_mut().filter(|r| r.idle > 0) {
-                while remote.idle > 0 {
-                    let Some(t) = schedule.next_job() else { break };
-                    let job = ToWorker::Job(JobSpec::new(t, req));
-                    bytes += send(&self.world, remote.rank, TO_WORKER, &job)?;
-                    remote.idle -= 1;
-                    remote.in_flight += 1;
-                }
-            }
+            let (local, sent) =
+                self.dispatch(&mut schedule, &mut idle, req, &policy, &cancel_above)?;
+            local_in_flight += local;
+            bytes += sent;
             let remote_in_flight: usize = self.remotes.iter().map(|r| r.in_flight).sum();
             if local_in_flight + remote_in_flight == 0 {
                 break;
