@@ -399,13 +399,7 @@ impl TrainConfig {
         if n.layers.is_empty() {
             return Err(UsageError("--layers: give at least one width".into()));
         }
-        if s.scale_rewards && s.normalize_returns {
-            return Err(UsageError(
-                "--scale-rewards and --normalize-returns exclude each other: each puts the \
-                 critic's targets on the returns' running std"
-                    .into(),
-            ));
-        }
+        returns_conflict(s)?;
         if n.learn_std && n.learn_log_std {
             return Err(UsageError("--learn-std and --learn-log-std exclude each other".into()));
         }
@@ -555,6 +549,19 @@ fn collect_overrides(
             }
             Some(_) => out.push((full, value.clone())),
         }
+    }
+    Ok(())
+}
+
+/// `--scale-rewards` and `--normalize-returns` together: each puts the critic's targets on a
+/// running std of the returns.
+fn returns_conflict(s: &SamplerConfig) -> Result<(), UsageError> {
+    if s.scale_rewards && s.normalize_returns {
+        return Err(UsageError(
+            "--scale-rewards and --normalize-returns exclude each other: each puts the \
+             critic's targets on the returns' running std"
+                .into(),
+        ));
     }
     Ok(())
 }
