@@ -131,9 +131,9 @@ mod tests {
 
     fn legs() -> Vec<CourseLeg> {
         vec![
-            CourseLeg { start: 0, command: [1.0, 0.0, 0.0] },
-            CourseLeg { start: 150, command: [0.0, 0.2, 0.0] },
-            CourseLeg { start: 200, command: [0.0, 0.0, 0.0] },
+            CourseLeg { start: 0, command: [1.0, 0.0, 0.0], ground: None },
+            CourseLeg { start: 150, command: [0.0, 0.2, 0.0], ground: None },
+            CourseLeg { start: 200, command: [0.0, 0.0, 0.0], ground: None },
         ]
     }
 

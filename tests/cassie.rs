@@ -457,8 +457,9 @@ fn cassie_trains_on_mujoco_with_the_same_numbers_for_any_worker_count() {
 }
 
 /// `gait eval --course`: an episode runs the whole course (1 s + 0.5 s = 75 steps at 50 Hz),
-/// each leg's settled means are printed, the GIF is drawn for it, and a malformed leg, or one given with --command, is a usage error
-/// (exit 2) that names the leg and writes nothing.
+/// its second leg on the rough ground it names, each leg's settled means are printed, the GIF
+/// is drawn for it, and a malformed leg or ground, a ground beside --terrain, or a course given
+/// with --command, is a usage error (exit 2) that names the leg and writes nothing.
 #[test]
 fn eval_runs_a_scripted_course() {
     let dir = tempfile::tempdir().unwrap();
@@ -474,7 +475,7 @@ fn eval_runs_a_scripted_course() {
         "1",
         "--course",
         "1:1,0,0",
-        "0.5:0,0,0.4",
+        "0.5:0,0,0.4@rough:0.5",
         "--gif",
         gif,
     ]);
@@ -495,6 +496,9 @@ fn eval_runs_a_scripted_course() {
         (vec!["--course", "0:1,0,0"], "a leg lasts more than 0"),
         (vec!["--course", "1:0,9,0"], "--course: command y = 9 is outside"),
         (vec!["--course", "1:1,0,0", "--command", "1,0,0"], "cannot be used with"),
+        (vec!["--course", "1:1,0,0", "1:1,0,0@mix"], "course ground: leg 2: a course names"),
+        (vec!["--course", "1:1,0,0@stairs:2"], "the difficulty after ':' is a number in [0, 1]"),
+        (vec!["--course", "1:1,0,0@rough", "--terrain", "slope"], "give one or the other"),
     ] {
         let mut all =
             vec!["eval", "--path", walk, "--episodes", "1", "--gif", bad.to_str().unwrap()];

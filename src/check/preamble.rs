@@ -59,6 +59,18 @@ pub(super) fn write_preamble(
         let size = if opts.push_exact { "exactly" } else { "up to" };
         writeln!(out, "pushes: {size} {push} m/s every 2-5 s, in a random horizontal direction")?;
     }
+    if let CheckTask::Course(legs) = &opts.task {
+        let grounds: Vec<String> = legs
+            .iter()
+            .enumerate()
+            .filter_map(|(k, leg)| {
+                leg.ground.map(|g| format!("from leg {k} {}:{}", g.kind.name(), g.difficulty))
+            })
+            .collect();
+        if !grounds.is_empty() {
+            writeln!(out, "course ground: {}", grounds.join(", "))?;
+        }
+    }
     if let Some(t) = opts.terrain {
         writeln!(
             out,

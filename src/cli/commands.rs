@@ -85,7 +85,8 @@ pub struct EvalFlags {
     pub command: Option<CommandValues>,
     /// A scripted course instead of one command: legs SECONDS:X,Y,TURN run in order, e.g.
     /// `--course 3:1,0,0 3:0,0,0.4 3:0,0.2,0 2:0,0,0` (episodes last the whole course unless
-    /// --traj-len cuts them).
+    /// --traj-len cuts them). `@KIND[:DIFFICULTY]` after a leg lays that ground from where the
+    /// legs before it walk to along the start heading, e.g. `2:0.5,0,0 8:0.5,0,0@upstairs:0.67`.
     #[arg(long, num_args = 1.., conflicts_with = "command", allow_negative_numbers = true, value_name = "SECONDS:X,Y,TURN")]
     pub course: Option<Vec<CourseSegment>>,
     /// Seeds the episodes' initial states.
@@ -308,7 +309,7 @@ impl CheckFlags {
             (Some(legs), _) if legs.is_empty() => CheckTask::Course(
                 TASK_COURSE
                     .iter()
-                    .map(|&(seconds, command)| CourseSegment { seconds, command })
+                    .map(|&(seconds, command)| CourseSegment { seconds, command, ground: None })
                     .collect(),
             ),
             (Some(legs), _) => CheckTask::Course(legs),

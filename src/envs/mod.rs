@@ -29,7 +29,8 @@ pub use registry::{
 };
 pub use sections::{migrate_sections, EnvConfig, EnvSchedule, EnvSection, UserChoices};
 pub use walking::{
-    CourseLeg, EpisodePlan, PhysicsOverride, Pushes, StageGate, TerrainArg, Walking,
+    course_stretches, CourseLeg, EpisodePlan, PhysicsOverride, Pushes, StageGate, TerrainArg,
+    Walking,
 };
 
 /// Builds one fresh env. The runner calls it once to read the sizes and mirror lists, and once
@@ -65,6 +66,9 @@ pub enum CommandError {
     /// A course's legs do not start at 0 and increase.
     #[error("a course needs at least one leg, the first from step 0, each later one later")]
     CourseSteps,
+    /// A course's ground cannot be laid ([`course_stretches`]).
+    #[error("course ground: {0}")]
+    CourseGround(String),
     #[error("command {name} = {value} is outside [{min}, {max}] {unit}")]
     /// A command component outside the env's range.
     OutOfRange {

@@ -201,46 +201,74 @@ pub const POINTS: usize = 601;
 /// Where the ground starts to change, ahead of the robot's start (m): it starts on the flat.
 const RUN_UP: f32 = 1.0;
 
+/// A kind's ground as a function of position, before it is laid on a grid.
+enum Ground {
+    /// The flat floor.
+    Flat,
+    /// Rough ground of this difficulty (its waves are drawn on the grid).
+    Rough(f32),
+    /// Heights as a function of the distance along the heading from where the kind begins.
+    Profile(Box<dyn Fn(f32) -> f32>),
+}
+
 impl TerrainSpec {
     /// The ground, laid out along `heading` (rad) from the origin where the robot starts.
     pub fn build(&self, heading: f32) -> Heightfield {
         let mut field = Heightfield::flat(CELL, POINTS, POINTS);
-        let d = self.difficulty.clamp(0.0, 1.0);
         let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(self.seed);
         let (s, c) = heading.sin_cos();
-        // Distance along the heading past the run-up (m), and across it.
-        let along = move |x: f32, y: f32| c * x + s * y - RUN_UP;
+        match self.ground(&mut rng) {
+            Ground::Flat => {}
+            Ground::Rough(d) => {
+                let bumps = rough(&field, &mut rng, d);
+                field.fill_indexed(|i, j, x, y| {
+                    // Flat under the robot's start, the bumps full from the run-up on.
+                    let fade = if x.abs() < RUN_UP && y.abs() < RUN_UP {
+                        ((x.hypot(y) - 0.5) / (RUN_UP - 0.5)).clamp(0.0, 1.0)
+                    } else {
+                        1.0
+                    };
+                    fade * bumps(i, j)
+                });
+            }
+            Ground::Profile(height) => field.fill(|x, y| height(c * x + s * y - RUN_UP)),
+        }
+        field
+    }
+
+    /// This kind's ground, its random parts drawn from `rng` (in the order `build` always
+    /// drew them, so a seed keeps its ground).
+    fn ground(&self, rng: &mut ChaCha8Rng) -> Ground {
+        let d = self.difficulty.clamp(0.0, 1.0);
         match self.kind {
-            TerrainKind::Flat | TerrainKind::Mix => {}
-            TerrainKind::Rough => rough(&mut field, &mut rng, d),
+            TerrainKind::Flat | TerrainKind::Mix => Ground::Flat,
+            TerrainKind::Rough => Ground::Rough(d),
             TerrainKind::Slope => {
                 let grade = (5.0 + 10.0 * d).to_radians().tan();
                 let top = SLOPE_LENGTH;
-                field.fill(|x, y| {
-                    let a = along(x, y);
+                Ground::Profile(Box::new(move |a| {
                     grade * a.clamp(0.0, top).min((2.0 * top - a).max(0.0))
-                });
+                }))
             }
             TerrainKind::Stairs => {
                 let riser = TerrainKind::riser(d);
                 let tread = rng.gen_range(0.25..0.40f32);
                 let steps = rng.gen_range(4..=16) as f32;
                 let landing = 1.0;
-                field.fill(|x, y| {
-                    let a = along(x, y);
+                Ground::Profile(Box::new(move |a| {
                     let up = (a / tread).floor().clamp(0.0, steps);
                     let down_from = steps * tread + landing;
                     let down = ((a - down_from) / tread).floor().clamp(0.0, steps + 1.0);
                     riser * (up - down).max(0.0)
-                });
+                }))
             }
             TerrainKind::Upstairs | TerrainKind::Downstairs => {
                 let riser = TerrainKind::riser(d);
                 let sign = if self.kind == TerrainKind::Upstairs { 1.0 } else { -1.0 };
                 let steps = CHECK_STEPS as f32;
-                field.fill(|x, y| {
-                    sign * riser * (along(x, y) / CHECK_TREAD).floor().clamp(0.0, steps)
-                });
+                Ground::Profile(Box::new(move |a| {
+                    sign * riser * (a / CHECK_TREAD).floor().clamp(0.0, steps)
+                }))
             }
             TerrainKind::Flights => {
                 let mut edges = Vec::new();
@@ -251,19 +279,92 @@ impl TerrainSpec {
                     level += if rng.gen::<bool>() { rise } else { -rise };
                     edges.push((at, level));
                 }
-                field.fill(|x, y| {
-                    let a = along(x, y);
+                Ground::Profile(Box::new(move |a| {
                     edges.iter().take_while(|(e, _)| a >= *e).last().map_or(0.0, |&(_, h)| h)
-                });
+                }))
             }
         }
-        field
     }
 }
 
-/// Rough ground of difficulty `d` in `field`: twelve random plane waves summed, scaled to
-/// ±2-5 cm and clipped there, fading to flat under the robot's start.
-fn rough(field: &mut Heightfield, rng: &mut ChaCha8Rng, d: f32) {
+/// One stretch of a course's ground ([`course_ground`]): `kind` at `difficulty` from `start`
+/// metres along the heading to where the next stretch starts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stretch {
+    /// Where it begins, along the heading from the robot's start (m).
+    pub start: f32,
+    /// What ground (not [`TerrainKind::Mix`]).
+    pub kind: TerrainKind,
+    /// Its difficulty in [0, 1].
+    pub difficulty: f32,
+}
+
+/// How far rough ground fades in and out at a course stretch's ends (m), so that it meets the
+/// stretches beside it without a kerb.
+const ROUGH_FADE: f32 = 0.5;
+
+/// A course's ground ([`Stretch`]es in order of `start`, along `heading`): the flat floor
+/// before the first; each stretch's kind from its start (no run-up: the course places it),
+/// continuing from the height where the stretch before it ended, so a flight up leaves what
+/// follows on its top; rough ground faded in and out over its stretch's first and last
+/// half metre. The stretches' random parts come from `seed`, one draw per stretch.
+pub fn course_ground(stretches: &[Stretch], seed: u64, heading: f32) -> Heightfield {
+    /// One stretch as laid: where it starts and ends along the heading, the height it starts
+    /// at, and its own heights (rough ground as its bumps on the grid's points).
+    struct Laid {
+        start: f32,
+        end: f32,
+        base: f32,
+        heights: Heights,
+    }
+    enum Heights {
+        Flat,
+        Along(Box<dyn Fn(f32) -> f32>),
+        Bumps(Box<dyn Fn(usize, usize) -> f32>),
+    }
+    let mut field = Heightfield::flat(CELL, POINTS, POINTS);
+    let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed);
+    let (s, c) = heading.sin_cos();
+    let mut laid = Vec::with_capacity(stretches.len());
+    let mut base = 0.0;
+    for (k, stretch) in stretches.iter().enumerate() {
+        let end = stretches.get(k + 1).map_or(f32::INFINITY, |next| next.start);
+        let spec =
+            TerrainSpec { kind: stretch.kind, difficulty: stretch.difficulty, seed: rng.gen() };
+        let mut own = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(spec.seed);
+        let heights = match spec.ground(&mut own) {
+            Ground::Flat => Heights::Flat,
+            Ground::Rough(d) => Heights::Bumps(Box::new(rough(&field, &mut own, d))),
+            Ground::Profile(height) => Heights::Along(height),
+        };
+        let rise = match &heights {
+            Heights::Along(height) if end.is_finite() => height(end - stretch.start),
+            _ => 0.0,
+        };
+        laid.push(Laid { start: stretch.start, end, base, heights });
+        base += rise;
+    }
+    field.fill_indexed(|i, j, x, y| {
+        let a = c * x + s * y;
+        let Some(l) = laid.iter().rev().find(|l| a >= l.start) else {
+            return 0.0;
+        };
+        l.base
+            + match &l.heights {
+                Heights::Flat => 0.0,
+                Heights::Along(height) => height(a - l.start),
+                Heights::Bumps(bumps) => {
+                    let fade = ((a - l.start) / ROUGH_FADE).min((l.end - a) / ROUGH_FADE);
+                    fade.clamp(0.0, 1.0) * bumps(i, j)
+                }
+            }
+    });
+    field
+}
+
+/// Rough ground of difficulty `d` on `field`'s grid points: twelve random plane waves summed,
+/// scaled to ±2-5 cm and clipped there, as a function of a point's indices `(i, j)`.
+fn rough(field: &Heightfield, rng: &mut ChaCha8Rng, d: f32) -> impl Fn(usize, usize) -> f32 {
     let amplitude = 0.02 + 0.03 * d;
     let waves: Vec<[f32; 4]> = (0..12)
         .map(|_| {
@@ -274,15 +375,7 @@ fn rough(field: &mut Heightfield, rng: &mut ChaCha8Rng, d: f32) {
         .collect();
     let norm = amplitude / (waves.len() as f32).sqrt() * std::f32::consts::SQRT_2;
     let sum = wave_sums(field, &waves);
-    field.fill_indexed(|i, j, x, y| {
-        // Flat under the robot's start, the bumps full from the run-up on.
-        let fade = if x.abs() < RUN_UP && y.abs() < RUN_UP {
-            ((x.hypot(y) - 0.5) / (RUN_UP - 0.5)).clamp(0.0, 1.0)
-        } else {
-            1.0
-        };
-        fade * (norm * sum(i, j)).clamp(-amplitude, amplitude)
-    });
+    move |i, j| (norm * sum(i, j)).clamp(-amplitude, amplitude)
 }
 
 /// `Σ_w sin(kx_w·x + ky_w·y + φ_w)` at grid point `(i, j)` of `field`, for `waves` of
@@ -379,5 +472,35 @@ mod tests {
             assert!((at(RUN_UP + 0.34) - 0.15).abs() < 1e-4 && at(RUN_UP + 0.24).abs() < 1e-6);
             assert!((at(RUN_UP + 2.45) - 1.2).abs() < 1e-4 && (at(8.0) - 1.2).abs() < 1e-4);
         }
+    }
+
+    /// A course's ground: flat before its first stretch, each kind from its stretch's start,
+    /// every stretch from the height the one before it ended at, rough ground faded in and out
+    /// at its stretch's ends; the same seed gives the same ground.
+    #[test]
+    fn a_course_lays_its_stretches_end_to_end() {
+        let stretch = |start, kind| Stretch { start, kind, difficulty: 2.0 / 3.0 };
+        let stretches = [
+            stretch(1.0, TerrainKind::Upstairs),
+            stretch(5.0, TerrainKind::Rough),
+            stretch(7.0, TerrainKind::Flat),
+        ];
+        let field = course_ground(&stretches, 9, 0.0);
+        assert_eq!(field, course_ground(&stretches, 9, 0.0));
+        let at = |x: f32| field.height_at(x, 0.02).unwrap();
+        assert_eq!(at(0.5), 0.0, "flat before the first stretch");
+        // The flight starts at its stretch's start: a riser every 30 cm from 1.0 m.
+        assert!(at(1.2).abs() < 1e-6 && (at(1.34) - 0.15).abs() < 1e-4, "{}", at(1.34));
+        assert!((at(4.9) - 1.2).abs() < 1e-4, "the top: {}", at(4.9));
+        // Rough ground on the top, faded in from its start and out before the flat.
+        assert!((at(5.0) - 1.2).abs() < 1e-4 && (at(6.98) - 1.2).abs() < 0.01);
+        let bumps: Vec<f32> = (0..20).map(|k| at(5.6 + 0.04 * k as f32) - 1.2).collect();
+        assert!(bumps.iter().any(|b| b.abs() > 0.005), "rough: {bumps:?}");
+        assert!(bumps.iter().all(|b| b.abs() <= 0.04 + 1e-6), "±4 cm at 2/3: {bumps:?}");
+        // The flat stretch goes on at the top's height.
+        assert!((at(7.5) - 1.2).abs() < 1e-4 && (at(11.0) - 1.2).abs() < 1e-4);
+        // Along another heading, the same profile.
+        let turned = course_ground(&stretches, 9, std::f32::consts::FRAC_PI_2);
+        assert!((turned.height_at(0.02, 4.9).unwrap() - 1.2).abs() < 1e-4);
     }
 }

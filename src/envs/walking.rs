@@ -49,7 +49,7 @@ pub struct PhysicsOverride {
 
 /// `--terrain KIND[:DIFFICULTY]`: a kind of ground and its difficulty in [0, 1] (0.5 unless
 /// given).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TerrainArg {
     /// The kind of ground.
     pub kind: crate::envs::terrain::TerrainKind,
@@ -100,6 +100,52 @@ pub struct CourseLeg {
     pub start: u32,
     /// Its command `[x, y, turn]` (m/s, m/s, rad/s).
     pub command: [f32; 3],
+    /// The ground laid from where the leg begins ([`course_stretches`]); `None`: the ground of
+    /// the leg before it goes on (the flat floor for the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ground: Option<TerrainArg>,
+}
+
+/// The ground of a course whose legs name some ([`CourseLeg::ground`]), at `dt` seconds per
+/// policy step, as stretches along the start heading: a leg's ground begins where the legs
+/// before it would carry the robot if it walked its commands' forward speeds exactly (the sum
+/// of forward speed × seconds; turns and sidesteps move nothing along the heading). Empty when
+/// no leg names a ground. Refused: a ground that starts no farther than the one before it
+/// (the legs between them walk nowhere along the heading), and `mix` (a course names its
+/// kinds).
+pub fn course_stretches(
+    legs: &[CourseLeg],
+    dt: f32,
+) -> Result<Vec<crate::envs::terrain::Stretch>, CommandError> {
+    let mut stretches: Vec<crate::envs::terrain::Stretch> = Vec::new();
+    let mut along = 0.0f32;
+    for (i, leg) in legs.iter().enumerate() {
+        if let Some(ground) = leg.ground {
+            if ground.kind == crate::envs::terrain::TerrainKind::Mix {
+                return Err(CommandError::CourseGround(format!(
+                    "leg {}: a course names its ground's kind (mix draws one per episode)",
+                    i + 1
+                )));
+            }
+            if let Some(last) = stretches.last().filter(|last| along <= last.start + 1e-3) {
+                return Err(CommandError::CourseGround(format!(
+                    "leg {}'s ground would begin {along:.2} m along the heading, not past the \
+                     ground before it (from {:.2} m): the legs between must walk forward",
+                    i + 1,
+                    last.start
+                )));
+            }
+            stretches.push(crate::envs::terrain::Stretch {
+                start: along,
+                kind: ground.kind,
+                difficulty: ground.difficulty as f32,
+            });
+        }
+        if let Some(next) = legs.get(i + 1) {
+            along += next.start.saturating_sub(leg.start) as f32 * dt * leg.command[0];
+        }
+    }
+    Ok(stretches)
 }
 
 /// How the next episode of a walking env begins, as data: what the sampler's jobs (training,
@@ -246,5 +292,48 @@ impl StageGate {
     /// Whether an evaluation measuring `forward_speed` after `timesteps` train steps opens it.
     pub fn opens(&self, timesteps: u64, forward_speed: Option<f64>) -> bool {
         timesteps >= self.not_before && forward_speed.is_some_and(|v| v >= self.forward_speed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envs::terrain::{Stretch, TerrainKind};
+
+    fn leg(start: u32, x: f32, ground: Option<TerrainKind>) -> CourseLeg {
+        let ground = ground.map(|kind| TerrainArg { kind, difficulty: 0.5 });
+        CourseLeg { start, command: [x, 0.0, 0.3], ground }
+    }
+
+    /// A leg's ground begins where the legs before it walk to at their forward speeds; legs
+    /// without one lay none; `mix` and a ground that starts no farther than the one before it
+    /// are refused.
+    #[test]
+    fn course_ground_starts_where_the_legs_before_it_walk_to() {
+        let dt = 0.02;
+        let legs = [
+            leg(0, 0.5, None),
+            leg(100, 1.0, Some(TerrainKind::Upstairs)),
+            leg(150, -0.5, None),
+            leg(200, 1.0, Some(TerrainKind::Rough)),
+        ];
+        let got = course_stretches(&legs, dt).unwrap();
+        let want = [
+            Stretch { start: 1.0, kind: TerrainKind::Upstairs, difficulty: 0.5 },
+            Stretch { start: 1.5, kind: TerrainKind::Rough, difficulty: 0.5 },
+        ];
+        assert_eq!(got.len(), 2);
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g.start - w.start).abs() < 1e-5 && g.kind == w.kind, "{got:?}");
+        }
+        assert!(course_stretches(&[leg(0, 0.5, None)], dt).unwrap().is_empty());
+        let mix = [leg(0, 0.5, Some(TerrainKind::Mix))];
+        assert!(
+            matches!(course_stretches(&mix, dt), Err(CommandError::CourseGround(m)) if m.contains("leg 1"))
+        );
+        let nowhere =
+            [leg(0, 0.0, Some(TerrainKind::Rough)), leg(50, 0.5, Some(TerrainKind::Slope))];
+        let e = course_stretches(&nowhere, dt).unwrap_err().to_string();
+        assert!(e.contains("leg 2's ground would begin 0.00 m"), "{e}");
     }
 }

@@ -56,22 +56,34 @@ pub struct EvalOptions {
     pub action_noise: f32,
 }
 
-/// One leg of `gait eval --course`: a command held for `seconds`.
+/// One leg of `gait eval --course`: a command held for `seconds`, and the ground laid from
+/// where it begins ([`crate::envs::course_stretches`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CourseSegment {
     /// How long the command holds (s).
     pub seconds: f64,
     /// The command `[x, y, turn]`.
     pub command: [f32; 3],
+    /// The ground from this leg on (`@KIND[:DIFFICULTY]`); `None`: the leg before's goes on.
+    pub ground: Option<envs::TerrainArg>,
 }
 
 impl std::str::FromStr for CourseSegment {
     type Err = String;
 
-    /// `SECONDS:X,Y,TURN`, e.g. `4:0.6,0,0.3`.
+    /// `SECONDS:X,Y,TURN[@KIND[:DIFFICULTY]]`, e.g. `4:0.6,0,0.3` or `6:0.5,0,0@upstairs:0.67`.
     fn from_str(s: &str) -> Result<Self, String> {
-        let usage = || format!("'{s}': a course leg is SECONDS:X,Y,TURN, e.g. 4:0.6,0,0.3");
-        let (seconds, command) = s.split_once(':').ok_or_else(usage)?;
+        let usage = || {
+            format!(
+                "'{s}': a course leg is SECONDS:X,Y,TURN, e.g. 4:0.6,0,0.3, with @KIND[:DIFFICULTY] \
+                 after it for the ground from there on, e.g. 6:0.5,0,0@upstairs:0.67"
+            )
+        };
+        let (leg, ground) = match s.split_once('@') {
+            Some((leg, ground)) => (leg, Some(ground.parse::<envs::TerrainArg>()?)),
+            None => (s, None),
+        };
+        let (seconds, command) = leg.split_once(':').ok_or_else(usage)?;
         let seconds: f64 = seconds.trim().parse().map_err(|_| usage())?;
         if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
             return Err(format!("'{s}': a leg lasts more than 0 and at most 3600 s"));
@@ -81,7 +93,7 @@ impl std::str::FromStr for CourseSegment {
             .map(|v| v.trim().parse::<f32>().map_err(|_| usage()))
             .collect::<Result<Vec<_>, _>>()?;
         let [x, y, turn] = values[..] else { return Err(usage()) };
-        Ok(Self { seconds, command: [x, y, turn] })
+        Ok(Self { seconds, command: [x, y, turn], ground })
     }
 }
 
@@ -94,7 +106,7 @@ pub fn course_legs(
     let mut start = 0u32;
     let mut legs = Vec::with_capacity(course.len());
     for segment in course {
-        legs.push(CourseLeg { start, command: segment.command });
+        legs.push(CourseLeg { start, command: segment.command, ground: segment.ground });
         let steps = (segment.seconds / dt as f64).round().max(1.0);
         start = u32::try_from(steps as u64).ok().and_then(|n| start.checked_add(n)).ok_or_else(
             || {
@@ -461,6 +473,14 @@ fn walking_controls(
     };
     let course = match &args.course {
         Some(segments) => {
+            if args.physics.terrain.is_some() && segments.iter().any(|s| s.ground.is_some()) {
+                return Err(UsageError(
+                    "--terrain lays one ground under the whole course and --course's legs name \
+                     their own (@KIND): give one or the other"
+                        .into(),
+                )
+                .into());
+            }
             let (legs, steps) = course_legs(segments, env.policy_dt())?;
             let walking = env.walking_mut().ok_or(CommandError::Unsupported);
             walking

@@ -31,6 +31,7 @@ impl Walking for CassieEnv {
     fn set_command(&mut self, command: &[f32]) -> Result<(), CommandError> {
         self.fixed_command = Some(checked_command(command)?);
         self.course.clear();
+        self.course_ground.clear();
         Ok(())
     }
 
@@ -38,6 +39,7 @@ impl Walking for CassieEnv {
         let command = checked_command(command)?;
         self.fixed_command = Some(command);
         self.course.clear();
+        self.course_ground.clear();
         if self.command != command {
             self.command = command;
             self.retime_clock();
@@ -79,14 +81,17 @@ impl Walking for CassieEnv {
             Some(&(0, first)) if ordered => first,
             _ => return Err(CommandError::CourseSteps),
         };
+        let ground = crate::envs::course_stretches(course, 1.0 / self.config.policy_rate as f32)?;
         self.fixed_command = Some(first);
         self.course = legs;
+        self.course_ground = ground;
         Ok(())
     }
 
     fn clear_command(&mut self) {
         self.fixed_command = None;
         self.course.clear();
+        self.course_ground.clear();
     }
 
     fn set_stage(&mut self, from: Option<u64>) {

@@ -32,7 +32,7 @@ use crate::envs::cassie::robot::Dynamics;
 use crate::envs::cassie::robot::N;
 use crate::envs::controller::PdTargets;
 use crate::envs::levels::Levels;
-use crate::envs::terrain::{Heightfield, TerrainKind, TerrainSpec, MIXED};
+use crate::envs::terrain::{course_ground, Heightfield, Stretch, TerrainKind, TerrainSpec, MIXED};
 use crate::envs::{
     CommandError, Drawable, Env, Mirrored, PrivilegedCritic, Pushes, RewardTerm, Step, Walking,
 };
@@ -66,6 +66,9 @@ pub struct CassieEnv {
     fixed_command: Option<Command>,
     /// [`Walking::set_course`](crate::envs::Walking::set_course): `(first step, command)` per leg, in order; empty without one.
     course: Vec<(u32, Command)>,
+    /// The course's ground ([`crate::envs::course_stretches`]); empty: none (the run's
+    /// `terrain`, or the flat floor).
+    course_ground: Vec<Stretch>,
     redraw_every: u32,
     steps: u32,
     /// Commanded heading (rad): random at reset, integrated from the turn command.
@@ -149,6 +152,7 @@ impl CassieEnv {
             command: Command { x: 0.0, y: 0.0, turn: 0.0 },
             fixed_command: None,
             course: Vec::new(),
+            course_ground: Vec::new(),
             redraw_every: 100,
             steps: 0,
             heading: 0.0,
@@ -236,6 +240,22 @@ impl CassieEnv {
         self.terrain = field;
     }
 
+    /// The episode's ground along `heading`: a course's own where it names one, else the
+    /// run's `terrain` ([`Self::draw_terrain`]), else the flat floor.
+    fn lay_ground(&mut self, heading: f32) {
+        if !self.course_ground.is_empty() {
+            self.track_run = None;
+            let field = Arc::new(course_ground(&self.course_ground, self.rng.gen(), heading));
+            self.sim.set_terrain(Some(field.clone()));
+            self.terrain = Some(field);
+        } else if self.config.terrain != TerrainKind::Flat {
+            self.draw_terrain(heading);
+        } else if self.terrain.is_some() {
+            self.sim.set_terrain(None);
+            self.terrain = None;
+        }
+    }
+
     /// Adds this step's command to the distance a terrain-levels episode was asked to walk
     /// along its ground ([`TrackRun::ask`]).
     fn ask_track(&mut self) {
@@ -318,9 +338,7 @@ impl CassieEnv {
             None => self.config.dt_of(kind),
         };
         self.sim.set_timestep(self.dt);
-        if self.config.terrain != TerrainKind::Flat {
-            self.draw_terrain(heading as f32);
-        }
+        self.lay_ground(heading as f32);
         self.sim.reset(&dynamics, heading as f32);
         if let Some(run) = &mut self.track_run {
             let start = self.sim.base_position();

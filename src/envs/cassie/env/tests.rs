@@ -23,7 +23,7 @@ use crate::envs::cassie::commands::FORWARD_SPEEDS;
 use crate::envs::cassie::layout::HISTORY_FRAME;
 use crate::envs::cassie::reward::RewardKind;
 use crate::envs::cassie::{CommandKind, Models, ReferenceKind, SimKind};
-use crate::envs::{CourseLeg, MirrorIndices, StageGate};
+use crate::envs::{CourseLeg, Drawable, MirrorIndices, StageGate, TerrainArg};
 
 fn env() -> CassieEnv {
     CassieEnv::new(CassieConfig::default())
@@ -1140,8 +1140,8 @@ fn the_cycle_shortens_with_the_command_and_keeps_its_phase() {
     e.reset();
     assert!((e.cycle_time() - 0.6).abs() < 1e-12, "{}", e.cycle_time());
     e.set_course(&[
-        CourseLeg { start: 0, command: [1.0, 0.0, 0.0] },
-        CourseLeg { start: 7, command: [0.3, 0.0, 0.0] },
+        CourseLeg { start: 0, command: [1.0, 0.0, 0.0], ground: None },
+        CourseLeg { start: 7, command: [0.3, 0.0, 0.0], ground: None },
     ])
     .unwrap();
     e.reset();
@@ -1211,7 +1211,7 @@ fn a_gated_omni_stage_begins_where_the_runner_opened_it() {
 fn a_course_switches_commands_at_its_legs() {
     let mut e =
         CassieEnv::new(CassieConfig { reference: ReferenceKind::Omni, ..Default::default() });
-    let leg = |start, command| CourseLeg { start, command };
+    let leg = |start, command| CourseLeg { start, command, ground: None };
     e.set_course(&[leg(0, [1.0, 0.0, 0.0]), leg(5, [0.0, 0.0, 0.4]), leg(8, [0.0, -0.2, 0.0])])
         .unwrap();
     e.seed(1);
@@ -1248,6 +1248,37 @@ fn a_course_switches_commands_at_its_legs() {
         &[0.5, 0.0, 0.0],
         "a command (from the next episode) ends the course"
     );
+}
+
+/// A course that names its ground lays it under every episode of the course (here the check's
+/// flight up from 1 m along the heading, 8 risers of 15 cm), in the physics too; a refused
+/// ground changes nothing; a command ends the course and its ground with the next episode.
+#[test]
+fn a_course_lays_the_ground_its_legs_name() {
+    let mut e = CassieEnv::new(CassieConfig::default());
+    let up = TerrainArg { kind: TerrainKind::Upstairs, difficulty: 2.0 / 3.0 };
+    let legs = [
+        CourseLeg { start: 0, command: [0.5, 0.0, 0.0], ground: None },
+        CourseLeg { start: 80, command: [0.5, 0.0, 0.0], ground: Some(up) },
+    ];
+    e.set_course(&legs).unwrap();
+    e.seed(2);
+    e.reset();
+    let top = |e: &CassieEnv| e.ground().map(|g| g.range()[1]);
+    let stairs = top(&e).expect("a ground");
+    assert!((stairs - 1.2).abs() < 1e-4, "{stairs}");
+    // Under the robot's start the floor is flat; the physics has the same ground.
+    let pelvis = e.sim().base_position();
+    let field = e.ground().unwrap();
+    assert_eq!(field.height_at(pelvis.x, pelvis.y), Some(0.0));
+    let mut bad = legs;
+    bad[1].ground = Some(TerrainArg { kind: TerrainKind::Mix, difficulty: 0.5 });
+    assert!(e.set_course(&bad).is_err());
+    e.reset();
+    assert_eq!(top(&e), Some(stairs), "the refused course changed nothing");
+    e.set_command(&[0.5, 0.0, 0.0]).unwrap();
+    e.reset();
+    assert!(e.ground().is_none(), "a command ends the course's ground");
 }
 
 /// Observations of the policy and of the critic, and the pelvis heights, step by step.
