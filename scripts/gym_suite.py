@@ -6,8 +6,8 @@ the published PPO figures (issue 84; docs/benchmarks.md).
                              [--gait target/release/gait] [--workers N] [--extra "--flag v"]
                              [--gymnasium-defaults]
 
-Each task x seed is one `gait train ppo --env gym/TASK-v5 --seed S` (the Gymnasium preset;
-Ant without the contact forces in its observation, as the published figures' Ant: TASK_FLAGS),
+Each task x seed is one `gait train ppo --env gym/TASK-v5 --seed S` (the task's preset: the
+Gymnasium one, HalfCheetah's own; Ant without the contact forces in its observation, as the published figures' Ant: TASK_FLAGS),
 one after another, logged under OUT/runs. A run already complete there is read, not rerun,
 so the script continues where an interrupted one stopped. Per run it records:
 

@@ -114,7 +114,7 @@ pub static ENVS: &[EnvSpec] = &[
         about: "Gymnasium HalfCheetah-v5 (MuJoCo): run forward, never terminates",
         make: |_| Ok(Box::new(GymEnv::new(Task::HalfCheetah)?)),
         section: None,
-        preset: include_str!("presets/gym.toml"),
+        preset: include_str!("presets/gym-halfcheetah.toml"),
     },
     EnvSpec {
         name: "gym/Ant-v5",
