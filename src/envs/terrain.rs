@@ -205,8 +205,8 @@ const RUN_UP: f32 = 1.0;
 enum Ground {
     /// The flat floor.
     Flat,
-    /// Rough ground of this difficulty (its waves are drawn on the grid).
-    Rough(f32),
+    /// Rough ground: its bumps at a grid point's indices `(i, j)` ([`rough`]).
+    Rough(Box<dyn Fn(usize, usize) -> f32>),
     /// Heights as a function of the distance along the heading from where the kind begins.
     Profile(Box<dyn Fn(f32) -> f32>),
 }
@@ -217,10 +217,9 @@ impl TerrainSpec {
         let mut field = Heightfield::flat(CELL, POINTS, POINTS);
         let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(self.seed);
         let (s, c) = heading.sin_cos();
-        match self.ground(&mut rng) {
+        match self.ground(&field, &mut rng) {
             Ground::Flat => {}
-            Ground::Rough(d) => {
-                let bumps = rough(&field, &mut rng, d);
+            Ground::Rough(bumps) => {
                 field.fill_indexed(|i, j, x, y| {
                     // Flat under the robot's start, the bumps full from the run-up on.
                     let fade = if x.abs() < RUN_UP && y.abs() < RUN_UP {
@@ -236,13 +235,13 @@ impl TerrainSpec {
         field
     }
 
-    /// This kind's ground, its random parts drawn from `rng` (in the order `build` always
-    /// drew them, so a seed keeps its ground).
-    fn ground(&self, rng: &mut ChaCha8Rng) -> Ground {
+    /// This kind's ground on `field`'s grid, its random parts drawn from `rng` (in the order
+    /// `build` always drew them, so a seed keeps its ground).
+    fn ground(&self, field: &Heightfield, rng: &mut ChaCha8Rng) -> Ground {
         let d = self.difficulty.clamp(0.0, 1.0);
         match self.kind {
             TerrainKind::Flat | TerrainKind::Mix => Ground::Flat,
-            TerrainKind::Rough => Ground::Rough(d),
+            TerrainKind::Rough => Ground::Rough(Box::new(rough(field, rng, d))),
             TerrainKind::Slope => {
                 let grade = (5.0 + 10.0 * d).to_radians().tan();
                 let top = SLOPE_LENGTH;
@@ -310,17 +309,12 @@ const ROUGH_FADE: f32 = 0.5;
 /// half metre. The stretches' random parts come from `seed`, one draw per stretch.
 pub fn course_ground(stretches: &[Stretch], seed: u64, heading: f32) -> Heightfield {
     /// One stretch as laid: where it starts and ends along the heading, the height it starts
-    /// at, and its own heights (rough ground as its bumps on the grid's points).
+    /// at, and its own ground.
     struct Laid {
         start: f32,
         end: f32,
         base: f32,
-        heights: Heights,
-    }
-    enum Heights {
-        Flat,
-        Along(Box<dyn Fn(f32) -> f32>),
-        Bumps(Box<dyn Fn(usize, usize) -> f32>),
+        ground: Ground,
     }
     let mut field = Heightfield::flat(CELL, POINTS, POINTS);
     let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed);
@@ -332,16 +326,12 @@ pub fn course_ground(stretches: &[Stretch], seed: u64, heading: f32) -> Heightfi
         let spec =
             TerrainSpec { kind: stretch.kind, difficulty: stretch.difficulty, seed: rng.gen() };
         let mut own = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(spec.seed);
-        let heights = match spec.ground(&mut own) {
-            Ground::Flat => Heights::Flat,
-            Ground::Rough(d) => Heights::Bumps(Box::new(rough(&field, &mut own, d))),
-            Ground::Profile(height) => Heights::Along(height),
-        };
-        let rise = match &heights {
-            Heights::Along(height) if end.is_finite() => height(end - stretch.start),
+        let ground = spec.ground(&field, &mut own);
+        let rise = match &ground {
+            Ground::Profile(height) if end.is_finite() => height(end - stretch.start),
             _ => 0.0,
         };
-        laid.push(Laid { start: stretch.start, end, base, heights });
+        laid.push(Laid { start: stretch.start, end, base, ground });
         base += rise;
     }
     field.fill_indexed(|i, j, x, y| {
@@ -350,10 +340,10 @@ pub fn course_ground(stretches: &[Stretch], seed: u64, heading: f32) -> Heightfi
             return 0.0;
         };
         l.base
-            + match &l.heights {
-                Heights::Flat => 0.0,
-                Heights::Along(height) => height(a - l.start),
-                Heights::Bumps(bumps) => {
+            + match &l.ground {
+                Ground::Flat => 0.0,
+                Ground::Profile(height) => height(a - l.start),
+                Ground::Rough(bumps) => {
                     let fade = ((a - l.start) / ROUGH_FADE).min((l.end - a) / ROUGH_FADE);
                     fade.clamp(0.0, 1.0) * bumps(i, j)
                 }
