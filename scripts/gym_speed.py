@@ -102,7 +102,8 @@ def commands(args, task):
         str(args.seed), "--no-cuda", "--num-envs", "2", "--total-timesteps", steps,
     ] + CLEANRL_FLAGS.get(task, CLEANRL_FLAGS["default"])
     runs = {"gait": gait, "cleanrl": cleanrl}
-    if task in GAIT_NETS:
+    # The patched copy is written only when its run can happen.
+    if task in GAIT_NETS and args.only in (None, "cleanrl-nets"):
         patched = cleanrl_with_nets(args.cleanrl, args.out, *GAIT_NETS[task])
         runs["cleanrl-nets"] = [args.python, os.path.abspath(patched)] + cleanrl[2:]
     return runs
