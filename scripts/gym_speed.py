@@ -4,18 +4,20 @@ one run after the other on the same machine (issue 84; docs/benchmarks.md).
 
     scripts/gym_speed.py OUT --cleanrl PATH/ppo_continuous_action.py --python PY
                          [--tasks Hopper Walker2d ...] [--seed 1] [--timesteps 1e6]
-                         [--gait target/release/gait] [--only gait|cleanrl|cleanrl-nets]
+                         [--gait target/release/gait] [--only gait|cleanrl|cleanrl-like|cleanrl-nets]
 
 Per task it runs `gait train ppo --env gym/TASK-v5 --seed S --timesteps T` (the task's preset,
 with the suite's task flags: scripts/gym_suite.py TASK_FLAGS) and then cleanrl's script as
-`PY SCRIPT --env-id TASK-v4 --seed S --no-cuda --num-envs 2 --total-timesteps T` with the same
-number of envs as gait's 2 workers and the same steps per iteration and minibatches as gait's
-preset for that task (CLEANRL_FLAGS), and records each wall clock (the script's clock around
-the process: start-up, evaluations and, for gait, its checkpoints included). cleanrl's script
-keeps its own 64x64 tanh networks (it has no flag for them), so where gait's preset uses wider
-ones (HalfCheetah's 256x256 ReLU) cleanrl does less arithmetic per update than gait; for those
-tasks a third run, `cleanrl-nets`, times a copy of the script (written to OUT) whose two
-networks have gait's widths and activation (GAIT_NETS), the same work per update as gait's.
+`PY SCRIPT --env-id TASK-v4 --seed S --no-cuda --num-envs 2 --total-timesteps T --num-steps 1024`:
+cleanrl at its defaults with the same number of envs as gait's 2 workers (its 2048-step rollout
+split over them). Where gait's preset does other work per iteration than cleanrl's defaults
+(steps per iteration, minibatches, epochs: HalfCheetah's rl-baselines3-zoo settings), a run
+`cleanrl-like` gives cleanrl the preset's iteration and coefficients, read from `gait train ppo
+--env gym/TASK-v5 --print-config` (cleanrl_like_flags); where the preset's networks differ
+from cleanrl's 64x64 tanh (HalfCheetah's 256x256 ReLU), `cleanrl-nets` runs those flags on a
+copy of the script (written to OUT) with gait's widths and activation, the same arithmetic per
+update as gait's. Each wall clock is the script's clock around the process (start-up,
+evaluations and, for gait, its checkpoints included).
 
 cleanrl's script is not vendored: take it from vwxyzjn/cleanrl (`cleanrl/ppo_continuous_action.py`;
 the measurements in docs/benchmarks.md used commit fe8d8a0) and run it in a venv of its own
@@ -33,26 +35,57 @@ import os
 import subprocess
 import sys
 import time
+import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gym_suite import DEFAULT_TASKS, TASK_FLAGS  # noqa: E402
 
-# cleanrl's flags that give it gait's preset's iteration: 2 envs x 1024 steps and 32 minibatches
-# of 64 (the Gymnasium preset: 2048 steps, minibatches of 64, 10 epochs, cleanrl's defaults);
-# HalfCheetah's preset (rl-baselines3-zoo's settings) has 20 epochs of minibatches of 64 over
-# about 1000 steps, and the zoo's learning rate, discounts, clip, entropy and gradient norm.
-CLEANRL_FLAGS = {
-    "default": ["--num-steps", "1024"],
-    "HalfCheetah": [
-        "--num-steps", "512", "--num-minibatches", "16", "--update-epochs", "20",
-        "--learning-rate", "2.0633e-5", "--no-anneal-lr", "--gamma", "0.98", "--gae-lambda", "0.92",
-        "--clip-coef", "0.1", "--ent-coef", "0.000401762", "--vf-coef", "0.58096",
-        "--max-grad-norm", "0.8", "--no-clip-vloss",
-    ],
-}
+# cleanrl at its defaults with 2 envs: its 2048-step rollout split over them.
+CLEANRL_DEFAULTS = ["--num-steps", "1024"]
+# What sets cleanrl's work per iteration at those defaults: (steps per env, minibatches, epochs),
+# and its networks (width, activation).
+CLEANRL_WORK = (1024, 32, 10)
+CLEANRL_NETS = (64, "Tanh")
 
-# Tasks whose gait preset uses other networks than cleanrl's 64x64 tanh: (width, torch module).
-GAIT_NETS = {"HalfCheetah": (256, "ReLU")}
+
+def gait_preset(gait, task):
+    """The settings `gait train ppo --env gym/TASK-v5` runs with, from its --print-config."""
+    cmd = [gait, "train", "ppo", "--env", f"gym/{task}-v5", "--print-config"] + TASK_FLAGS.get(task, [])
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()}")
+    return tomllib.loads(done.stdout)
+
+
+def cleanrl_like_flags(preset):
+    """cleanrl's flags for gait's preset: 2 envs of half its steps per iteration, as many
+    minibatches as the preset's iteration holds (cleanrl's minibatches are then within a row
+    or two of the preset's), its epochs and the coefficients cleanrl has a flag for.
+    Returns (flags, work, nets) where work is (steps per env, minibatches, epochs) and nets
+    (width, activation), to compare with cleanrl's defaults."""
+    sampler, ppo, net = preset["sampler"], preset["ppo"], preset["net"]
+    steps = sampler["num_steps"] // 2
+    minibatches = max(1, round(sampler["num_steps"] / ppo["batch_size"]))
+    work = (steps, minibatches, ppo["epochs"])
+    flags = [
+        "--num-steps", str(steps), "--num-minibatches", str(minibatches),
+        "--update-epochs", str(ppo["epochs"]), "--learning-rate", repr(ppo["a_lr"]),
+        "--gamma", repr(sampler["discount"]), "--gae-lambda", repr(sampler["gae_lambda"]),
+        "--clip-coef", repr(ppo["clip"]), "--ent-coef", repr(ppo["entropy_coeff"]),
+        "--max-grad-norm", repr(ppo["grad_clip"]),
+        # cleanrl anneals to 0; gait's lr_decay 1 is that, any other value is held constant.
+        "--anneal-lr" if ppo["lr_decay"] == 1.0 else "--no-anneal-lr",
+        "--clip-vloss" if ppo["value_clip"] > 0 else "--no-clip-vloss",
+        "--norm-adv" if ppo["normalize_advantages"] else "--no-norm-adv",
+    ]
+    widths = set(net["layers"])
+    if len(widths) != 1 or net["nonlinearity"] != net["critic_nonlinearity"]:
+        sys.exit(f"the preset's networks ({net['layers']}, {net['nonlinearity']} / "
+                 f"{net['critic_nonlinearity']}) are not ones cleanrl_with_nets can copy")
+    activation = {"tanh": "Tanh", "relu": "ReLU"}.get(net["nonlinearity"])
+    if activation is None:
+        sys.exit(f"no torch module for the preset's nonlinearity {net['nonlinearity']!r}")
+    return flags, work, (widths.pop(), activation)
 
 
 def cleanrl_with_nets(script, out, width, activation):
@@ -100,12 +133,15 @@ def commands(args, task):
     cleanrl = [
         args.python, os.path.abspath(args.cleanrl), "--env-id", f"{task}-v4", "--seed",
         str(args.seed), "--no-cuda", "--num-envs", "2", "--total-timesteps", steps,
-    ] + CLEANRL_FLAGS.get(task, CLEANRL_FLAGS["default"])
-    runs = {"gait": gait, "cleanrl": cleanrl}
+    ]
+    runs = {"gait": gait, "cleanrl": cleanrl + CLEANRL_DEFAULTS}
+    like, work, nets = cleanrl_like_flags(gait_preset(args.gait, task))
+    if work != CLEANRL_WORK or nets != CLEANRL_NETS:
+        runs["cleanrl-like"] = cleanrl + like
     # The patched copy is written only when its run can happen.
-    if task in GAIT_NETS and args.only in (None, "cleanrl-nets"):
-        patched = cleanrl_with_nets(args.cleanrl, args.out, *GAIT_NETS[task])
-        runs["cleanrl-nets"] = [args.python, os.path.abspath(patched)] + cleanrl[2:]
+    if nets != CLEANRL_NETS and args.only in (None, "cleanrl-nets"):
+        patched = cleanrl_with_nets(args.cleanrl, args.out, *nets)
+        runs["cleanrl-nets"] = [args.python, os.path.abspath(patched)] + cleanrl[2:] + like
     return runs
 
 
@@ -113,14 +149,17 @@ def write_table(out, rows):
     minutes = {}
     for task, who, _seed, steps, wall in rows:
         minutes.setdefault(task, {})[who] = float(wall) / int(steps) * 1e6 / 60
-    lines = ["| task | gait | cleanrl | cleanrl / gait | cleanrl with gait's nets | that / gait |",
-             "|---|---|---|---|---|---|"]
-    nan = float("nan")
+    others = ["cleanrl", "cleanrl-like", "cleanrl-nets"]
+    lines = ["| task | gait | cleanrl (defaults) | that / gait | cleanrl like gait's preset "
+             "| that / gait | the same with gait's nets | that / gait |",
+             "|---|---|---|---|---|---|---|---|"]
     for task, m in minutes.items():
-        g, c, n = m.get("gait"), m.get("cleanrl"), m.get("cleanrl-nets")
-        ratio = f"{c / g:.1f}×" if g and c else ""
-        nets = f"{n:.1f} | {n / g:.1f}×" if g and n else " | "
-        lines.append(f"| {task} | {g or nan:.1f} | {c or nan:.1f} | {ratio} | {nets} |")
+        g = m.get("gait")
+        cells = [f"{g:.1f}" if g else ""]
+        for who in others:
+            c = m.get(who)
+            cells += [f"{c:.1f}" if c else "", f"{c / g:.1f}×" if c and g else ""]
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
     with open(os.path.join(out, "speed.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
@@ -135,7 +174,7 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--timesteps", default="1e6")
     p.add_argument("--gait", default="target/release/gait")
-    p.add_argument("--only", choices=["gait", "cleanrl", "cleanrl-nets"])
+    p.add_argument("--only", choices=["gait", "cleanrl", "cleanrl-like", "cleanrl-nets"])
     args = p.parse_args()
     if not os.path.isfile(args.cleanrl):
         sys.exit(f"--cleanrl {args.cleanrl}: no such file")
