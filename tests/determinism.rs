@@ -173,3 +173,37 @@ fn return_statistics_are_the_same_on_any_worker_count_and_change_the_update() {
         assert_ne!(a, plain, "{flag} changed nothing");
     }
 }
+
+/// `--eval-on-best-train false` evaluates at multiples of `--eval-freq` only, and evaluations
+/// draw from streams of their own: the training columns, and every evaluation both runs made,
+/// are the default run's.
+#[test]
+fn evaluating_only_at_the_frequency_changes_nothing_else() {
+    let _serial = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let base = ["--timesteps", "16000", "--num-steps", "1000", "--seed", "5", "--eval-freq", "3"];
+    let base = [&base[..], &["--num-eval-eps", "2"]].concat();
+    let every = common::csv_rows_of(progress(dir.path(), &base).as_bytes());
+    let only = [&base[..], &["--eval-on-best-train", "false"]].concat();
+    let only = common::csv_rows_of(progress(dir.path(), &only).as_bytes());
+    assert_eq!(every.len(), only.len());
+    let on_freq: Vec<bool> = common::column(&every, "Iteration")
+        .iter()
+        .map(|i| (i.unwrap() as u64).is_multiple_of(3))
+        .collect();
+    let (a, b) = (common::column(&every, "Test/Return"), common::column(&only, "Test/Return"));
+    assert!(
+        a.iter().zip(&on_freq).any(|(t, &f)| t.is_some() && !f),
+        "the default run never evaluated between multiples of --eval-freq: nothing is tested"
+    );
+    assert!(b.iter().filter(|t| t.is_some()).count() >= 2, "{b:?}");
+    for ((a, b), &f) in a.iter().zip(&b).zip(&on_freq) {
+        match f {
+            true => assert_eq!(a, b, "an evaluation at the frequency changed"),
+            false => assert_eq!(*b, None, "evaluated between multiples of --eval-freq"),
+        }
+    }
+    for name in ["Train/Return", "Train/Episode Length", "Optimizer/Actor Loss", "Optimizer/KL"] {
+        assert_eq!(common::column(&every, name), common::column(&only, name), "{name}");
+    }
+}

@@ -283,12 +283,14 @@ impl Runner {
     }
 
     /// Whether this iteration evaluates: once the episode-length gate has opened, every
-    /// `eval_freq` iterations and after a new best train return (the reference's rule).
+    /// `eval_freq` iterations and, with `eval_on_best_train`, after a new best train return
+    /// (the reference's rule).
     fn evaluates(&self) -> bool {
         let (eval, s) = (&self.config.eval, &self.state);
         eval.num_eval_eps > 0
             && s.gate_open
-            && (s.iteration % eval.eval_freq as u64 == 0 || s.eval_next)
+            && (s.iteration % eval.eval_freq as u64 == 0
+                || (s.eval_next && eval.eval_on_best_train))
     }
 
     /// Counts the steps, moves the adaptive curriculum's levels by the train episodes'

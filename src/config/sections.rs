@@ -149,8 +149,14 @@ crate::settings! {
     pub struct EvalConfig("Eval") {
         /// Deterministic evaluation episodes per evaluating iteration (0: never evaluate).
         num_eval_eps: usize = 50, Range::Natural;
-        /// Evaluate every N iterations (also after a new best train return, and at the end).
+        /// Evaluate every N iterations (also after a new best train return unless
+        /// `eval_on_best_train` is off, and at the end).
         eval_freq: usize = 200, Range::Count;
+        /// Also evaluate after an iteration whose train return is a new best (roadrunner's
+        /// rule). Why off: where an iteration holds one noisy episode, a new best comes nearly
+        /// every early iteration and those evaluations cost a tenth of the run (D-060).
+        #[serde(default = "evaluates_on_best_train")]
+        eval_on_best_train: bool = true;
         /// Evaluate only once the mean train episode length exceeded RATIO * traj-len.
         min_eplen_ratio_eval: f64 = 0.0, Range::Unit;
         /// Training steps after the env's training distribution settles (Cassie: the
@@ -207,6 +213,11 @@ const DEFAULT_SELECTION_LEN: usize = 1000;
 
 fn default_selection_len() -> usize {
     DEFAULT_SELECTION_LEN
+}
+
+/// `eval_on_best_train`'s default, also what run files from before the setting continue with.
+fn evaluates_on_best_train() -> bool {
+    true
 }
 
 fn default_selection_episodes() -> usize {
