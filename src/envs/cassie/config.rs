@@ -413,6 +413,13 @@ crate::settings! {
         /// policy has learned as for one it has not (D-050).
         #[serde(default)]
         terrain_levels: bool = false;
+        /// Observe the ground's height around the pelvis (`height_scan.rs`: 13 × 5 points from
+        /// 0.3 m behind to 0.9 m ahead and 0.2 m either side, in the pelvis's heading frame),
+        /// appended after the history, with 2 cm of noise per value at a noise scale of 1. Why:
+        /// for robots with perception; the walkers are blind by default, as the lab's stair
+        /// policy was (D-061).
+        #[serde(default)]
+        height_scan: bool = false;
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::clock::GaitClock;
 use super::config::{CassieConfig, ObsKind};
+use super::height_scan;
 use super::layout::{HISTORY_FRAME, ROBOT_STATE};
 use super::reference::{self, ReferenceKind};
 use super::reward::TurnKind;
@@ -96,6 +97,9 @@ fn observation(config: &CassieConfig) -> Vec<String> {
         let ago = |name: &String| format!("{step}_steps_ago: {name}");
         names.extend(state.iter().chain(&actions).map(ago));
     }
+    if config.height_scan {
+        names.extend(height_scan::names());
+    }
     names
 }
 
@@ -139,7 +143,8 @@ pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSp
         foot_placement: config.foot_placement as f32,
         placement_deadband: reference::PLACEMENT_DEADBAND,
         velocity: (config.foot_placement > 0.0).then(|| {
-            let n = observation(config).len() - config.history * HISTORY_FRAME;
+            let scan = if config.height_scan { height_scan::LEN } else { 0 };
+            let n = observation(config).len() - config.history * HISTORY_FRAME - scan;
             [n - 3, n - 2]
         }),
     });

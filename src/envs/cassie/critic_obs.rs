@@ -133,7 +133,7 @@ mod tests {
 
     #[test]
     fn the_mirror_keeps_the_policy_part_and_swaps_the_feet() {
-        let policy = mirror_lists::observation(false, true, 0).unwrap();
+        let policy = mirror_lists::observation(false, true, 0, false).unwrap();
         let m = mirror(&policy, false).unwrap();
         let n = policy.len();
         assert_eq!(m.len(), n + EXTRAS);
@@ -150,7 +150,7 @@ mod tests {
 
     #[test]
     fn the_hidden_velocity_mirrors_its_lateral_part() {
-        let policy = mirror_lists::observation(false, false, 0).unwrap();
+        let policy = mirror_lists::observation(false, false, 0, false).unwrap();
         let m = mirror(&policy, true).unwrap();
         let n = policy.len() + EXTRAS;
         assert_eq!(m.len(), n + HIDDEN);

@@ -14,6 +14,7 @@
 //! reachable state is a reachable state (the env's physical mirror test steps both, with the
 //! clock-synced reference gait moving the legs).
 
+use super::height_scan;
 use crate::envs::mirror::{MirrorError, MirrorIndices};
 
 const ROBOT_STATE: [f64; 35] = [
@@ -27,11 +28,13 @@ const ROBOT_STATE: [f64; 35] = [
 
 /// Observation mirror list: 44 entries, or 46 with the full clock; with `velocity` the pelvis
 /// velocity follows (x and z kept, y negated), 3 more; then `history` past steps of 45, each
-/// the robot state's list and the action's, shifted to the frame.
+/// the robot state's list and the action's, shifted to the frame; then with `scan` the height
+/// scan's columns swapped ([`height_scan::mirror_list`]).
 pub fn observation(
     full_clock: bool,
     velocity: bool,
     history: usize,
+    scan: bool,
 ) -> Result<MirrorIndices, MirrorError> {
     let n = ROBOT_STATE.len() as f64;
     let mut list = ROBOT_STATE.to_vec();
@@ -54,8 +57,13 @@ pub fn observation(
         let at = list.len() as f64;
         list.extend(frame.iter().map(|&(v, from)| v.signum() * (v.abs().trunc() + from + at)));
     }
-    let expected =
-        if full_clock { 46 } else { 44 } + if velocity { 3 } else { 0 } + history * frame.len();
+    if scan {
+        list.extend(height_scan::mirror_list(list.len()));
+    }
+    let expected = if full_clock { 46 } else { 44 }
+        + if velocity { 3 } else { 0 }
+        + history * frame.len()
+        + if scan { height_scan::LEN } else { 0 };
     MirrorIndices::with_len(&list, expected)
 }
 
@@ -73,10 +81,10 @@ mod tests {
 
     #[test]
     fn lists_are_involutions_of_the_right_length() {
-        assert_eq!(observation(false, false, 0).unwrap().len(), 44);
-        assert_eq!(observation(true, false, 0).unwrap().len(), 46);
-        assert_eq!(observation(false, true, 0).unwrap().len(), 47);
-        assert_eq!(observation(true, true, 0).unwrap().len(), 49);
+        assert_eq!(observation(false, false, 0, false).unwrap().len(), 44);
+        assert_eq!(observation(true, false, 0, false).unwrap().len(), 46);
+        assert_eq!(observation(false, true, 0, false).unwrap().len(), 47);
+        assert_eq!(observation(true, true, 0, false).unwrap().len(), 49);
         assert_eq!(action().unwrap().len(), 10);
     }
 
@@ -88,19 +96,19 @@ mod tests {
         act.apply(&a, &mut m);
         // Left gets the right leg's values (roll, yaw negated) and vice versa.
         assert_eq!(m, vec![-6.0, -7.0, 8.0, 9.0, 10.0, -1.0, -2.0, 3.0, 4.0, 5.0]);
-        let vel = observation(false, true, 0).unwrap();
+        let vel = observation(false, true, 0, false).unwrap();
         let s: Vec<f32> = (0..47).map(|i| i as f32 + 100.0).collect();
         let mut o = vec![0.0; 47];
         vel.apply(&s, &mut o);
         assert_eq!(&o[44..47], &[144.0, -145.0, 146.0], "pelvis velocity: y negated");
-        let obs = observation(false, false, 0).unwrap();
+        let obs = observation(false, false, 0, false).unwrap();
         let s: Vec<f32> = (0..44).map(|i| i as f32 + 100.0).collect();
         let mut o = vec![0.0; 44];
         obs.apply(&s, &mut o);
         assert_eq!(&o[35..38], &[135.0, -136.0, -137.0], "x kept, y and turn negated");
         assert_eq!(&o[42..44], &[-142.0, -143.0], "2-clock negated");
         assert_eq!(&o[40..42], &[140.0, 141.0], "period shifts kept with the 2-clock");
-        let full = observation(true, false, 0).unwrap();
+        let full = observation(true, false, 0, false).unwrap();
         let s: Vec<f32> = (0..46).map(|i| i as f32 + 100.0).collect();
         let mut o = vec![0.0; 46];
         full.apply(&s, &mut o);
@@ -113,7 +121,7 @@ mod tests {
         let frame = [state.clone(), action.clone()].concat();
         let s = [now.clone(), frame.clone(), frame].concat();
         let mut o = vec![0.0; s.len()];
-        observation(false, false, 2).unwrap().apply(&s, &mut o);
+        observation(false, false, 2, false).unwrap().apply(&s, &mut o);
         let (mut mirrored_now, mut mirrored_action) = (vec![0.0; 44], vec![0.0; 10]);
         obs.apply(&now, &mut mirrored_now);
         act.apply(&action, &mut mirrored_action);

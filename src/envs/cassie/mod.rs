@@ -12,7 +12,8 @@
 //!   termination, DR); `config`: its settings (`[env.cassie]`).
 //! * `reward`: the walking reward and the reference's von Mises and linear clock rewards.
 //! * `reference`: the clock-synced reference gait under the action.
-//! * `critic_obs`: what the critic alone reads with `--privileged-critic`.
+//! * `critic_obs`: what the critic alone reads with `--privileged-critic`; `height_scan`: the
+//!   ground's heights around the pelvis, an actor input for robots with perception.
 //! * `preset.toml`: the walking preset, as data; `give_way`: which of its settings turn off
 //!   for the user's own.
 //! * `eval_physics`: the model, timestep, floor and sensing `gait eval` asks for.
@@ -28,6 +29,7 @@ pub(crate) mod env;
 pub(crate) mod estimator;
 mod eval_physics;
 mod give_way;
+pub(crate) mod height_scan;
 pub(crate) mod layout;
 mod migrate;
 pub(crate) mod mirror_lists;

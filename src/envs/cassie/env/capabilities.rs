@@ -184,7 +184,8 @@ impl Walking for CassieEnv {
 impl Mirrored for CassieEnv {
     fn observation_mirror_indices(&self) -> Option<MirrorIndices> {
         let velocity = self.config.obs.observes_velocity();
-        mirror_lists::observation(self.config.full_clock, velocity, self.config.history).ok()
+        let c = &self.config;
+        mirror_lists::observation(c.full_clock, velocity, c.history, c.height_scan).ok()
     }
 
     fn action_mirror_indices(&self) -> Option<MirrorIndices> {

@@ -4,13 +4,14 @@
 
 use rand::Rng;
 use rand_distr::StandardNormal;
-use rapier3d::glamx::{EulerRot, Quat};
+use rapier3d::glamx::{EulerRot, Quat, Vec3};
 
 use super::CassieEnv;
 use crate::envs::cassie::config::{
     CassieConfig, ObsKind, NOISE_STD, REFERENCE_ORIENTATION_NOISE, REFERENCE_VELOCITY_NOISE,
 };
 use crate::envs::cassie::critic_obs;
+use crate::envs::cassie::height_scan;
 use crate::envs::cassie::layout::{HISTORY_FRAME, ROBOT_STATE};
 use crate::envs::cassie::reward;
 use crate::envs::cassie::robot::N;
@@ -18,8 +19,13 @@ use crate::envs::cassie::robot::PASSIVE;
 
 impl CassieEnv {
     /// 44 (46 with the full clock), plus 3 with `--obs velocity`, plus [`HISTORY_FRAME`] per
-    /// past step of `--history`.
+    /// past step of `--history`, plus [`height_scan::LEN`] with `--height-scan`.
     pub(super) fn observation_len(config: &CassieConfig) -> usize {
+        Self::scan_at(config) + if config.height_scan { height_scan::LEN } else { 0 }
+    }
+
+    /// Where the height scan begins (`--height-scan`): after the history.
+    pub(super) fn scan_at(config: &CassieConfig) -> usize {
         Self::history_at(config) + config.history * HISTORY_FRAME
     }
 
@@ -38,7 +44,8 @@ impl CassieEnv {
     /// policy has just been shown and `action`, its answer. Allocation-free.
     pub(super) fn push_history(&mut self, action: &[f32; N]) {
         let at = Self::history_at(&self.config);
-        let (now, history) = self.obs.split_at_mut(at);
+        let end = Self::scan_at(&self.config);
+        let (now, history) = self.obs[..end].split_at_mut(at);
         if history.is_empty() {
             return;
         }
@@ -51,7 +58,8 @@ impl CassieEnv {
     /// action, as a robot's controller starts; the critic's copy follows.
     pub(super) fn fill_history(&mut self) {
         let at = Self::history_at(&self.config);
-        let (now, history) = self.obs.split_at_mut(at);
+        let end = Self::scan_at(&self.config);
+        let (now, history) = self.obs[..end].split_at_mut(at);
         for frame in history.chunks_exact_mut(HISTORY_FRAME) {
             frame[..ROBOT_STATE].copy_from_slice(&now[..ROBOT_STATE]);
             frame[ROBOT_STATE..].fill(0.0);
@@ -70,7 +78,8 @@ impl CassieEnv {
     }
 
     /// The sensed part of the observation, read from the simulator now: the robot state
-    /// (0..35) and with `--obs velocity` the pelvis velocity in its heading frame.
+    /// (0..35), with `--height-scan` the ground's heights around the pelvis, and with `--obs
+    /// velocity` the pelvis velocity in its heading frame.
     pub(super) fn sense(&mut self) {
         let o = &mut self.obs;
         let heading = Quat::from_rotation_z(self.heading as f32);
@@ -86,6 +95,14 @@ impl CassieEnv {
         self.sim.motor_velocities(&mut o[17..27]);
         self.sim.passive_positions(&mut o[27..27 + PASSIVE]);
         self.sim.passive_velocities(&mut o[31..ROBOT_STATE]);
+        if self.config.height_scan {
+            let at = Self::scan_at(&self.config);
+            let mut scan = [0.0; height_scan::LEN];
+            let yaw = reward::yaw(q);
+            let p = self.sim.base_position();
+            height_scan::write(&mut scan, p, yaw, |x, y| self.ground_under(Vec3::new(x, y, 0.0)));
+            self.obs[at..].copy_from_slice(&scan);
+        }
         let velocity = match self.config.obs {
             ObsKind::Velocity => self.sim.base_linvel(),
             ObsKind::Estimate => {
@@ -205,6 +222,11 @@ impl CassieEnv {
         }
         if let Some(at) = velocity {
             o[at..at + 3].iter_mut().for_each(|x| *x += n(s_linvel));
+        }
+        if self.config.height_scan {
+            let s_scan = height_scan::NOISE_STD * scale;
+            let at = Self::scan_at(&self.config);
+            o[at..].iter_mut().for_each(|x| *x += n(s_scan));
         }
     }
 
