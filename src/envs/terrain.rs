@@ -171,6 +171,15 @@ impl TerrainKind {
         }
     }
 
+    /// Whether its ground is laid along the episode's heading (a slope, stairs, flights), so
+    /// that an episode meets it only by walking forward.
+    pub fn along_heading(self) -> bool {
+        matches!(
+            self,
+            Self::Slope | Self::Stairs | Self::Flights | Self::Upstairs | Self::Downstairs
+        )
+    }
+
     /// The riser (m) of stairs at `difficulty` (5-20 cm).
     pub fn riser(difficulty: f32) -> f32 {
         0.05 + 0.15 * difficulty.clamp(0.0, 1.0)

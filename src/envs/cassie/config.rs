@@ -413,6 +413,13 @@ crate::settings! {
         /// policy has learned as for one it has not (D-050).
         #[serde(default)]
         terrain_levels: bool = false;
+        /// Share of training episodes on ground laid along the heading (a slope, stairs,
+        /// flights) that walk into it: their command, held the whole episode, is forward at
+        /// U(0.3, 0.8) m/s. 0: they take the run's commands, redrawn every 2 s in any
+        /// direction. Why: with those, few episodes meet the stairs at a climbing speed
+        /// (D-062).
+        #[serde(default)]
+        terrain_forward: f64 = 0.0, Range::Unit;
         /// Observe the ground's height around the pelvis (`height_scan.rs`: 13 × 5 points from
         /// 0.3 m behind to 0.9 m ahead and 0.2 m either side, in the pelvis's heading frame),
         /// appended after the history, with 2 cm of noise per value at a noise scale of 1. Why:

@@ -64,6 +64,8 @@ pub struct CassieEnv {
     clock: GaitClock,
     command: Command,
     fixed_command: Option<Command>,
+    /// A training episode's own command, held until it ends (`terrain_forward`).
+    episode_command: Option<Command>,
     /// [`Walking::set_course`](crate::envs::Walking::set_course): `(first step, command)` per leg, in order; empty without one.
     course: Vec<(u32, Command)>,
     /// The course's ground ([`crate::envs::course_stretches`]); empty: none (the run's
@@ -151,6 +153,7 @@ impl CassieEnv {
             clock,
             command: Command { x: 0.0, y: 0.0, turn: 0.0 },
             fixed_command: None,
+            episode_command: None,
             course: Vec::new(),
             course_ground: Vec::new(),
             redraw_every: 100,
@@ -207,7 +210,7 @@ impl CassieEnv {
     /// times a draw from the top [`LEVEL_SPREAD`] below the kind's level; the flat floor
     /// before the stage; else the setting's) and its seed, in that order from the env's
     /// generator.
-    fn draw_terrain(&mut self, heading: f32) {
+    fn draw_terrain(&mut self, heading: f32) -> TerrainKind {
         let mut kind = self.config.terrain;
         if kind == TerrainKind::Mix {
             kind = MIXED[self.rng.gen_range(0..MIXED.len())];
@@ -238,21 +241,43 @@ impl CassieEnv {
         });
         self.sim.set_terrain(field.clone());
         self.terrain = field;
+        kind
     }
 
     /// The episode's ground along `heading`: a course's own where it names one, else the
-    /// run's `terrain` ([`Self::draw_terrain`]), else the flat floor.
-    fn lay_ground(&mut self, heading: f32) {
+    /// run's `terrain` ([`Self::draw_terrain`]), else the flat floor. Returns the kind drawn
+    /// (the flat floor for a course's ground, which its legs command).
+    fn lay_ground(&mut self, heading: f32) -> TerrainKind {
         if !self.course_ground.is_empty() {
             self.track_run = None;
             let field = Arc::new(course_ground(&self.course_ground, self.rng.gen(), heading));
             self.sim.set_terrain(Some(field.clone()));
             self.terrain = Some(field);
+            TerrainKind::Flat
         } else if self.config.terrain != TerrainKind::Flat {
-            self.draw_terrain(heading);
-        } else if self.terrain.is_some() {
-            self.sim.set_terrain(None);
-            self.terrain = None;
+            self.draw_terrain(heading)
+        } else {
+            if self.terrain.is_some() {
+                self.sim.set_terrain(None);
+                self.terrain = None;
+            }
+            TerrainKind::Flat
+        }
+    }
+
+    /// With `terrain_forward`, a training episode on `ground` laid along the heading walks
+    /// into it: by that share, a forward command at U(0.3, 0.8) m/s held until the episode
+    /// ends. Draws nothing otherwise, so runs without the setting keep their streams.
+    fn walk_into(&mut self, ground: TerrainKind) {
+        let share = self.config.terrain_forward;
+        if share == 0.0 || self.training.is_none() || !ground.along_heading() {
+            return;
+        }
+        if self.rng.gen::<f64>() < share {
+            let x = self.rng.gen_range(0.3..=0.8);
+            self.command = Command { x, y: 0.0, turn: 0.0 };
+            self.episode_command = Some(self.command);
+            self.retime_clock();
         }
     }
 
@@ -305,6 +330,7 @@ impl CassieEnv {
     }
 
     fn start_episode(&mut self, heading: Option<f64>) {
+        self.episode_command = None;
         self.renew_clock();
         let phase = self.rng.gen_range(0.0..self.clock.cycle_time());
         self.clock.set_phase(phase);
@@ -338,7 +364,8 @@ impl CassieEnv {
             None => self.config.dt_of(kind),
         };
         self.sim.set_timestep(self.dt);
-        self.lay_ground(heading as f32);
+        let ground = self.lay_ground(heading as f32);
+        self.walk_into(ground);
         self.sim.reset(&dynamics, heading as f32);
         if let Some(run) = &mut self.track_run {
             let start = self.sim.base_position();

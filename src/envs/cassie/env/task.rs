@@ -55,7 +55,7 @@ impl CassieEnv {
     }
 
     pub(super) fn new_command(&mut self) {
-        self.command = match self.fixed_command {
+        self.command = match self.fixed_command.or(self.episode_command) {
             Some(c) => c,
             None => {
                 let kind = match (

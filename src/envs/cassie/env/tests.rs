@@ -1602,3 +1602,39 @@ fn training_terrain_follows_its_stage_and_mix_draws_every_kind() {
 fn models(text: &str) -> Models {
     text.parse().expect("models")
 }
+
+/// `terrain_forward`: at share 1 every training episode on stairs walks forward into them at
+/// 0.3-0.8 m/s, the command held past the redraws; on rough ground (not laid along the heading)
+/// and in evaluations the commands are the run's, in every direction.
+#[test]
+fn terrain_forward_walks_training_episodes_into_the_stairs() {
+    use crate::envs::terrain::TerrainKind;
+    let config = |terrain| CassieConfig {
+        terrain,
+        terrain_forward: 1.0,
+        commands: CommandKind::Omni,
+        ..CassieConfig::default()
+    };
+    let mut env = CassieEnv::new(config(TerrainKind::Stairs));
+    env.seed(4);
+    env.set_training(Some(0));
+    for _ in 0..10 {
+        env.reset();
+        let c = env.command;
+        assert!((0.3..=0.8).contains(&c.x) && c.y == 0.0 && c.turn == 0.0, "{c:?}");
+        env.new_command();
+        assert_eq!(env.command, c, "held past a redraw");
+    }
+    let sideways = |env: &mut CassieEnv| {
+        (0..20).any(|_| {
+            env.reset();
+            env.command.y != 0.0 || env.command.turn != 0.0
+        })
+    };
+    env.set_training(None);
+    assert!(sideways(&mut env), "evaluations keep their commands");
+    let mut rough = CassieEnv::new(config(TerrainKind::Rough));
+    rough.seed(4);
+    rough.set_training(Some(0));
+    assert!(sideways(&mut rough), "rough ground keeps the run's commands");
+}
