@@ -5,7 +5,7 @@
 use super::clock::GaitClock;
 use super::config::{CassieConfig, ObsKind};
 use super::height_scan;
-use super::layout::{HISTORY_FRAME, ROBOT_STATE};
+use super::layout::{self, ROBOT_STATE};
 use super::reference::{self, ReferenceKind};
 use super::reward::TurnKind;
 use crate::envs::cassie::robot::description::Description;
@@ -143,8 +143,7 @@ pub fn describe(config: &CassieConfig, clock: &GaitClock) -> Option<ControllerSp
         foot_placement: config.foot_placement as f32,
         placement_deadband: reference::PLACEMENT_DEADBAND,
         velocity: (config.foot_placement > 0.0).then(|| {
-            let scan = if config.height_scan { height_scan::LEN } else { 0 };
-            let n = observation(config).len() - config.history * HISTORY_FRAME - scan;
+            let n = layout::history_at(config);
             [n - 3, n - 2]
         }),
     });

@@ -26,6 +26,7 @@ use super::estimator::VelocityEstimator;
 use super::physics::{self, Physics, SimKind};
 use super::reward::{self, TurnKind};
 use crate::envs::cassie::curriculum::{TrackRun, LEVEL_SPREAD};
+use crate::envs::cassie::layout;
 use crate::envs::cassie::robot::description::Description;
 use crate::envs::cassie::robot::motor::Motor;
 use crate::envs::cassie::robot::Dynamics;
@@ -136,7 +137,7 @@ impl CassieEnv {
         let sim = spare.remove(0);
         let dt = config.dt_of(sim.kind());
         let clock = GaitClock::new(FIXED_CYCLE, config.policy_rate, [0.5, 0.5], [0.0, 0.5], 0.1);
-        let obs_len = Self::observation_len(&config);
+        let obs_len = layout::observation_len(&config);
         let estimator = VelocityEstimator::new(config.velocity_lag);
         let hidden = if config.obs == ObsKind::Velocity { 0 } else { critic_obs::HIDDEN };
         let critic_len =

@@ -8,43 +8,26 @@ use rapier3d::glamx::{EulerRot, Quat, Vec3};
 
 use super::CassieEnv;
 use crate::envs::cassie::config::{
-    CassieConfig, ObsKind, NOISE_STD, REFERENCE_ORIENTATION_NOISE, REFERENCE_VELOCITY_NOISE,
+    ObsKind, NOISE_STD, REFERENCE_ORIENTATION_NOISE, REFERENCE_VELOCITY_NOISE,
 };
 use crate::envs::cassie::critic_obs;
 use crate::envs::cassie::height_scan;
-use crate::envs::cassie::layout::{HISTORY_FRAME, ROBOT_STATE};
+use crate::envs::cassie::layout::{self, HISTORY_FRAME, ROBOT_STATE};
 use crate::envs::cassie::reward;
 use crate::envs::cassie::robot::N;
 use crate::envs::cassie::robot::PASSIVE;
 
 impl CassieEnv {
-    /// 44 (46 with the full clock), plus 3 with `--obs velocity`, plus [`HISTORY_FRAME`] per
-    /// past step of `--history`, plus [`height_scan::LEN`] with `--height-scan`.
-    pub(super) fn observation_len(config: &CassieConfig) -> usize {
-        Self::scan_at(config) + if config.height_scan { height_scan::LEN } else { 0 }
-    }
-
-    /// Where the height scan begins (`--height-scan`): after the history.
-    pub(super) fn scan_at(config: &CassieConfig) -> usize {
-        Self::history_at(config) + config.history * HISTORY_FRAME
-    }
-
-    /// Where the history's frames begin: after the task part and the velocity input.
-    pub(super) fn history_at(config: &CassieConfig) -> usize {
-        let base = if config.full_clock { 46 } else { 44 };
-        base + if config.obs.observes_velocity() { 3 } else { 0 }
-    }
-
     /// Where the velocity input begins (`--obs velocity`): the three values before the history.
     pub(super) fn velocity_at(&self) -> usize {
-        Self::history_at(&self.config) - 3
+        layout::history_at(&self.config) - 3
     }
 
     /// Shifts the history by one policy step and writes its newest frame: the robot state the
     /// policy has just been shown and `action`, its answer. Allocation-free.
     pub(super) fn push_history(&mut self, action: &[f32; N]) {
-        let at = Self::history_at(&self.config);
-        let end = Self::scan_at(&self.config);
+        let at = layout::history_at(&self.config);
+        let end = layout::scan_at(&self.config);
         let (now, history) = self.obs[..end].split_at_mut(at);
         if history.is_empty() {
             return;
@@ -57,8 +40,8 @@ impl CassieEnv {
     /// Fills every frame of the history with the episode's first observed robot state and no
     /// action, as a robot's controller starts; the critic's copy follows.
     pub(super) fn fill_history(&mut self) {
-        let at = Self::history_at(&self.config);
-        let end = Self::scan_at(&self.config);
+        let at = layout::history_at(&self.config);
+        let end = layout::scan_at(&self.config);
         let (now, history) = self.obs[..end].split_at_mut(at);
         for frame in history.chunks_exact_mut(HISTORY_FRAME) {
             frame[..ROBOT_STATE].copy_from_slice(&now[..ROBOT_STATE]);
@@ -96,7 +79,7 @@ impl CassieEnv {
         self.sim.passive_positions(&mut o[27..27 + PASSIVE]);
         self.sim.passive_velocities(&mut o[31..ROBOT_STATE]);
         if self.config.height_scan {
-            let at = Self::scan_at(&self.config);
+            let at = layout::scan_at(&self.config);
             let mut scan = [0.0; height_scan::LEN];
             let yaw = reward::yaw(q);
             let p = self.sim.base_position();
@@ -225,7 +208,7 @@ impl CassieEnv {
         }
         if self.config.height_scan {
             let s_scan = height_scan::NOISE_STD * scale;
-            let at = Self::scan_at(&self.config);
+            let at = layout::scan_at(&self.config);
             o[at..].iter_mut().for_each(|x| *x += n(s_scan));
         }
     }
