@@ -9,7 +9,7 @@ use crate::settings::Range;
 use super::commands::CommandKind;
 use super::physics::{self, Models, SimKind};
 use super::reference::{self, Gait, ReferenceKind};
-use super::reward::{ProgressKind, RewardKind, TurnKind};
+use super::reward::{ProgressKind, RewardKind, TurnKind, WALK_CLEARANCE};
 use super::stage::Stage;
 use crate::envs::terrain::TerrainKind;
 use crate::envs::StageGate;
@@ -58,6 +58,11 @@ fn default_terrain_difficulty() -> f64 {
 /// files without the key trained with.
 fn default_forward_reach() -> f64 {
     reference::HIP_PITCH_PER_SPEED as f64
+}
+
+/// `clearance`'s default, which is also what older run files without the key trained with.
+fn default_clearance() -> f64 {
+    WALK_CLEARANCE
 }
 
 /// The gait cycle (s) of the walking reference without `full_gait` or `cadence`.
@@ -238,6 +243,14 @@ crate::settings! {
         #[serde(default)]
         slide_penalty: f64 = 0.0,
             Range::Within { lo: 0.0, hi: 1.0, what: "a slide weight in [0, 1]" };
+        /// The walking reward's swing-foot clearance target (m above the ground under the
+        /// foot): its `clearance` terms pay exp(−4·s·max(0, 1 − h/this)²) for a swing foot at
+        /// height h (s the swing value), which at 0.1 is exp(−400·s·max(0, 0.1 − h)²). Why:
+        /// a blind robot meets a riser it cannot see with its swing foot, so the foot must
+        /// already be above it (D-063).
+        #[serde(default = "default_clearance")]
+        clearance: f64 = default_clearance(),
+            Range::Within { lo: 0.02, hi: 0.4, what: "a clearance in [0.02, 0.4] m" };
         /// What the walking reward subtracts on the step that ends in a fall (not at the
         /// trajectory limit), against its per-step maximum of 1; the reference rewards
         /// (`vonmises`, `linear`) have none. The fall already costs the value of the walking

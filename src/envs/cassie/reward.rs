@@ -118,6 +118,10 @@ pub struct RewardInputs {
     /// weight of the `slide` term (`--slide-penalty`; 0: no term, and `foot_slide` unread).
     pub foot_slide: f32,
     pub slide_weight: f32,
+    /// The swing-foot clearance target (m, `--clearance`) and the `clearance` terms' kernel
+    /// scale 4/target² ([`clearance_scale`]).
+    pub clearance: f32,
+    pub clearance_scale: f32,
     /// The `progress` term's shape (`--progress`).
     pub progress: ProgressKind,
     /// The commanded turn rate (rad/s) and how it is tracked (`--turn-reward`).
@@ -206,8 +210,16 @@ pub fn von_mises(inp: &RewardInputs, out: &mut Vec<RewardTerm>) -> f32 {
 /// Sum of the walking reward's raw weights; [`walk`] divides by it, so its maximum is 1.
 const WALK_TOTAL: f32 = 1.45;
 
-/// Swing-foot clearance target of the walking reward (m above the ground).
-const WALK_CLEARANCE: f32 = 0.1;
+/// The walking reward's default swing-foot clearance target (m above the ground; the
+/// `clearance` setting).
+pub const WALK_CLEARANCE: f64 = 0.1;
+
+/// The `clearance` terms' kernel scale for a target of `clearance` m: 4/clearance², so a foot
+/// at a given share of the target earns the same at any target (400 at the default, computed
+/// in f64 so that it is exactly 400.0 there and the default's rewards are unchanged).
+pub fn clearance_scale(clearance: f64) -> f32 {
+    (4.0 / (clearance * clearance)) as f32
+}
 
 /// The walking reward (`--reward walk`); writes its terms into `out` and returns their sum,
 /// at most 1 per step, plus [`RewardKind::termination_reward`] on a fall (added by the env).
@@ -227,7 +239,8 @@ const WALK_CLEARANCE: f32 = 0.1;
 /// * `y_vel` 0.10·exp(−e²/0.05) and `orientation` 0.15 (pelvis and feet vs the commanded
 ///   heading): walking straight (0.5-0.6 m/s sideways drift without them).
 /// * Clock terms, 0.05 each per foot: swing-foot force and stance-foot speed as the von Mises
-///   reward's, and `clearance` exp(−400·s·max(0, 0.1 − h)²) (the swing foot lifts 10 cm).
+///   reward's, and `clearance` exp(−400·s·max(0, 0.1 − h)²) (the swing foot lifts 10 cm;
+///   `--clearance` sets the target, the kernel scaling with it).
 ///   The swing value `s` is scaled by the command's stepping gain, so a standing command asks
 ///   for both feet loaded and still.
 /// * `stable_base`, `ctrl_penalty`, `trq_penalty`, 0.05 each: the old penalties, small.
@@ -274,9 +287,10 @@ pub fn walk(inp: &RewardInputs, out: &mut Vec<RewardTerm>) -> f32 {
     term(out, "right_force", w(0.05), 0.01, vm[1] * inp.foot_force[1].length());
     term(out, "left_speed", w(0.05), 1.0, (1.0 - vm[0]) * inp.foot_speed[0]);
     term(out, "right_speed", w(0.05), 1.0, (1.0 - vm[1]) * inp.foot_speed[1]);
-    let low = |h: f32| (WALK_CLEARANCE - h).max(0.0).powi(2);
-    term(out, "left_clearance", w(0.05), 400.0, vm[0] * low(inp.foot_height[0]));
-    term(out, "right_clearance", w(0.05), 400.0, vm[1] * low(inp.foot_height[1]));
+    let low = |h: f32| (inp.clearance - h).max(0.0).powi(2);
+    let k = inp.clearance_scale;
+    term(out, "left_clearance", w(0.05), k, vm[0] * low(inp.foot_height[0]));
+    term(out, "right_clearance", w(0.05), k, vm[1] * low(inp.foot_height[1]));
     let stable: f32 = inp.base_acceleration.iter().map(|a| a.abs()).sum();
     term(out, "stable_base", w(0.05), 0.01, stable);
     term(out, "ctrl_penalty", w(0.05), 8.0, ctrl_change(inp));
@@ -386,6 +400,8 @@ mod tests {
             height_target: 0.0,
             foot_slide: 0.0,
             slide_weight: 0.0,
+            clearance: WALK_CLEARANCE as f32,
+            clearance_scale: clearance_scale(WALK_CLEARANCE),
             progress: ProgressKind::Clip,
             turn: 0.0,
             turn_reward: TurnKind::Heading,
@@ -640,6 +656,38 @@ mod tests {
         inp.slide_weight = 0.0;
         walk(&inp, &mut terms);
         assert!(terms.iter().all(|t| t.0 != "slide"));
+    }
+
+    /// `--clearance`: the default's kernel is exactly the old constant 400 (also from an f32
+    /// 0.1 widened to f64), so its rewards are unchanged; a swing foot at
+    /// half the target earns exp(−1) of the term at any target, and one at the target all of
+    /// it.
+    #[test]
+    fn the_clearance_term_scales_with_its_target() {
+        assert_eq!(clearance_scale(WALK_CLEARANCE), 400.0);
+        assert_eq!(clearance_scale(f64::from(0.1f32)), 400.0);
+        let mut terms = Vec::new();
+        let mut inp = inputs();
+        inp.von_mises = [1.0, 0.0];
+        let left = |inp: &RewardInputs, terms: &mut Vec<RewardTerm>| {
+            walk(inp, terms);
+            terms.iter().find(|t| t.0 == "left_clearance").expect("the term").1 * 1.45 / 0.05
+        };
+        for target in [0.1f32, 0.2] {
+            inp.clearance = target;
+            inp.clearance_scale = clearance_scale(target.into());
+            inp.foot_height = [target / 2.0, 0.0];
+            let half = left(&inp, &mut terms);
+            assert!((half - (-1.0f32).exp()).abs() < 1e-3, "{target}: {half}");
+            inp.foot_height = [target, 0.0];
+            assert!((left(&inp, &mut terms) - 1.0).abs() < 1e-6, "{target}");
+        }
+        // The default's foot at 5 cm earns what it earned before the setting.
+        inp.clearance = WALK_CLEARANCE as f32;
+        inp.clearance_scale = clearance_scale(WALK_CLEARANCE);
+        inp.foot_height = [0.05, 0.0];
+        let before = (-400.0f32 * 0.05 * 0.05).exp();
+        assert!((left(&inp, &mut terms) - before).abs() < 1e-6);
     }
 
     /// The walking reward's speed terms live in the commanded frame: walking along a heading

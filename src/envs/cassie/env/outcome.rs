@@ -71,6 +71,8 @@ impl CassieEnv {
             height_target: self.config.height_target as f32,
             foot_slide: self.metrics[FOOT_SLIDE].1,
             slide_weight: self.config.slide_penalty as f32,
+            clearance: self.config.clearance as f32,
+            clearance_scale: reward::clearance_scale(self.config.clearance),
             progress: self.config.progress,
             turn: self.command.turn as f32,
             turn_reward: self.config.turn_reward,
