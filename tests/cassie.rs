@@ -674,6 +674,62 @@ fn adaptive_terrain_levels_move_deterministically_and_resume_exactly() {
     }
 }
 
+/// A blind walker continues into a height-scan run (`--previous ... --height-scan`): the
+/// scan's inputs start with zero weights, so with learning rates that move nothing the policy
+/// walks the flat floor exactly as the walker does (the same evaluation return, bit for bit),
+/// and its new inputs' normalizer comes from prenormalization (mean near the pelvis height).
+/// An observation changed in the middle (`--full-clock`) is still refused.
+#[test]
+fn a_blind_walker_grows_a_height_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let walker = dir.path().join("walker");
+    std::fs::create_dir_all(&walker).unwrap();
+    let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/pretrained/cassie-walk");
+    for entry in std::fs::read_dir(shipped).unwrap().flatten() {
+        std::fs::copy(entry.path(), walker.join(entry.file_name())).unwrap();
+    }
+    let w = walker.to_str().unwrap();
+    // The walker stopped at 13,001,268 steps: one more 600-step iteration.
+    let grow = |extra: &[&str]| {
+        // Learning rates too small to move a weight: one update leaves the policy as it was.
+        let mut args = vec!["train", "ppo", "--previous", w, "--height-scan", "--a-lr", "1e-30"];
+        args.extend_from_slice(&["--c-lr", "1e-30", "--num-steps", "600", "--traj-len", "60"]);
+        args.extend_from_slice(&["--prenormalize-steps", "200", "--eval-freq", "100"]);
+        args.extend_from_slice(&["--timesteps", "13001800"]);
+        args.extend_from_slice(extra);
+        gait(&args)
+    };
+    let o = grow(&["--full-clock"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("may only append inputs after the previous"), "{}", stderr(&o));
+    let o = grow(&[]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let grown = common::continuation_of(&walker);
+    let info = std::fs::read_to_string(grown.join("experiment.info")).unwrap();
+    assert!(info.contains("obs_dim: 112"), "47 + the 65-point scan: {info}");
+    let actor = tch::Tensor::read_safetensors(grown.join("actor_latest.safetensors")).unwrap();
+    let get = |name: &str| {
+        let t = &actor.iter().find(|(n, _)| n == name).unwrap().1;
+        Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()
+    };
+    let mean = get("obs_norm.mean");
+    assert!(mean[47..].iter().all(|m| (0.8..1.1).contains(m)), "{:?}", &mean[47..]);
+    let first = get("layers.0.weight");
+    assert!(first.chunks(112).all(|row| row[47..].iter().all(|&x| x.abs() < 1e-20)));
+    let eval = |run: &Path, latest: bool| {
+        let mut args = vec!["eval", "--path", run.to_str().unwrap(), "--episodes", "1"];
+        args.extend_from_slice(&["--traj-len", "100", "--command", "0.5,0,0"]);
+        if latest {
+            args.push("--latest");
+        }
+        let o = gait(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = stdout(&o);
+        out.lines().find(|l| l.contains("return")).unwrap().to_string()
+    };
+    assert_eq!(eval(&grown, true), eval(&walker, true), "the scan changed the walker's steps");
+}
+
 /// A small Cassie run for the gate tests: `args` on top of 600-step iterations of 60-step
 /// episodes, an evaluation every iteration, seed 3, as `name` under `dir`; its run directory,
 /// `progress.csv` and stderr.

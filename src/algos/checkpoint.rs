@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use tch::{Kind, Tensor};
 
+use super::grow;
 use super::reward_scale::ReturnStats;
 use super::Algorithm;
 use crate::config::{TrainConfig, UsageError, Weights};
@@ -24,8 +25,8 @@ use crate::envs::levels::{Levels, MAX_TRACKS};
 use crate::fsutil::write_atomic_with;
 use crate::logging;
 use crate::policies::{
-    first_non_finite, load_checkpoint, load_named, read_tensors, save_checkpoint, strip_prefix,
-    NetSpec, NonFiniteSave, RunningStats,
+    first_non_finite, load_named, read_tensors, save_checkpoint, strip_prefix, NetSpec,
+    NonFiniteSave, RunningStats,
 };
 
 pub const RESUME_FILE: &str = "resume.safetensors";
@@ -242,9 +243,20 @@ pub enum Restore {
 
 /// Reads `path` into `optim` (as `what` says) and returns the counters. All or nothing for the
 /// networks: names, shapes and dtypes are checked before anything is copied.
-pub fn load(path: &Path, optim: &mut dyn Algorithm, what: Restore) -> Result<TrainState> {
-    let map = read_tensors(path)?;
+/// With `grow`, the networks' inputs are first grown from `grow.0` to `grow.1`
+/// ([`grow::grow_tensors`]).
+pub fn load(
+    path: &Path,
+    optim: &mut dyn Algorithm,
+    what: Restore,
+    grow: Option<(usize, usize)>,
+) -> Result<TrainState> {
+    let mut map = read_tensors(path)?;
     let state = state_of(&map, path)?;
+    if let (Some((from, to)), Restore::Everything) = (grow, what) {
+        grow::grow_tensors(&mut map, from, to)
+            .with_context(|| format!("growing the inputs of {}", path.display()))?;
+    }
     if what == Restore::Everything {
         let source = path.display().to_string();
         load_named(optim.actor_mut().var_store_mut(), &strip_prefix(&map, "actor/"), &source)?;
@@ -401,18 +413,31 @@ pub fn save_pair(optim: &dyn Algorithm, dir: &Path, suffix: &str) -> Result<()> 
     save_checkpoint(optim.critic().var_store(), &weights_file(dir, "critic", suffix))
 }
 
-/// Restores networks, optimizer and counters from the run in `prev` (`weights` says which)
-/// and returns them with that run's logdir. Changes nothing on disk except removing temp files
-/// a killed process left there, and fails before anything is created if the run does not fit.
+/// What [`restore`] restored.
+pub struct Restored {
+    /// The counters.
+    pub state: TrainState,
+    /// The previous run's logdir.
+    pub logdir: PathBuf,
+    /// The previous run's observation size when this run's observation grew from it
+    /// ([`grow`]): the new inputs' normalizer statistics are still to be gathered, and the
+    /// previous best-eval record does not carry over (it scored another observation's net).
+    pub grown_from: Option<usize>,
+}
+
+/// Restores networks, optimizer and counters from the run in `prev` (`weights` says which).
+/// Changes nothing on disk except removing temp files a killed process left there, and fails
+/// before anything is created if the run does not fit.
 pub fn restore(
     config: &TrainConfig,
     prev: &Path,
     weights: Weights,
     spec: &NetSpec,
     optim: &mut dyn Algorithm,
-) -> Result<(TrainState, PathBuf)> {
+) -> Result<Restored> {
     let exp = logging::load_previous(prev)?;
-    check_continuable(&exp, config, spec, prev)?;
+    let grown_from = check_continuable(&exp, config, spec, prev)?;
+    let grow = grown_from.map(|from| (from, spec.obs_dim));
     let path = resume_file(prev, weights)?;
     let what = match weights {
         Weights::Latest | Weights::Iteration(_) => Restore::Everything,
@@ -422,7 +447,7 @@ pub fn restore(
     for stale in crate::fsutil::sweep_stale_temps(prev)? {
         crate::stdio::eline(format!("removed {} (left by a killed process)", stale.display()));
     }
-    let state = load(&path, optim, what)
+    let mut state = load(&path, optim, what, grow)
         .with_context(|| format!("--previous {}: cannot restore the run", prev.display()))?;
     if let Weights::Iteration(itr) = weights {
         anyhow::ensure!(
@@ -433,18 +458,23 @@ pub fn restore(
         );
     }
     if weights == Weights::Best {
-        load_best_weights(prev, optim)?;
+        load_best_weights(prev, optim, grow)?;
     }
-    Ok((state, exp.config.run.logdir))
+    if grown_from.is_some() {
+        (state.best_test, state.best_test_settled, state.best_selection) = (None, false, None);
+    }
+    Ok(Restored { state, logdir: exp.config.run.logdir, grown_from })
 }
 
-/// Refuses a previous run of another env or with another network (usage errors).
+/// Refuses a previous run of another env or with another network (usage errors), except
+/// a network whose observation grew ([`grow::grown_from`]): then the previous observation's
+/// size.
 fn check_continuable(
     exp: &logging::Experiment,
     config: &TrainConfig,
     spec: &NetSpec,
     prev: &Path,
-) -> Result<()> {
+) -> Result<Option<usize>> {
     if exp.config.run.env != config.run.env {
         return Err(UsageError(format!(
             "--previous {} is a run of env '{}', not '{}'",
@@ -454,16 +484,27 @@ fn check_continuable(
         ))
         .into());
     }
-    if &exp.net != spec {
-        return Err(UsageError(format!(
-            "--previous {}: network mismatch: the previous run has ({}), this run would build ({})",
-            prev.display(),
-            exp.net,
-            spec
-        ))
-        .into());
+    if &exp.net == spec {
+        return Ok(None);
     }
-    Ok(())
+    if let Some(from) = grow::grown_from(&exp.config, &exp.net, config, spec) {
+        return Ok(Some(from));
+    }
+    let hint = if exp.net.obs_dim != spec.obs_dim {
+        " (a continuation may only append inputs after the previous observation, as \
+         --height-scan does, with a feed-forward net whose critic reads the policy's \
+         observation)"
+    } else {
+        ""
+    };
+    Err(UsageError(format!(
+        "--previous {}: network mismatch: the previous run has ({}), this run would build \
+         ({}){hint}",
+        prev.display(),
+        exp.net,
+        spec
+    ))
+    .into())
 }
 
 /// The resume state that `weights` continues from: a kept iteration's, or the last one.
@@ -495,8 +536,13 @@ fn resume_file(prev: &Path, weights: Weights) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// `--previous-best`: the best-eval actor and critic of `prev` in place of its last ones.
-fn load_best_weights(prev: &Path, optim: &mut dyn Algorithm) -> Result<()> {
+/// `--previous-best`: the best-eval actor and critic of `prev` in place of its last ones,
+/// their inputs grown as `grow` says.
+fn load_best_weights(
+    prev: &Path,
+    optim: &mut dyn Algorithm,
+    grow: Option<(usize, usize)>,
+) -> Result<()> {
     for name in ["actor.safetensors", "critic.safetensors"] {
         let vs = if name.starts_with("actor") {
             optim.actor_mut().var_store_mut()
@@ -510,8 +556,14 @@ fn load_best_weights(prev: &Path, optim: &mut dyn Algorithm) -> Result<()> {
                 prev.display()
             );
         }
-        load_checkpoint(vs, &file)
-            .with_context(|| format!("--previous-best: loading {}", file.display()))?;
+        let mut load = || -> Result<()> {
+            let mut map = read_tensors(&file)?;
+            if let Some((from, to)) = grow {
+                grow::grow_tensors(&mut map, from, to)?;
+            }
+            Ok(load_named(vs, &map, &file.display().to_string())?)
+        };
+        load().with_context(|| format!("--previous-best: loading {}", file.display()))?;
     }
     Ok(())
 }
@@ -578,7 +630,7 @@ mod tests {
             };
             save(dir.path(), &optim, &state).unwrap();
             let path = dir.path().join(RESUME_FILE);
-            assert_eq!(load(&path, &mut optim, Restore::Everything).unwrap(), state);
+            assert_eq!(load(&path, &mut optim, Restore::Everything, None).unwrap(), state);
         }
         // An older file: the stage's entries removed.
         let path = dir.path().join(RESUME_FILE);
@@ -591,7 +643,7 @@ mod tests {
             })
             .collect();
         Tensor::write_safetensors(&old, &path).unwrap();
-        let state = load(&path, &mut optim, Restore::Everything).unwrap();
+        let state = load(&path, &mut optim, Restore::Everything, None).unwrap();
         let restored = (state.stage_from, state.best_test_settled, state.best_selection);
         assert_eq!(restored, (None, false, None));
         assert_eq!(state.levels, Levels::default());
@@ -604,14 +656,14 @@ mod tests {
             .filter(|(k, _)| !k.contains("tracking"))
             .collect();
         Tensor::write_safetensors(&torn, &path).unwrap();
-        let err = load(&path, &mut optim, Restore::Everything).unwrap_err();
+        let err = load(&path, &mut optim, Restore::Everything, None).unwrap_err();
         assert!(format!("{err:#}").contains("'meta/best_cells' without"), "{err:#}");
         // A level outside [0, 1] is no state a run writes either.
         save(dir.path(), &optim, &TrainState::default()).unwrap();
         let mut bad: Vec<(String, Tensor)> = read_tensors(&path).unwrap().into_iter().collect();
         bad.push(("meta/levels".to_string(), Tensor::from_slice(&[1.5f32; MAX_TRACKS])));
         Tensor::write_safetensors(&bad, &path).unwrap();
-        let err = load(&path, &mut optim, Restore::Everything).unwrap_err();
+        let err = load(&path, &mut optim, Restore::Everything, None).unwrap_err();
         assert!(format!("{err:#}").contains("outside [0, 1]"), "{err:#}");
     }
 }

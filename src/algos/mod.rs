@@ -10,6 +10,7 @@ mod buffer;
 pub mod catalog;
 pub(crate) mod checkpoint;
 mod flat_params;
+mod grow;
 pub mod interrupt;
 mod ppo;
 pub(crate) mod prenorm;

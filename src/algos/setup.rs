@@ -13,12 +13,13 @@ use tch::Device;
 use super::algorithm::Algorithm;
 use super::autotune::fastest_backprop_threads;
 use super::checkpoint::{self, BestSoFar, TrainState};
+use super::grow;
 use super::symmetry::Symmetry;
 use super::Collect;
 use crate::config::{BackpropWorkers, Start, TrainConfig, UsageError};
 use crate::envs::Env;
 use crate::logging::{self, EventWriter, Experiment, RunStatus, ScalarTable, SelectionTable};
-use crate::policies::NetSpec;
+use crate::policies::{NetSpec, RunningStats};
 
 /// How set-up reports progress before the first iteration.
 pub trait SetupEvents {
@@ -79,8 +80,13 @@ pub(super) fn begin(
     events: &mut dyn SetupEvents,
 ) -> Result<(TrainState, PathBuf, BestSoFar)> {
     if let Start::Continue { dir, weights } = start {
-        let (state, logdir) = checkpoint::restore(config, dir, *weights, spec, optim)?;
-        let best_so_far = checkpoint::best_so_far(dir, *weights, &state)?;
+        let restored = checkpoint::restore(config, dir, *weights, spec, optim)?;
+        let (state, logdir) = (restored.state, restored.logdir);
+        let best_so_far = match restored.grown_from {
+            None => checkpoint::best_so_far(dir, *weights, &state)?,
+            // The previous best scored the net before its inputs grew.
+            Some(_) => BestSoFar::None,
+        };
         // Nothing to do is said before anything is written (no "completed" run dir without a
         // checkpoint).
         if state.total_timesteps >= config.run.timesteps {
@@ -93,27 +99,49 @@ pub(super) fn begin(
             ))
             .into());
         }
+        if let (Some(from), true) = (restored.grown_from, config.net.prenorm) {
+            // The new inputs' statistics, gathered with the restored policy (which ignores
+            // them); the old inputs keep the ones it learned with, in both nets.
+            let (fresh, _) = prenormalized(config, probe, optim, symmetry, events)?;
+            let actor = grow::splice_stats(&optim.actor().normalizer().stats(), &fresh, from);
+            let critic = grow::splice_stats(&optim.critic().normalizer().stats(), &fresh, from);
+            optim.actor_mut().normalizer_mut().set_stats(&actor).context("prenormalization")?;
+            optim.critic_mut().normalizer_mut().set_stats(&critic).context("prenormalization")?;
+        }
         return Ok((state, continuation_dir(config, dir, &logdir)?, best_so_far));
     }
     if config.net.prenorm {
-        // The probe env is free again; prenormalization reseeds it per episode.
-        let steps = config.net.prenormalize_steps;
-        events.prenorm(0, steps);
-        let stats = super::prenorm::prenormalize(
-            probe,
-            optim.actor(),
-            steps,
-            config.sampler.traj_len,
-            config.run.seed,
-            &mut |n| events.prenorm(n, steps),
-        )?;
-        let actor = Symmetry::symmetrize(symmetry, stats.actor);
-        let critic = stats.critic.map(|c| Symmetry::symmetrize_critic(symmetry, c));
+        let (actor, critic) = prenormalized(config, probe, optim, symmetry, events)?;
         optim.set_normalizers(&actor, critic.as_ref()).context("prenormalization")?;
     }
     let run = config.run.run_name.clone().unwrap_or_else(|| logging::config_hash_name(config));
     let dir = logging::create_run_dir(&config.run.logdir, &config.run.env, &run)?;
     Ok((TrainState::default(), dir, BestSoFar::None))
+}
+
+/// The observation statistics of `config.net.prenormalize_steps` steps of `optim`'s policy on
+/// `probe` (free again; prenormalization reseeds it per episode), symmetrized: the actor's and,
+/// for an env whose critic has its own observation, the critic's.
+fn prenormalized(
+    config: &TrainConfig,
+    probe: &mut dyn Env,
+    optim: &dyn Algorithm,
+    symmetry: Option<&Symmetry>,
+    events: &mut dyn SetupEvents,
+) -> Result<(RunningStats, Option<RunningStats>)> {
+    let steps = config.net.prenormalize_steps;
+    events.prenorm(0, steps);
+    let stats = super::prenorm::prenormalize(
+        probe,
+        optim.actor(),
+        steps,
+        config.sampler.traj_len,
+        config.run.seed,
+        &mut |n| events.prenorm(n, steps),
+    )?;
+    let actor = Symmetry::symmetrize(symmetry, stats.actor);
+    let critic = stats.critic.map(|c| Symmetry::symmetrize_critic(symmetry, c));
+    Ok((actor, critic))
 }
 
 /// Where a continuation of `prev` goes: beside it, or under a `logdir` that differs from the

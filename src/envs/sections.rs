@@ -35,6 +35,11 @@ pub trait EnvSchedule {
     fn level_rule(&self) -> Option<super::levels::LevelRule> {
         None
     }
+    /// The policy's inputs by name, in observation order; `None`: the env does not name them,
+    /// so a continuation cannot grow its observation (`crate::algos::grow`).
+    fn observation_names(&self) -> Option<Vec<String>> {
+        None
+    }
     /// Turns off the preset's values that cannot run with what the user chose in a fresh run,
     /// instead of refusing the run; a note for each (none: nothing gives way).
     fn give_way(&mut self, _user: &UserChoices) -> Vec<String> {
@@ -179,6 +184,11 @@ impl EnvConfig {
         stage_from: Option<u64>,
     ) -> Option<f64> {
         self.schedule(env)?.perturbation_strength(timesteps, stage_from)
+    }
+
+    /// `env`'s observation by name, if its settings name it.
+    pub fn observation_names(&self, env: &str) -> Option<Vec<String>> {
+        self.schedule(env)?.observation_names()
     }
 
     /// `env`'s adaptive curriculum rule, if its settings ask for one.

@@ -25,7 +25,7 @@ fn per_motor(what: &str) -> Vec<String> {
 }
 
 /// The observation's entries by name (see `CassieEnv::write_obs`).
-fn observation(config: &CassieConfig) -> Vec<String> {
+pub(crate) fn observation(config: &CassieConfig) -> Vec<String> {
     let heading = match config.turn_reward {
         TurnKind::Heading => {
             "pelvis_quat_w (relative to the commanded heading: the pelvis's yaw at the episode's \

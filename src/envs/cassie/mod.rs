@@ -71,6 +71,10 @@ impl crate::envs::EnvSchedule for CassieConfig {
         CassieConfig::level_rule(self)
     }
 
+    fn observation_names(&self) -> Option<Vec<String>> {
+        Some(controller::observation(self))
+    }
+
     fn give_way(&mut self, user: &crate::envs::UserChoices) -> Vec<String> {
         give_way::fresh(self, user)
     }
