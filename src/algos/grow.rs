@@ -42,8 +42,10 @@ pub fn grown_from(
 }
 
 /// Widens a resume or weight file's tensors `map` from `from` inputs to `to`: every first
-/// layer's weight (and optimizer moment) gets zero columns, every observation normalizer mean
-/// 0 and std 1 for the new inputs. Refuses a file whose first layers are not `from` wide.
+/// layer's weight and Adam first moment gets zero columns, its Adam second moment the row's
+/// mean over the old columns (so a new weight's steps start as large as its row's old ones'),
+/// every observation normalizer mean 0 and std 1 for the new inputs. Refuses a file whose
+/// first layers are not `from` wide.
 pub fn grow_tensors(map: &mut HashMap<String, Tensor>, from: usize, to: usize) -> Result<()> {
     let extra = (to - from) as i64;
     for (name, t) in map.iter_mut() {
@@ -53,7 +55,15 @@ pub fn grow_tensors(map: &mut HashMap<String, Tensor>, from: usize, to: usize) -
                 size.len() == 2 && size[1] == from as i64,
                 "'{name}' has shape {size:?}, not [_, {from}]: not the previous observation's input layer"
             );
-            Some(Tensor::zeros([size[0], extra], (t.kind(), t.device())))
+            Some(if name.contains("_adam/v/") {
+                // Adam's second moment: the row's mean over the old inputs. Zero, with the
+                // run's step count long past its bias correction, made every new weight step
+                // 3-6 times the learning rate in its gradient's sign for hundreds of steps, and
+                // the walker's return halved within four iterations (D-064).
+                t.mean_dim(1, true, t.kind()).expand([size[0], extra], false).contiguous()
+            } else {
+                Tensor::zeros([size[0], extra], (t.kind(), t.device()))
+            })
         } else if name.ends_with("obs_norm.mean") || name.ends_with("obs_norm.std") {
             ensure!(t.size() == [from as i64], "'{name}' does not hold {from} inputs");
             let fill = if name.ends_with("std") { 1.0 } else { 0.0 };
@@ -88,6 +98,7 @@ mod tests {
         let mut map: HashMap<String, Tensor> = HashMap::new();
         let w = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).reshape([2, 3]);
         map.insert("actor/layers.0.weight".into(), w.shallow_clone());
+        map.insert("actor_adam/m/layers.0.weight".into(), w.shallow_clone());
         map.insert("actor_adam/v/layers.0.weight".into(), w.shallow_clone());
         map.insert("actor/layers.1.weight".into(), Tensor::ones([3, 3], tch::kind::FLOAT_CPU));
         map.insert("critic/obs_norm.mean".into(), Tensor::from_slice(&[0.5f32, 0.5, 0.5]));
@@ -96,7 +107,9 @@ mod tests {
         let values = |k: &str| Vec::<f32>::try_from(map[k].flatten(0, -1)).unwrap();
         assert_eq!(map["actor/layers.0.weight"].size(), [2, 5]);
         assert_eq!(values("actor/layers.0.weight"), [1., 2., 3., 0., 0., 4., 5., 6., 0., 0.]);
-        assert_eq!(values("actor_adam/v/layers.0.weight"), values("actor/layers.0.weight"));
+        assert_eq!(values("actor_adam/m/layers.0.weight"), values("actor/layers.0.weight"));
+        // The second moment's new columns: each row's mean (2 and 5).
+        assert_eq!(values("actor_adam/v/layers.0.weight"), [1., 2., 3., 2., 2., 4., 5., 6., 5., 5.]);
         assert_eq!(map["actor/layers.1.weight"].size(), [3, 3], "hidden layers stay");
         assert_eq!(values("critic/obs_norm.mean"), [0.5, 0.5, 0.5, 0.0, 0.0]);
         assert_eq!(values("critic/obs_norm.std"), [2.0, 2.0, 2.0, 1.0, 1.0]);
