@@ -109,7 +109,10 @@ mod tests {
         assert_eq!(values("actor/layers.0.weight"), [1., 2., 3., 0., 0., 4., 5., 6., 0., 0.]);
         assert_eq!(values("actor_adam/m/layers.0.weight"), values("actor/layers.0.weight"));
         // The second moment's new columns: each row's mean (2 and 5).
-        assert_eq!(values("actor_adam/v/layers.0.weight"), [1., 2., 3., 2., 2., 4., 5., 6., 5., 5.]);
+        assert_eq!(
+            values("actor_adam/v/layers.0.weight"),
+            [1., 2., 3., 2., 2., 4., 5., 6., 5., 5.]
+        );
         assert_eq!(map["actor/layers.1.weight"].size(), [3, 3], "hidden layers stay");
         assert_eq!(values("critic/obs_norm.mean"), [0.5, 0.5, 0.5, 0.0, 0.0]);
         assert_eq!(values("critic/obs_norm.std"), [2.0, 2.0, 2.0, 1.0, 1.0]);
