@@ -1,8 +1,8 @@
 //! Continuing a run whose observation grew: the new observation is the previous one with
 //! inputs appended after it (a height scan added to a blind walker, `--height-scan`). The
-//! first layer of each network gets zero weights for the new inputs (and zero optimizer
-//! moments), so the continuation starts acting, and valuing, exactly as the previous run
-//! ended; the new inputs' normalizer statistics come from a prenormalization of the new env
+//! first layer of each network gets zero weights for the new inputs (Adam's first moment
+//! zero, its second its row's mean), so the continuation starts acting, and valuing, exactly
+//! as the previous run ended; the new inputs' normalizer statistics come from a prenormalization of the new env
 //! with that policy, the old inputs keep theirs. Why: a robot with perception learns to use
 //! it from a walker it already has instead of learning to walk again.
 //!
