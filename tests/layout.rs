@@ -10,7 +10,7 @@ const MAX_LINES: usize = 600;
 /// Files allowed over [`MAX_LINES`], with their ceiling: data tables, and the files the
 /// redesign still splits (docs/layout.md). A ceiling only goes down.
 const OVER: &[(&str, usize, &str)] =
-    &[("src/envs/cassie/config.rs", 750, "a data table: one row per Cassie setting")];
+    &[("src/envs/cassie/config.rs", 735, "a data table: one row per Cassie setting")];
 
 /// Lines of `text` before its test module, if it has one.
 fn lines_outside_tests(text: &str) -> usize {

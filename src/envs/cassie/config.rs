@@ -495,33 +495,6 @@ impl CassieConfig {
 }
 
 impl CassieConfig {
-    /// The strength of the training perturbations after `timesteps` training steps, in a run
-    /// whose gated stage began at `stage_from`, in [0, 1] ([`Self::robust_stage`]).
-    pub fn robustness_at(&self, timesteps: u64, stage_from: Option<u64>) -> f64 {
-        self.robust_stage().strength(timesteps, stage_from)
-    }
-
-    /// The pushes' strength after `timesteps` training steps, in [0, 1]
-    /// ([`Self::push_stage`]).
-    pub fn push_strength_at(&self, timesteps: u64, stage_from: Option<u64>) -> f64 {
-        self.push_stage().strength(timesteps, stage_from)
-    }
-
-    /// The fall penalty of an episode collected after `timesteps` training steps (`None`: an
-    /// evaluation): [`Self::pushed_fall_penalty`] once the pushes have begun, if it is set.
-    pub fn fall_penalty_at(&self, timesteps: Option<u64>, stage_from: Option<u64>) -> f64 {
-        match (self.pushed_fall_penalty, timesteps) {
-            (Some(pushed), None) => pushed,
-            (Some(pushed), Some(t)) if self.push_stage().begun(t, stage_from) => pushed,
-            _ => self.fall_penalty,
-        }
-    }
-
-    /// The step the pushes begin at, before any gate.
-    pub(super) fn pushes_from(&self) -> u64 {
-        self.push_start.unwrap_or(self.robust_start)
-    }
-
     /// The training step from which the training distribution stops changing, in a run whose
     /// gated stage began at `stage_from`: the perturbations at full strength and the
     /// omnidirectional commands, their ramp, their axis share and the full step
