@@ -153,8 +153,13 @@ fn the_reference_task_trains_and_evaluates_from_its_flags() {
 /// its episode lines.
 fn eval_episodes(run: &str, sim: &str, command: &str, episodes: usize, len: usize) -> Vec<String> {
     let (n, len) = (episodes.to_string(), len.to_string());
-    let args = ["eval", "--path", run, "--sim", sim, "--command", command];
-    let o = gait(&[&args[..], &["--episodes", &n, "--traj-len", &len]].concat());
+    let args = ["--path", run, "--sim", sim, "--command", command];
+    eval_lines(&[&args[..], &["--episodes", &n, "--traj-len", &len]].concat())
+}
+
+/// `gait eval ARGS`, which must succeed: its episode lines.
+fn eval_lines(args: &[&str]) -> Vec<String> {
+    let o = gait(&[&["eval"], args].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     stdout(&o).lines().filter(|l| l.starts_with("episode")).map(str::to_string).collect()
 }
@@ -676,7 +681,7 @@ fn adaptive_terrain_levels_move_deterministically_and_resume_exactly() {
 
 /// A blind walker continues into a height-scan run (`--previous ... --height-scan`): the
 /// scan's inputs start with zero weights, so with learning rates that move nothing the policy
-/// walks the flat floor exactly as the walker does (the same evaluation return, bit for bit),
+/// walks the flat floor exactly as the walker does (the same evaluation line, bit for bit),
 /// and its new inputs' normalizer comes from prenormalization (mean near the pelvis height).
 /// An observation changed in the middle (`--full-clock`) is still refused.
 #[test]
@@ -716,18 +721,11 @@ fn a_blind_walker_grows_a_height_scan() {
     assert!(mean[47..].iter().all(|m| (0.8..1.1).contains(m)), "{:?}", &mean[47..]);
     let first = get("layers.0.weight");
     assert!(first.chunks(112).all(|row| row[47..].iter().all(|&x| x.abs() < 1e-20)));
-    let eval = |run: &Path, latest: bool| {
-        let mut args = vec!["eval", "--path", run.to_str().unwrap(), "--episodes", "1"];
-        args.extend_from_slice(&["--traj-len", "100", "--command", "0.5,0,0"]);
-        if latest {
-            args.push("--latest");
-        }
-        let o = gait(&args);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let out = stdout(&o);
-        out.lines().find(|l| l.contains("return")).unwrap().to_string()
+    let eval = |run: &Path| {
+        let run = run.to_str().unwrap();
+        eval_lines(&["--path", run, "--latest", "--episodes", "1", "--traj-len", "100"])
     };
-    assert_eq!(eval(&grown, true), eval(&walker, true), "the scan changed the walker's steps");
+    assert_eq!(eval(&grown), eval(&walker), "the scan changed the walker's steps");
 }
 
 /// A small Cassie run for the gate tests: `args` on top of 600-step iterations of 60-step
