@@ -682,7 +682,7 @@ fn adaptive_terrain_levels_move_deterministically_and_resume_exactly() {
 /// A blind walker continues into a height-scan run (`--previous ... --height-scan`): the
 /// scan's inputs start with zero weights, so with learning rates that move nothing the policy
 /// walks the flat floor exactly as the walker does (the same evaluation line, bit for bit),
-/// and its new inputs' normalizer comes from prenormalization (mean near the pelvis height).
+/// and its new inputs' normalizer is the scan's fixed one (1.0 ± 0.2 m).
 /// An observation changed in the middle (`--full-clock`) is still refused.
 #[test]
 fn a_blind_walker_grows_a_height_scan() {
@@ -717,8 +717,8 @@ fn a_blind_walker_grows_a_height_scan() {
         let t = &actor.iter().find(|(n, _)| n == name).unwrap().1;
         Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()
     };
-    let mean = get("obs_norm.mean");
-    assert!(mean[47..].iter().all(|m| (0.8..1.1).contains(m)), "{:?}", &mean[47..]);
+    let (mean, std) = (get("obs_norm.mean"), get("obs_norm.std"));
+    assert!(mean[47..].iter().zip(&std[47..]).all(|m| m == (&1.0, &0.2)), "{mean:?} {std:?}");
     let first = get("layers.0.weight");
     assert!(first.chunks(112).all(|row| row[47..].iter().all(|&x| x.abs() < 1e-20)));
     let eval = |run: &Path| {
@@ -726,6 +726,24 @@ fn a_blind_walker_grows_a_height_scan() {
         eval_lines(&["--path", run, "--latest", "--episodes", "1", "--traj-len", "100"])
     };
     assert_eq!(eval(&grown), eval(&walker), "the scan changed the walker's steps");
+}
+
+/// The height scan's normalizer is fixed in a fresh run too, through the prenormalization and
+/// every `--update-norm` after it, while the other inputs' statistics follow the data.
+#[test]
+fn the_height_scans_normalizer_stays_fixed_under_update_norm() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--height-scan", "--update-norm", "--timesteps", "1200"];
+    let (run, _, _) = small_gated_run(dir.path(), &args, "scan");
+    let actor = tch::Tensor::read_safetensors(run.join("actor_latest.safetensors")).unwrap();
+    let get = |name: &str| {
+        let t = &actor.iter().find(|(n, _)| n == name).unwrap().1;
+        Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()
+    };
+    let (mean, std) = (get("obs_norm.mean"), get("obs_norm.std"));
+    assert_eq!(mean.len(), 112, "47 + the 65-point scan");
+    assert!(mean[47..].iter().zip(&std[47..]).all(|m| m == (&1.0, &0.2)), "{mean:?} {std:?}");
+    assert!(std[..47].iter().all(|&s| s != 1.0 && s != 0.2), "measured: {std:?}");
 }
 
 /// A small Cassie run for the gate tests: `args` on top of 600-step iterations of 60-step

@@ -350,7 +350,8 @@ impl Runner {
             let symmetry = self.symmetry.as_ref();
             let mut norm = self.optim.actor().normalizer().stats();
             norm.update(&collected.train.states);
-            let actor = Symmetry::symmetrize(symmetry, norm);
+            let mut actor = Symmetry::symmetrize(symmetry, norm);
+            actor.fix(&self.config.env.fixed_inputs(&self.config.run.env));
             let critic = collected.train.has_critic_states().then(|| {
                 let mut norm = self.optim.critic().normalizer().stats();
                 norm.update(collected.train.critic_view().0);

@@ -120,8 +120,9 @@ pub(super) fn begin(
 }
 
 /// The observation statistics of `config.net.prenormalize_steps` steps of `optim`'s policy on
-/// `probe` (free again; prenormalization reseeds it per episode), symmetrized: the actor's and,
-/// for an env whose critic has its own observation, the critic's.
+/// `probe` (free again; prenormalization reseeds it per episode), symmetrized: the actor's, with
+/// the env's fixed inputs set (`EnvSchedule::fixed_inputs`), and, for an env whose critic has
+/// its own observation, the critic's.
 fn prenormalized(
     config: &TrainConfig,
     probe: &mut dyn Env,
@@ -139,7 +140,8 @@ fn prenormalized(
         config.run.seed,
         &mut |n| events.prenorm(n, steps),
     )?;
-    let actor = Symmetry::symmetrize(symmetry, stats.actor);
+    let mut actor = Symmetry::symmetrize(symmetry, stats.actor);
+    actor.fix(&config.env.fixed_inputs(&config.run.env));
     let critic = stats.critic.map(|c| Symmetry::symmetrize_critic(symmetry, c));
     Ok((actor, critic))
 }

@@ -40,6 +40,11 @@ pub trait EnvSchedule {
     fn observation_names(&self) -> Option<Vec<String>> {
         None
     }
+    /// Inputs whose normalizer statistics the env fixes instead of measuring them (a
+    /// prenormalization and `update_norm` keep these); none by default.
+    fn fixed_inputs(&self) -> Vec<crate::policies::normalizer::FixedInput> {
+        Vec::new()
+    }
     /// Turns off the preset's values that cannot run with what the user chose in a fresh run,
     /// instead of refusing the run; a note for each (none: nothing gives way).
     fn give_way(&mut self, _user: &UserChoices) -> Vec<String> {
@@ -189,6 +194,11 @@ impl EnvConfig {
     /// `env`'s observation by name, if its settings name it.
     pub fn observation_names(&self, env: &str) -> Option<Vec<String>> {
         self.schedule(env)?.observation_names()
+    }
+
+    /// `env`'s inputs with fixed normalizer statistics ([`EnvSchedule::fixed_inputs`]).
+    pub fn fixed_inputs(&self, env: &str) -> Vec<crate::policies::normalizer::FixedInput> {
+        self.schedule(env).map(|s| s.fixed_inputs()).unwrap_or_default()
     }
 
     /// `env`'s adaptive curriculum rule, if its settings ask for one.

@@ -33,7 +33,31 @@ pub struct RunningStats {
     pub count: f64,
 }
 
+/// An input whose statistics an env fixes instead of measuring them
+/// (`crate::envs::EnvSchedule::fixed_inputs`): what it reads is bounded and known, while a
+/// prenormalization sees only what its first steps happened to meet.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FixedInput {
+    /// Its index in the observation.
+    pub index: usize,
+    /// The mean it is normalized by.
+    pub mean: f64,
+    /// The standard deviation it is normalized by (> 0).
+    pub std: f64,
+}
+
 impl RunningStats {
+    /// Sets the statistics of each of `fixed`'s inputs (one beyond the observation is left
+    /// alone); the others are kept.
+    pub fn fix(&mut self, fixed: &[FixedInput]) {
+        for f in fixed {
+            if let (Some(mean), Some(var)) = (self.mean.get_mut(f.index), self.var.get_mut(f.index))
+            {
+                (*mean, *var) = (f.mean, f.std * f.std);
+            }
+        }
+    }
+
     /// Empty statistics for `dim` inputs.
     pub fn new(dim: usize) -> Self {
         Self { mean: vec![0.0; dim], var: vec![1.0; dim], count: 0.0 }
@@ -198,6 +222,21 @@ mod tests {
             assert!((stats.mean[d] - mean).abs() < 1e-9, "mean {d}");
             assert!((stats.var[d] - var).abs() < 1e-9, "var {d}");
         }
+    }
+
+    #[test]
+    fn fixed_inputs_keep_their_statistics_and_the_others_are_untouched() {
+        let mut stats = RunningStats::new(3);
+        stats.update(&[1.0, 2.0, 3.0, 3.0, 6.0, 9.0]);
+        let before = stats.clone();
+        let fixed = [FixedInput { index: 1, mean: 1.0, std: 0.2 }];
+        stats.fix(&fixed);
+        assert_eq!((stats.mean[1], stats.var[1]), (1.0, 0.2 * 0.2));
+        assert_eq!((stats.mean[0], stats.var[0]), (before.mean[0], before.var[0]));
+        assert_eq!((stats.mean[2], stats.var[2]), (before.mean[2], before.var[2]));
+        // An index beyond the observation is ignored, not a panic.
+        stats.fix(&[FixedInput { index: 3, mean: 0.0, std: 1.0 }]);
+        assert_eq!(stats.mean.len(), 3);
     }
 
     #[test]

@@ -7,12 +7,12 @@ use serde::{Deserialize, Serialize};
 use crate::settings::Range;
 
 use super::commands::CommandKind;
+use super::curriculum::TERRAIN_PROMOTE;
 use super::physics::{self, Models, SimKind};
 use super::reference::{self, Gait, ReferenceKind};
 use super::reward::{ProgressKind, RewardKind, TurnKind, WALK_CLEARANCE};
 use super::stage::Stage;
 use crate::envs::terrain::TerrainKind;
-use crate::envs::StageGate;
 
 /// What the policy observes beyond the reference's layout (`--obs`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
@@ -58,6 +58,11 @@ fn default_terrain_difficulty() -> f64 {
 /// files without the key trained with.
 fn default_forward_reach() -> f64 {
     reference::HIP_PITCH_PER_SPEED as f64
+}
+
+/// `terrain_promote`'s default, which older run files without the key trained with.
+fn default_terrain_promote() -> f64 {
+    TERRAIN_PROMOTE
 }
 
 /// `clearance`'s default, which is also what older run files without the key trained with.
@@ -417,15 +422,22 @@ crate::settings! {
         terrain_ramp: u64 = 0, Range::Natural;
         /// Adaptive terrain levels in place of the ramp's draw: each kind of the ground (rough,
         /// slope, stairs, flights) has a level in [0, 1], raised by 0.05 after an iteration in
-        /// which at least 80 % of its episodes passed (no fall, and at least half the commanded
-        /// distance along the ground; an episode asked for less than 1 m along it counts only
-        /// if it fell) and lowered by 0.05 when at most half did; an episode's
+        /// which at least `terrain_promote` of its episodes passed (no fall, and at least half
+        /// the commanded distance along the ground; an episode asked for less than 1 m along it
+        /// counts only if it fell) and lowered by 0.05 when at most half did; an episode's
         /// difficulty is `terrain_difficulty` times a draw from its kind's top quarter below
         /// the level. Logged per kind in `progress.csv`, kept in the resume state. Why: under
         /// the ramp's uniform draw the steepest stairs are rare and the same for a kind the
         /// policy has learned as for one it has not (D-050).
         #[serde(default)]
         terrain_levels: bool = false;
+        /// The share of a kind's training episodes that must pass for its level to go up
+        /// (`terrain_levels`; it goes down at half or fewer). Why: at 0.8 a level stays where
+        /// 50-80 % of the noisy, pushed training episodes pass, below what the policy climbs
+        /// without them; legged_gym's per-robot rule holds each robot near half (D-065).
+        #[serde(default = "default_terrain_promote")]
+        terrain_promote: f64 = TERRAIN_PROMOTE,
+            Range::Within { lo: 0.55, hi: 1.0, what: "a share in [0.55, 1]" };
         /// Share of training episodes on ground laid along the heading (a slope, stairs,
         /// flights) that walk into it: their command, held the whole episode, is forward at
         /// U(0.3, 0.8) m/s. 0: they take the run's commands, redrawn every 2 s in any
@@ -435,7 +447,8 @@ crate::settings! {
         terrain_forward: f64 = 0.0, Range::Unit;
         /// Observe the ground's height around the pelvis (`height_scan.rs`: 13 × 5 points from
         /// 0.3 m behind to 0.9 m ahead and 0.2 m either side, in the pelvis's heading frame),
-        /// appended after the history, with 2 cm of noise per value at a noise scale of 1. Why:
+        /// appended after the history, with 2 cm of noise per value at a noise scale of 1 and
+        /// a fixed normalization (1.0 ± 0.2 m, so ±5σ spans its 0-2 m; D-066). Why:
         /// for robots with perception; the walkers are blind by default, as the lab's stair
         /// policy was (D-061).
         #[serde(default)]
@@ -582,6 +595,9 @@ impl CassieConfig {
                 self.terrain.name()
             ));
         }
+        if self.terrain_promote != TERRAIN_PROMOTE && !self.terrain_levels {
+            return Err("--terrain-promote is the levels' rule: it needs --terrain-levels".into());
+        }
         if self.foot_placement > 0.0 && !self.obs.observes_velocity() {
             return Err("--foot-placement reads the observed pelvis velocity: it needs \
                         --obs velocity or estimate"
@@ -660,55 +676,6 @@ impl CassieConfig {
                 CommandKind::Forward
             }
             (kind, _) => kind,
-        }
-    }
-
-    /// The two gates' speeds `(omni, robust)` when both are asked for at different speeds:
-    /// the combination [`Self::check`] refuses (a run opens one gate), and the one the walking
-    /// preset's gate gives way to (`give_way.rs`).
-    pub fn gate_conflict(&self) -> Option<(f64, f64)> {
-        let (omni, robust) = (self.omni_gate()?, self.robust_gate()?);
-        (omni.forward_speed != robust.forward_speed)
-            .then_some((omni.forward_speed, robust.forward_speed))
-    }
-
-    /// The perturbations' gate ([`Self::robust_start_speed`]), if these settings ask for one,
-    /// from the earlier of their start and the pushes'.
-    fn robust_gate(&self) -> Option<StageGate> {
-        (self.robust_start_speed > 0.0).then_some(StageGate {
-            not_before: self.robust_start.min(self.pushes_from()),
-            forward_speed: self.robust_start_speed,
-            setting: "--robust-start-speed",
-        })
-    }
-
-    /// The omnidirectional stage's gate ([`Self::omni_start_speed`], with omnidirectional
-    /// commands), if these settings ask for one.
-    pub fn omni_gate(&self) -> Option<StageGate> {
-        let omni = matches!(self.commands, CommandKind::Omni | CommandKind::OmniWalk);
-        (omni && self.omni_start_speed > 0.0).then_some(StageGate {
-            not_before: self.omni_start,
-            forward_speed: self.omni_start_speed,
-            setting: "--omni-start-speed",
-        })
-    }
-
-    /// The gate of the run's stages that wait for forward walking: the omnidirectional
-    /// commands' ([`Self::omni_start_speed`]), the perturbations'
-    /// ([`Self::robust_start_speed`]), or both. Both share one gate (the runner opens one per
-    /// run, [`Self::check`] asks for one speed): it opens at the first evaluation that walks
-    /// from the earlier of the two `not_before` steps, and each stage then begins at the later
-    /// of that step and its own start. Why both: an omnidirectional run needs forward walking
-    /// before its omnidirectional commands *and* before its perturbations, and a seed that
-    /// walks late must not be perturbed while it still marches in place (D-005).
-    pub fn stage_gate(&self) -> Option<StageGate> {
-        match (self.omni_gate(), self.robust_gate()) {
-            (Some(omni), Some(robust)) => Some(StageGate {
-                not_before: omni.not_before.min(robust.not_before),
-                setting: "--omni-start-speed (shared with --robust-start-speed)",
-                ..omni
-            }),
-            (omni, robust) => omni.or(robust),
         }
     }
 

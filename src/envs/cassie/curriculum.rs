@@ -1,10 +1,12 @@
 //! Cassie's curriculum: one [`Stage`] per schedule of its settings, read from them, and the
 //! adaptive terrain levels' rule (`terrain_levels`).
 
+use super::commands::CommandKind;
 use super::config::CassieConfig;
 use super::stage::Stage;
 use crate::envs::levels::LevelRule;
 use crate::envs::terrain::TerrainKind;
+use crate::envs::StageGate;
 
 /// The terrain kinds with a level, in track order, and their `progress.csv` columns.
 const TRACKS: [TerrainKind; 4] =
@@ -12,10 +14,19 @@ const TRACKS: [TerrainKind; 4] =
 const TRACK_COLUMNS: [&str; 4] =
     ["Terrain/Level Rough", "Terrain/Level Slope", "Terrain/Level Stairs", "Terrain/Level Flights"];
 
-/// `terrain_levels`' rule: at least 80 % of a kind's episodes passed, up by 0.05; at most
-/// 50 %, down; a kind with fewer than 4 episodes in the iteration stays.
-const TERRAIN_RULE: LevelRule =
-    LevelRule { tracks: &TRACK_COLUMNS, promote: 0.8, demote: 0.5, step: 0.05, min_episodes: 4 };
+/// `terrain_levels`' rule: at least `terrain_promote` (80 % by default) of a kind's episodes
+/// passed, up by 0.05; at most 50 %, down; a kind with fewer than 4 episodes in the iteration
+/// stays.
+const TERRAIN_RULE: LevelRule = LevelRule {
+    tracks: &TRACK_COLUMNS,
+    promote: TERRAIN_PROMOTE,
+    demote: 0.5,
+    step: 0.05,
+    min_episodes: 4,
+};
+
+/// `terrain_promote`'s default.
+pub const TERRAIN_PROMOTE: f64 = 0.8;
 
 /// The share of the level below it an episode's difficulty is drawn from: the top quarter,
 /// so a kind's episodes run near what it has reached, not on the easy ground it has passed.
@@ -90,6 +101,55 @@ impl CassieConfig {
         }
     }
 
+    /// The two gates' speeds `(omni, robust)` when both are asked for at different speeds:
+    /// the combination [`Self::check`] refuses (a run opens one gate), and the one the walking
+    /// preset's gate gives way to (`give_way.rs`).
+    pub fn gate_conflict(&self) -> Option<(f64, f64)> {
+        let (omni, robust) = (self.omni_gate()?, self.robust_gate()?);
+        (omni.forward_speed != robust.forward_speed)
+            .then_some((omni.forward_speed, robust.forward_speed))
+    }
+
+    /// The perturbations' gate ([`Self::robust_start_speed`]), if these settings ask for one,
+    /// from the earlier of their start and the pushes'.
+    fn robust_gate(&self) -> Option<StageGate> {
+        (self.robust_start_speed > 0.0).then_some(StageGate {
+            not_before: self.robust_start.min(self.pushes_from()),
+            forward_speed: self.robust_start_speed,
+            setting: "--robust-start-speed",
+        })
+    }
+
+    /// The omnidirectional stage's gate ([`Self::omni_start_speed`], with omnidirectional
+    /// commands), if these settings ask for one.
+    pub fn omni_gate(&self) -> Option<StageGate> {
+        let omni = matches!(self.commands, CommandKind::Omni | CommandKind::OmniWalk);
+        (omni && self.omni_start_speed > 0.0).then_some(StageGate {
+            not_before: self.omni_start,
+            forward_speed: self.omni_start_speed,
+            setting: "--omni-start-speed",
+        })
+    }
+
+    /// The gate of the run's stages that wait for forward walking: the omnidirectional
+    /// commands' ([`Self::omni_start_speed`]), the perturbations'
+    /// ([`Self::robust_start_speed`]), or both. Both share one gate (the runner opens one per
+    /// run, [`Self::check`] asks for one speed): it opens at the first evaluation that walks
+    /// from the earlier of the two `not_before` steps, and each stage then begins at the later
+    /// of that step and its own start. Why both: an omnidirectional run needs forward walking
+    /// before its omnidirectional commands *and* before its perturbations, and a seed that
+    /// walks late must not be perturbed while it still marches in place (D-005).
+    pub fn stage_gate(&self) -> Option<StageGate> {
+        match (self.omni_gate(), self.robust_gate()) {
+            (Some(omni), Some(robust)) => Some(StageGate {
+                not_before: omni.not_before.min(robust.not_before),
+                setting: "--omni-start-speed (shared with --robust-start-speed)",
+                ..omni
+            }),
+            (omni, robust) => omni.or(robust),
+        }
+    }
+
     /// The step the pushes begin at, before any gate.
     pub(super) fn pushes_from(&self) -> u64 {
         self.push_start.unwrap_or(self.robust_start)
@@ -97,7 +157,7 @@ impl CassieConfig {
 
     /// The adaptive terrain levels' rule, with `terrain_levels`.
     pub fn level_rule(&self) -> Option<LevelRule> {
-        self.terrain_levels.then_some(TERRAIN_RULE)
+        self.terrain_levels.then_some(LevelRule { promote: self.terrain_promote, ..TERRAIN_RULE })
     }
 
     /// The terrain's stage: from `terrain_start` (behind the perturbations' gate), its top
@@ -205,5 +265,20 @@ mod tests {
         assert!(TerrainKind::Mix.has_levels() && !TerrainKind::Flat.has_levels());
         assert!(!TerrainKind::Upstairs.has_levels() && TerrainKind::Upstairs.track().is_none());
         assert_eq!(TERRAIN_RULE.tracks.len(), TRACKS.len());
+    }
+
+    #[test]
+    fn terrain_promote_sets_the_rules_bar_and_needs_the_levels() {
+        let levels = CassieConfig {
+            terrain: TerrainKind::Mix,
+            terrain_levels: true,
+            ..CassieConfig::default()
+        };
+        assert_eq!(levels.level_rule(), Some(TERRAIN_RULE));
+        let lower = CassieConfig { terrain_promote: 0.6, ..levels.clone() };
+        assert_eq!(lower.level_rule(), Some(LevelRule { promote: 0.6, ..TERRAIN_RULE }));
+        assert_eq!(lower.check(), Ok(()));
+        let without = CassieConfig { terrain_levels: false, ..lower };
+        assert!(without.check().unwrap_err().contains("--terrain-levels"));
     }
 }

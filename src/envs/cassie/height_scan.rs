@@ -27,6 +27,12 @@ pub const LEN: usize = FORWARD.len() * LATERAL.len();
 /// an elevation map's window does.
 pub const CLIP: [f32; 2] = [0.0, 2.0];
 
+/// The scan's normalizer statistics (mean, std; m), fixed rather than measured: the centre of
+/// [`CLIP`] and a tenth of its width, so the normalizer's default ±5σ clip passes the whole
+/// range. A prenormalization's own (std 0.07 m on the floor it met) clipped every drop deeper
+/// than 0.35 m below the standing height: a descent read as the top of its flight (D-066).
+pub const NORM: [f64; 2] = [1.0, 0.2];
+
 /// σ (m) of the Gaussian noise on each value at a noise scale of 1: an elevation map's error
 /// on a legged robot is a few centimetres.
 pub const NOISE_STD: f32 = 0.02;
@@ -98,6 +104,22 @@ mod tests {
             let want = if left > 0.15 { 0.5 } else { 1.0 };
             assert!((v - want).abs() < 1e-5, "point {k} (left {left}): {v}");
         }
+    }
+
+    #[test]
+    fn the_scan_and_nothing_else_has_fixed_statistics() {
+        use crate::envs::EnvSchedule;
+        let blind = super::super::CassieConfig::default();
+        assert!(blind.fixed_inputs().is_empty());
+        let scan = super::super::CassieConfig { height_scan: true, ..blind };
+        let names = super::super::controller::observation(&scan);
+        let fixed: Vec<usize> = scan.fixed_inputs().iter().map(|f| f.index).collect();
+        let scanned: Vec<usize> =
+            (0..names.len()).filter(|&i| names[i].starts_with("height_scan_")).collect();
+        assert_eq!((fixed.len(), &fixed), (LEN, &scanned));
+        let f = scan.fixed_inputs()[0];
+        // ±5σ (the normalizer's default clip) spans the clip range exactly.
+        assert_eq!([f.mean - 5.0 * f.std, f.mean + 5.0 * f.std], CLIP.map(f64::from));
     }
 
     #[test]

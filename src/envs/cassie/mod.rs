@@ -75,6 +75,18 @@ impl crate::envs::EnvSchedule for CassieConfig {
         Some(controller::observation(self))
     }
 
+    /// The height scan's values, at `height_scan::NORM` (D-066).
+    fn fixed_inputs(&self) -> Vec<crate::policies::normalizer::FixedInput> {
+        if !self.height_scan {
+            return Vec::new();
+        }
+        let at = controller::observation(self).len() - height_scan::LEN;
+        let [mean, std] = height_scan::NORM;
+        (at..at + height_scan::LEN)
+            .map(|index| crate::policies::normalizer::FixedInput { index, mean, std })
+            .collect()
+    }
+
     fn give_way(&mut self, user: &crate::envs::UserChoices) -> Vec<String> {
         give_way::fresh(self, user)
     }
