@@ -278,6 +278,10 @@ mod tests {
         let lower = CassieConfig { terrain_promote: 0.6, ..levels.clone() };
         assert_eq!(lower.level_rule(), Some(LevelRule { promote: 0.6, ..TERRAIN_RULE }));
         assert_eq!(lower.check(), Ok(()));
+        // An evaluation of a run that trained with it runs its ground without the levels.
+        let mut eval = lower.clone();
+        let applied = super::super::eval_physics::apply(&mut eval, &Default::default());
+        assert!(applied.is_ok() && !eval.terrain_levels, "{applied:?}");
         let without = CassieConfig { terrain_levels: false, ..lower };
         assert!(without.check().unwrap_err().contains("--terrain-levels"));
     }

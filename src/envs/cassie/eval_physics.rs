@@ -31,6 +31,7 @@ pub(super) fn apply(cassie: &mut CassieConfig, over: &PhysicsOverride) -> Result
     cassie.terrain_difficulty = over.terrain.map_or(cassie.terrain_difficulty, |t| t.difficulty);
     // The adaptive levels are training's curriculum: an evaluation runs its ground as asked.
     cassie.terrain_levels = false;
+    cassie.terrain_promote = super::curriculum::TERRAIN_PROMOTE;
     cassie.eval_latency = over.latency.unwrap_or(0.0);
     cassie.eval_noise = over.sensor_noise.unwrap_or(0.0);
     cassie.check().map_err(|e| {
