@@ -1,5 +1,5 @@
 # The two commands of the README. Both set up libtorch first (idempotent, cached per user).
-.PHONY: setup build train train-forward bench-gym test lint
+.PHONY: setup build train train-forward train-terrain bench-gym test lint
 
 setup:
 	./scripts/setup.sh
@@ -14,6 +14,11 @@ train: build
 # Forward walking only, the preset before it walked in every direction (docs/cassie.md).
 train-forward: build
 	./target/release/gait train ppo --config configs/cassie-forward.toml
+
+# Blind walking on rough ground, slopes and stairs (issue 83): the shipped walker continued on
+# the terrain mix, in logs/cassie/cassie-terrain. Rerunning continues where it stopped.
+train-terrain: build
+	./scripts/train_terrain.sh
 
 # Gymnasium's MuJoCo suite (issue 84): Hopper, Walker2d, HalfCheetah, Ant and Humanoid, seeds
 # 0-2, 1M steps each, one after another; a table and learning curves in logs/gym-suite
