@@ -114,7 +114,8 @@ pub enum TerrainKind {
     Rough,
     /// A ramp up, then down.
     Slope,
-    /// A flight of stairs up, a landing, and a flight down.
+    /// A flight of stairs up, a landing, and a flight down; for half the seeds the other way
+    /// round (down, a landing, up), so episodes meet a descent as often as a climb.
     Stairs,
     /// Random single steps up and down.
     Flights,
@@ -263,11 +264,13 @@ impl TerrainSpec {
                 let tread = rng.gen_range(0.25..0.40f32);
                 let steps = rng.gen_range(4..=16) as f32;
                 let landing = 1.0;
+                // Drawn after the flight's shape, so a seed keeps its treads and steps.
+                let sign = if rng.gen::<bool>() { 1.0 } else { -1.0 };
                 Ground::Profile(Box::new(move |a| {
                     let up = (a / tread).floor().clamp(0.0, steps);
                     let down_from = steps * tread + landing;
                     let down = ((a - down_from) / tread).floor().clamp(0.0, steps + 1.0);
-                    riser * (up - down).max(0.0)
+                    sign * riser * (up - down).max(0.0)
                 }))
             }
             TerrainKind::Upstairs | TerrainKind::Downstairs => {
@@ -458,11 +461,23 @@ mod tests {
             let [lo, hi] = field.range();
             assert!(lo.is_finite() && hi - lo < 3.0, "{kind:?}: {lo} {hi}");
         }
-        let stairs = TerrainSpec { kind: TerrainKind::Stairs, difficulty: 0.5, seed: 1 }.build(0.0);
-        // Risers of 12.5 cm at difficulty 0.5, counted along +x from the run-up.
-        let [_, hi] = stairs.range();
-        let steps = (hi / 0.125).round();
-        assert!((hi - steps * 0.125).abs() < 1e-5 && (4.0..=16.0).contains(&steps), "{hi}");
+        // Risers of 12.5 cm at difficulty 0.5, counted along +x from the run-up: a flight up
+        // and down for some seeds, down and up (a pit) for others.
+        let (mut ups, mut pits) = (0, 0);
+        for seed in 0..16 {
+            let stairs = TerrainSpec { kind: TerrainKind::Stairs, difficulty: 0.5, seed };
+            let field = stairs.build(0.0);
+            let [lo, hi] = field.range();
+            assert!(lo == 0.0 || hi == 0.0, "seed {seed}: one way only: {lo} {hi}");
+            let depth = hi - lo;
+            let steps = (depth / 0.125).round();
+            assert!((depth - steps * 0.125).abs() < 1e-5 && (4.0..=16.0).contains(&steps));
+            // The first riser, one tread (at least 25 cm) past the run-up, goes the flight's way.
+            let first = field.height_at(RUN_UP + 0.45, 0.0).unwrap();
+            assert_eq!(first.signum(), if hi > 0.0 { 1.0 } else { -1.0 }, "seed {seed}");
+            if hi > 0.0 { ups += 1 } else { pits += 1 }
+        }
+        assert!(ups >= 3 && pits >= 3, "both ways: {ups} up, {pits} pits");
         // The check's flights: 8 risers of 15 cm at difficulty 2/3, 30 cm apart.
         for (kind, sign) in [(TerrainKind::Upstairs, 1.0), (TerrainKind::Downstairs, -1.0)] {
             let f = TerrainSpec { kind, difficulty: 2.0 / 3.0, seed: 0 }.build(0.0);
