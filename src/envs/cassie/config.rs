@@ -401,8 +401,9 @@ crate::settings! {
             Range::Within { lo: 0.0, hi: 10.0, what: "a noise scale in [0, 10]" };
         /// The ground of every episode: the flat floor, or a terrain drawn anew each episode
         /// from the env's seed and laid along its heading (rough ground, a 5-15° slope up and
-        /// down, a flight of stairs up and down, random single steps, or each episode one of
-        /// these or the flat floor: mix), the same on both models. The policy does not see it.
+        /// down, a flight of stairs up and down or down and up, random single steps, or each
+        /// episode one of these or the flat floor: mix), the same on both models. The policy
+        /// does not see it unless `height_scan`.
         #[serde(default)]
         terrain: TerrainKind = TerrainKind::Flat;
         /// The terrain's difficulty in [0, 1]: bumps of 2-5 cm, slopes of 5-15°, risers of
