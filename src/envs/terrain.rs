@@ -475,7 +475,11 @@ mod tests {
             // The first riser, one tread (at least 25 cm) past the run-up, goes the flight's way.
             let first = field.height_at(RUN_UP + 0.45, 0.0).unwrap();
             assert_eq!(first.signum(), if hi > 0.0 { 1.0 } else { -1.0 }, "seed {seed}");
-            if hi > 0.0 { ups += 1 } else { pits += 1 }
+            if hi > 0.0 {
+                ups += 1
+            } else {
+                pits += 1
+            }
         }
         assert!(ups >= 3 && pits >= 3, "both ways: {ups} up, {pits} pits");
         // The check's flights: 8 risers of 15 cm at difficulty 2/3, 30 cm apart.
