@@ -2,11 +2,12 @@
 # `make train-terrain` (issue 83): the shipped walker (pretrained/cassie-walk) continued blind on
 # the terrain mix (rough ground, slopes, stairs, random flights) with adaptive levels per kind.
 # Rerunning continues the latest run where it stopped (Ctrl-C saves it); TIMESTEPS=30e6 trains
-# longer, and extra arguments go to `gait train ppo`. Why these flags: docs/decisions.md D-050 (levels),
-# D-062 (--terrain-forward), D-065 (--terrain-promote), D-039 (--selection-every).
+# longer, GAIT=path runs another build, and extra arguments go to `gait train ppo`. Why these
+# flags: docs/decisions.md D-050 (levels), D-062 (--terrain-forward), D-065
+# (--terrain-promote), D-067 (stairs both ways), D-039 (--selection-every).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-gait=./target/release/gait
+gait=${GAIT:-./target/release/gait}
 base=logs/cassie/terrain-base
 runs=logs/cassie/cassie-terrain
 if [ ! -f "$base/resume.safetensors" ]; then
