@@ -80,7 +80,7 @@ impl crate::envs::EnvSchedule for CassieConfig {
         if !self.height_scan {
             return Vec::new();
         }
-        let at = controller::observation(self).len() - height_scan::LEN;
+        let at = layout::scan_at(self);
         let [mean, std] = height_scan::NORM;
         (at..at + height_scan::LEN)
             .map(|index| crate::policies::normalizer::FixedInput { index, mean, std })
