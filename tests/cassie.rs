@@ -712,11 +712,7 @@ fn a_blind_walker_grows_a_height_scan() {
     let grown = common::continuation_of(&walker);
     let info = std::fs::read_to_string(grown.join("experiment.info")).unwrap();
     assert!(info.contains("obs_dim: 112"), "47 + the 65-point scan: {info}");
-    let actor = tch::Tensor::read_safetensors(grown.join("actor_latest.safetensors")).unwrap();
-    let get = |name: &str| {
-        let t = &actor.iter().find(|(n, _)| n == name).unwrap().1;
-        Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()
-    };
+    let get = |name: &str| latest_actor_tensor(&grown, name);
     let (mean, std) = (get("obs_norm.mean"), get("obs_norm.std"));
     assert!(mean[47..].iter().zip(&std[47..]).all(|m| m == (&1.0, &0.2)), "{mean:?} {std:?}");
     let first = get("layers.0.weight");
@@ -735,15 +731,18 @@ fn the_height_scans_normalizer_stays_fixed_under_update_norm() {
     let dir = tempfile::tempdir().unwrap();
     let args = ["--height-scan", "--update-norm", "--timesteps", "1200"];
     let (run, _, _) = small_gated_run(dir.path(), &args, "scan");
-    let actor = tch::Tensor::read_safetensors(run.join("actor_latest.safetensors")).unwrap();
-    let get = |name: &str| {
-        let t = &actor.iter().find(|(n, _)| n == name).unwrap().1;
-        Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()
-    };
+    let get = |name: &str| latest_actor_tensor(&run, name);
     let (mean, std) = (get("obs_norm.mean"), get("obs_norm.std"));
     assert_eq!(mean.len(), 112, "47 + the 65-point scan");
     assert!(mean[47..].iter().zip(&std[47..]).all(|m| m == (&1.0, &0.2)), "{mean:?} {std:?}");
     assert!(std[..47].iter().all(|&s| s != 1.0 && s != 0.2), "measured: {std:?}");
+}
+
+/// The tensor `name` of `run`'s latest actor weights, flattened.
+fn latest_actor_tensor(run: &Path, name: &str) -> Vec<f32> {
+    let actor = tch::Tensor::read_safetensors(run.join("actor_latest.safetensors")).unwrap();
+    let t = &actor.iter().find(|(n, _)| n == name).unwrap().1;
+    Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()
 }
 
 /// A small Cassie run for the gate tests: `args` on top of 600-step iterations of 60-step
