@@ -640,11 +640,14 @@ fn adaptive_terrain_levels_move_deterministically_and_resume_exactly() {
         assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
         let cont = common::continuation_of(previous);
         let rows = std::fs::read_to_string(cont.join("progress.csv")).unwrap();
-        (cont, rows)
+        (cont, rows, stderr(&o))
     };
-    // The walker stopped at 13,001,268 steps: three more iterations.
-    let (_, rows) = train(&copy("two"), "13019000", "2");
-    let (_, one) = train(&copy("one"), "13019000", "1");
+    // The walker stopped at 13,001,268 steps: three more iterations. Its best-eval weights
+    // scored the flat task, so the terrain run does not carry them, and says why.
+    let (_, rows, err) = train(&copy("two"), "13019000", "2");
+    assert!(err.contains("scored another task (env.cassie.terrain: \"flat\" -> \"mix\""), "{err}");
+    assert!(!err.contains("copied from"), "{err}");
+    let (_, one, _) = train(&copy("one"), "13019000", "1");
     assert_eq!(one, rows, "the worker count changed the numbers");
     let mut lines = rows.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -664,8 +667,9 @@ fn adaptive_terrain_levels_move_deterministically_and_resume_exactly() {
     assert!(levels.last().unwrap().iter().any(|&l| l > 0.0), "no level moved: {levels:?}");
     assert!(levels.iter().flatten().all(|&l| (0.0..=1.0).contains(&l)), "{levels:?}");
 
-    let (part, first) = train(&copy("part"), "13013000", "2");
-    let (cont, rest) = train(&part, "13019000", "2");
+    let (part, first, _) = train(&copy("part"), "13013000", "2");
+    let (cont, rest, err) = train(&part, "13019000", "2");
+    assert!(!err.contains("another task"), "the same settings are the same task: {err}");
     let joined: Vec<&str> = first.lines().chain(rest.lines().skip(1)).collect::<Vec<_>>();
     assert_eq!(joined, rows.lines().collect::<Vec<_>>(), "the continuation diverged");
 

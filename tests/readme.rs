@@ -17,6 +17,11 @@ const NOT_RUN: &[(&str, &str)] = &[
         "make train-forward",
         "its recipe is `gait train ppo --config configs/cassie-forward.toml` (checked below)",
     ),
+    (
+        "make train-terrain",
+        "its script, `scripts/train_terrain.sh` (checked below), runs below for two iterations \
+         and is rerun to continue",
+    ),
     ("make test", "CI itself: `.ci/run` runs it (checked below)"),
     (
         "gait play --path pretrained/cassie-walk",
@@ -167,6 +172,7 @@ fn every_readme_command_runs_as_written_or_is_covered_by_a_named_test() {
         "{makefile}"
     );
     assert!(commands.iter().any(|c| c == "gait train ppo --config configs/cassie-forward.toml"));
+    assert!(makefile.contains("train-terrain: build\n\t./scripts/train_terrain.sh\n"));
     assert!(makefile.contains("cargo test --release --features mpi"), "{makefile}");
     assert!(
         makefile.contains("cargo run --release --features mpi --example custom_env"),
@@ -227,4 +233,23 @@ fn every_readme_command_runs_as_written_or_is_covered_by_a_named_test() {
             assert!(run_dir.join("progress.png").is_file(), "`{line}`:\n{out}");
         }
     }
+
+    // `make train-terrain`: the shipped walker (13,001,268 steps) continued for two short
+    // iterations, then rerun to continue that run. Its weights are the terrain run's own, not
+    // the walker's that a flat pick would keep (D-068).
+    let terrain = |steps: &str| {
+        let flags = "--num-steps 500 --traj-len 50 --eval-freq 1 --num-eval-eps 1 --workers 1";
+        run(work, &bin, &format!("TIMESTEPS={steps} GAIT=gait scripts/train_terrain.sh {flags}"))
+    };
+    let runs = work.join("logs/cassie/cassie-terrain");
+    terrain("13002000");
+    let first = newest_run(&work.join("logs/cassie"));
+    assert!(first.starts_with(&runs), "{}", first.display());
+    let weights = |dir: &Path| std::fs::read(dir.join("actor.safetensors")).unwrap();
+    assert_ne!(weights(&first), weights(&repo().join("pretrained/cassie-walk")));
+    let out = terrain("13003000");
+    let second = newest_run(&work.join("logs/cassie"));
+    assert_ne!(second, first, "{out}");
+    let rows = std::fs::read_to_string(second.join("progress.csv")).unwrap();
+    assert_eq!(rows.lines().nth(1).and_then(|r| r.split(',').next()), Some("1279"), "{rows}");
 }

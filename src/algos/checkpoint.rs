@@ -172,6 +172,9 @@ pub enum BestSoFar {
     /// A branch (`--previous-iteration`) whose best so far the previous run (this dir) later
     /// replaced, or a run dir without the pair: those weights are not kept.
     NotKept(PathBuf),
+    /// The previous run (this dir) trained another task: these env settings (`key: before ->
+    /// now`) differ, so its best scored weights on that task and is not carried.
+    Retasked(PathBuf, Vec<String>),
 }
 
 /// Where the best-eval weights of `restored` (read from `prev` as `weights` says) are. The
@@ -423,6 +426,9 @@ pub struct Restored {
     /// ([`grow`]): the new inputs' normalizer statistics are still to be gathered, and the
     /// previous best-eval record does not carry over (it scored another observation's net).
     pub grown_from: Option<usize>,
+    /// The env settings this run changes from the previous run's ([`task_changes`]); when
+    /// any, the previous best-eval record does not carry over either (it scored another task).
+    pub task_changes: Vec<String>,
 }
 
 /// Restores networks, optimizer and counters from the run in `prev` (`weights` says which).
@@ -460,10 +466,26 @@ pub fn restore(
     if weights == Weights::Best {
         load_best_weights(prev, optim, grow)?;
     }
-    if grown_from.is_some() {
+    let task_changes = task_changes(&exp.config, config);
+    if grown_from.is_some() || !task_changes.is_empty() {
         (state.best_test, state.best_test_settled, state.best_selection) = (None, false, None);
     }
-    Ok(Restored { state, logdir: exp.config.run.logdir, grown_from })
+    Ok(Restored { state, logdir: exp.config.run.logdir, grown_from, task_changes })
+}
+
+/// The env settings (`env.*`) that differ between a previous run's config and this one's, as
+/// `key: before -> now` lines. A continuation that changes them (`--terrain mix` on a flat
+/// walker) trains another task, on which the previous best-eval score says nothing: carried, it
+/// kept a flat walker as a terrain run's best, since no terrain evaluation scored as high on
+/// the flat cells (D-068).
+pub fn task_changes(before: &TrainConfig, now: &TrainConfig) -> Vec<String> {
+    now.changed_from(before)
+        .into_iter()
+        .filter(|(key, _, _)| key.starts_with("env."))
+        .map(|(key, was, value)| {
+            format!("{key}: {} -> {value}", was.unwrap_or(serde_json::Value::Null))
+        })
+        .collect()
 }
 
 /// Refuses a previous run of another env or with another network (usage errors), except
@@ -574,6 +596,25 @@ mod tests {
     use crate::algos::PpoOptim;
     use crate::config::PpoConfig;
     use crate::policies::NetSpec;
+
+    /// Only env settings make another task: the run's and the algorithm's settings (what a
+    /// plain continuation changes, `--timesteps` above all) do not.
+    #[test]
+    fn task_changes_name_the_env_settings_that_differ_and_nothing_else() {
+        use crate::envs::cassie::CassieConfig;
+        use crate::envs::terrain::TerrainKind;
+        let before = TrainConfig::default();
+        let mut now = before.clone();
+        now.run.timesteps += 1;
+        now.ppo_mut().a_lr *= 0.5;
+        assert!(task_changes(&before, &now).is_empty());
+        now.env.get_mut::<CassieConfig>().terrain = TerrainKind::Mix;
+        now.env.get_mut::<CassieConfig>().terrain_levels = true;
+        assert_eq!(
+            task_changes(&before, &now),
+            ["env.cassie.terrain: \"flat\" -> \"mix\"", "env.cassie.terrain_levels: false -> true"]
+        );
+    }
 
     /// A saved iteration is read back from exactly the name [`weights_file`] gives it, and
     /// from nothing else.

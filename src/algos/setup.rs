@@ -82,10 +82,11 @@ pub(super) fn begin(
     if let Start::Continue { dir, weights } = start {
         let restored = checkpoint::restore(config, dir, *weights, spec, optim)?;
         let (state, logdir) = (restored.state, restored.logdir);
-        let best_so_far = match restored.grown_from {
-            None => checkpoint::best_so_far(dir, *weights, &state)?,
+        let best_so_far = match (restored.grown_from, restored.task_changes) {
             // The previous best scored the net before its inputs grew.
-            Some(_) => BestSoFar::None,
+            (Some(_), _) => BestSoFar::None,
+            (None, changes) if !changes.is_empty() => BestSoFar::Retasked(dir.clone(), changes),
+            (None, _) => checkpoint::best_so_far(dir, *weights, &state)?,
         };
         // Nothing to do is said before anything is written (no "completed" run dir without a
         // checkpoint).
@@ -215,6 +216,18 @@ pub(super) fn carry_best(
              its first evaluation that beats them",
             prev.display()
         )),
+        BestSoFar::Retasked(prev, changes) => {
+            const SHOWN: usize = 4;
+            let mut said = changes.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+            if changes.len() > SHOWN {
+                said += &format!(" and {} more", changes.len() - SHOWN);
+            }
+            events.note(&format!(
+                "note: the best-eval weights of {} scored another task ({said}), so they are \
+                 not carried; this run saves its own at its first evaluation",
+                prev.display()
+            ))
+        }
         BestSoFar::None => {}
     }
     Ok(())

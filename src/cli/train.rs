@@ -390,23 +390,15 @@ fn continued(
 /// A warning per setting of `config` that differs from `prev`'s (the run name and the worker
 /// count aside: neither changes the numbers).
 fn changes(prev: &TrainConfig, config: &TrainConfig) -> Vec<String> {
-    let old = prev.leaves();
-    let mut out = Vec::new();
-    for (key, value) in config.leaves() {
-        if key == "run.run_name" || key == "sampler.workers" {
-            continue;
-        }
-        let before = old.iter().find(|(k, _)| *k == key).map(|(_, v)| v);
-        if before != Some(&value) {
-            out.push(format!(
-                "warning: {}: {} -> {}",
-                flag_of(&key),
-                before.map_or("(new setting)".into(), shown),
-                shown(&value)
-            ));
-        }
-    }
-    out
+    config
+        .changed_from(prev)
+        .into_iter()
+        .filter(|(key, _, _)| key != "run.run_name" && key != "sampler.workers")
+        .map(|(key, before, value)| {
+            let before = before.as_ref().map_or("(new setting)".into(), shown);
+            format!("warning: {}: {before} -> {}", flag_of(&key), shown(&value))
+        })
+        .collect()
 }
 
 /// The text of `--config FILE`; a missing or unreadable file is a usage error.

@@ -280,6 +280,19 @@ impl TrainConfig {
         out
     }
 
+    /// The settings whose values differ from `before`'s, as `(path, before's value, this
+    /// value)` in this config's [`Self::leaves`] order; `None`: a setting `before` lacks.
+    pub fn changed_from(&self, before: &TrainConfig) -> Vec<(String, Option<Value>, Value)> {
+        let old: std::collections::HashMap<String, Value> = before.leaves().into_iter().collect();
+        self.leaves()
+            .into_iter()
+            .filter_map(|(key, value)| {
+                let was = old.get(&key);
+                (was != Some(&value)).then(|| (key, was.cloned(), value))
+            })
+            .collect()
+    }
+
     /// Every setting as `(path, value)`, in serialization order.
     pub fn leaves(&self) -> Vec<(String, Value)> {
         fn walk(map: &serde_json::Map<String, Value>, path: &str, out: &mut Vec<(String, Value)>) {
