@@ -173,7 +173,7 @@ pub enum BestSoFar {
     /// replaced, or a run dir without the pair: those weights are not kept.
     NotKept(PathBuf),
     /// The previous run (this dir) trained another task: these env settings (`key: before ->
-    /// now`) differ, so its best scored weights on that task and is not carried.
+    /// now`) differ, so its best was scored on that task and is not carried.
     Retasked(PathBuf, Vec<String>),
 }
 
