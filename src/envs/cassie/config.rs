@@ -65,6 +65,14 @@ fn default_terrain_promote() -> f64 {
     TERRAIN_PROMOTE
 }
 
+/// The top of the held forward speed (m/s) that `terrain_forward` draws from; also what older
+/// run files without the key trained with.
+pub const TERRAIN_FORWARD_MAX: f64 = 0.8;
+
+fn default_terrain_forward_max() -> f64 {
+    TERRAIN_FORWARD_MAX
+}
+
 /// `clearance`'s default, which is also what older run files without the key trained with.
 fn default_clearance() -> f64 {
     WALK_CLEARANCE
@@ -441,11 +449,16 @@ crate::settings! {
             Range::Within { lo: 0.55, hi: 1.0, what: "a share in [0.55, 1]" };
         /// Share of training episodes on ground laid along the heading (a slope, stairs,
         /// flights) that walk into it: their command, held the whole episode, is forward at
-        /// U(0.3, 0.8) m/s. 0: they take the run's commands, redrawn every 2 s in any
-        /// direction. Why: with those, few episodes meet the stairs at a climbing speed
-        /// (D-062).
+        /// U(0.3, `terrain_forward_max`) m/s. 0: they take the run's commands, redrawn every
+        /// 2 s in any direction. Why: with those, few episodes meet the stairs at a climbing
+        /// speed (D-062).
         #[serde(default)]
         terrain_forward: f64 = 0.0, Range::Unit;
+        /// The top of those held forward speeds (m/s). Why: held below the run's fastest
+        /// commands, they loosen its tracking above the top (D-069).
+        #[serde(default = "default_terrain_forward_max")]
+        terrain_forward_max: f64 = TERRAIN_FORWARD_MAX,
+            Range::Within { lo: 0.3, hi: 1.5, what: "a speed in [0.3, 1.5] m/s" };
         /// Observe the ground's height around the pelvis (`height_scan.rs`: 13 × 5 points from
         /// 0.3 m behind to 0.9 m ahead and 0.2 m either side, in the pelvis's heading frame),
         /// appended after the history, with 2 cm of noise per value at a noise scale of 1 and
@@ -595,6 +608,11 @@ impl CassieConfig {
                  --terrain rough, slope, stairs, flights or mix, not {}",
                 self.terrain.name()
             ));
+        }
+        if self.terrain_forward_max != TERRAIN_FORWARD_MAX && self.terrain_forward == 0.0 {
+            return Err(
+                "--terrain-forward-max is the held speeds' top: it needs --terrain-forward".into(),
+            );
         }
         if self.terrain_promote != TERRAIN_PROMOTE && !self.terrain_levels {
             return Err("--terrain-promote is the levels' rule: it needs --terrain-levels".into());

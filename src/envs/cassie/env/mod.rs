@@ -267,15 +267,16 @@ impl CassieEnv {
     }
 
     /// With `terrain_forward`, a training episode on `ground` laid along the heading walks
-    /// into it: by that share, a forward command at U(0.3, 0.8) m/s held until the episode
-    /// ends. Draws nothing otherwise, so runs without the setting keep their streams.
+    /// into it: by that share, a forward command at U(0.3, `terrain_forward_max`) m/s held
+    /// until the episode ends. Draws nothing otherwise, so runs without the setting keep their
+    /// streams.
     fn walk_into(&mut self, ground: TerrainKind) {
         let share = self.config.terrain_forward;
         if share == 0.0 || self.training.is_none() || !ground.along_heading() {
             return;
         }
         if self.rng.gen::<f64>() < share {
-            let x = self.rng.gen_range(0.3..=0.8);
+            let x = self.rng.gen_range(0.3..=self.config.terrain_forward_max);
             self.command = Command { x, y: 0.0, turn: 0.0 };
             self.episode_command = Some(self.command);
             self.retime_clock();

@@ -1639,6 +1639,33 @@ fn terrain_forward_walks_training_episodes_into_the_stairs() {
     assert!(sideways(&mut rough), "rough ground keeps the run's commands");
 }
 
+/// `terrain_forward_max` raises the top of the held speeds, and needs `terrain_forward`.
+#[test]
+fn terrain_forward_max_sets_the_top_of_the_held_speeds() {
+    use crate::envs::terrain::TerrainKind;
+    let config = CassieConfig {
+        terrain: TerrainKind::Stairs,
+        terrain_forward: 1.0,
+        terrain_forward_max: 1.2,
+        ..CassieConfig::default()
+    };
+    config.check().expect("a valid pair");
+    let mut env = CassieEnv::new(config.clone());
+    env.seed(4);
+    env.set_training(Some(0));
+    let speeds: Vec<f64> = (0..40)
+        .map(|_| {
+            env.reset();
+            env.command.x
+        })
+        .collect();
+    assert!(speeds.iter().all(|x| (0.3..=1.2).contains(x)), "{speeds:?}");
+    assert!(speeds.iter().any(|&x| x > 0.8), "above the old top: {speeds:?}");
+    let alone = CassieConfig { terrain_forward: 0.0, ..config };
+    let err = alone.check().expect_err("the top without the share");
+    assert!(err.contains("--terrain-forward"), "{err}");
+}
+
 /// `clearance` reaches the walking reward: the same walking steps on the same seed earn the
 /// same everywhere but in the `clearance` terms, which pay less for a higher target.
 #[test]
